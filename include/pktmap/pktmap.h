@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap: netmap's data model and API on stock Linux, with no kernel module.
+ *
+ * A *port* is opened by name ("pipe:a{0", "null:", "pcap:in.pcap",
+ * "xdp:eth0-2", ...). It exposes netmap's `struct netmap_if` and rings in a
+ * shared *region*; the application fills and drains slots with the inline
+ * helpers of <pktmap/netmap_user.h> and moves whole batches across with
+ * pktmap_txsync(), pktmap_rxsync() or pktmap_poll().
+ *
+ * Conventions: functions that can fail return 0 (or a count) on success and
+ * a negative errno on failure; pktmap_strerror() turns that into words.
+ * The library never prints and never exits: messages go to a log callback
+ * the application installs (pktmap_set_log() or the open options).
+ * One thread owns one ring pair; a port is not to be synced from two
+ * threads at once (open one port per ring pair, "-N", for that).
+ */
+#ifndef PKTMAP_PKTMAP_H
+#define PKTMAP_PKTMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netmap.h"
+#include "netmap_user.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PKTMAP_EXPORT __attribute__((visibility("default")))
+
+#define PKTMAP_VERSION "0.1.0"
+
+struct pktmap_port;
+
+/* Log levels, lowest is most severe. */
+enum pktmap_log_level {
+	PKTMAP_LOG_ERR = 0,
+	PKTMAP_LOG_WARN = 1,
+	PKTMAP_LOG_INFO = 2,
+	PKTMAP_LOG_DEBUG = 3,
+};
+
+/* A log callback receives one line, without its trailing newline. */
+typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
+			      const char *msg);
+
+/* Directions a port is opened for (the "/R" and "/T" suffixes). */
+#define PKTMAP_DIR_RX 0x1u
+#define PKTMAP_DIR_TX 0x2u
+#define PKTMAP_DIR_BOTH (PKTMAP_DIR_RX | PKTMAP_DIR_TX)
+
+/* Open flags. */
+#define PKTMAP_OPEN_ZEROCOPY 0x1u  /* fail unless the port is zero-copy */
+#define PKTMAP_OPEN_COPY 0x2u      /* force copy mode where there is a choice */
+#define PKTMAP_OPEN_BUSY_POLL 0x4u /* busy-poll the device where supported */
+
+/*
+ * Options for pktmap_open(). Zero means "the default" everywhere; values
+ * given in the port name ("@conf:rings=2,slots=512") override these.
+ * `sz` must be set to sizeof(struct pktmap_open_opts) so the structure can
+ * grow without breaking callers.
+ */
+struct pktmap_open_opts {
+	size_t sz;
+	uint32_t dir;        /* PKTMAP_DIR_*; 0 = both */
+	uint32_t flags;      /* PKTMAP_OPEN_* */
+	uint32_t rings;      /* ring pairs to create (back ends that create) */
+	uint32_t slots;      /* slots per ring */
+	uint32_t bufs;       /* buffers in a region this open creates */
+	uint32_t buf_size;   /* buffer stride in bytes (default 2048) */
+	uint32_t extra_bufs; /* extra buffers linked from ni_bufs_head */
+	int hugepages;       /* back a new region with hugepages */
+	const char *region;  /* region name to create or join ("@mem:NAME") */
+	pktmap_log_fn log;   /* per-port log callback (else the default) */
+	void *log_ctx;
+	char *errbuf;        /* if set, receives the one-line open error */
+	size_t errbuf_len;
+};
+
+/* How a port moves packets. */
+enum pktmap_mode {
+	PKTMAP_MODE_ZEROCOPY = 0, /* buffers shared end to end */
+	PKTMAP_MODE_COPY = 1,     /* the kernel copies once (AF_XDP copy mode) */
+	PKTMAP_MODE_EMULATED = 2, /* a socket or file interface, one copy */
+};
+
+#define PKTMAP_INFO_EOF 0x1u       /* the source has ended (pcap file read) */
+#define PKTMAP_INFO_PEER_GONE 0x2u /* pipe: the other end is not open */
+
+struct pktmap_info {
+	size_t sz;
+	char name[256];     /* the name the port was opened with */
+	char backend[16];   /* "pipe", "null", "pcap", "xdp", ... */
+	char region[64];    /* the region the buffers live in */
+	enum pktmap_mode mode;
+	const char *mode_name; /* "zerocopy", "copy", "emulated" */
+	uint32_t reg;       /* NR_REG_* */
+	uint32_t dir;       /* PKTMAP_DIR_* the port was opened for */
+	uint32_t tx_rings, rx_rings, host_tx_rings, host_rx_rings;
+	uint32_t first_tx_ring, last_tx_ring; /* bound rings, inclusive, */
+	uint32_t first_rx_ring, last_rx_ring; /* as netmap's nm_desc */
+	uint32_t tx_slots, rx_slots;
+	uint32_t buf_size;   /* stride between buffers (ring->nr_buf_size) */
+	uint32_t buf_usable; /* bytes of packet one buffer can hold */
+	uint32_t bufs;       /* buffers in the region */
+	uint32_t linktype;   /* DLT of the frames (1 = Ethernet) */
+	uint32_t flags;      /* PKTMAP_INFO_* */
+};
+
+/* Counters. Every packet that enters a sync call is counted exactly once:
+ * as sent/received or under one drop reason. */
+struct pktmap_stats {
+	size_t sz;
+	uint64_t tx_packets, tx_bytes;
+	uint64_t rx_packets, rx_bytes;
+	uint64_t tx_syncs, rx_syncs;
+	uint64_t drop_invalid;   /* slots the checker rejected */
+	uint64_t drop_too_long;  /* frames longer than the port can carry */
+	uint64_t drop_backend;   /* lost by the kernel or device (reported) */
+	uint64_t invalid_ring;   /* syncs refused: head or cur out of range */
+	uint64_t poll_sleeps;    /* times pktmap_poll() slept */
+	uint64_t wakeups_sent;   /* times this port woke a sleeping peer */
+};
+
+/* Open a port by name. On success *out holds the port and 0 is returned;
+ * on failure a negative errno, and a one-line message naming the port,
+ * the problem and the remedy goes to opts->errbuf and the log callback. */
+PKTMAP_EXPORT int pktmap_open(struct pktmap_port **out, const char *name,
+			      const struct pktmap_open_opts *opts);
+
+/* Close a port: rings and buffers go back to the region, the region is
+ * unmapped, and removed when this was its last user. */
+PKTMAP_EXPORT void pktmap_close(struct pktmap_port *port);
+
+/* The port's interface descriptor. */
+PKTMAP_EXPORT struct netmap_if *pktmap_nifp(const struct pktmap_port *port);
+
+/* Submit the TX slots before head and reclaim sent ones, on every bound TX
+ * ring. Never blocks. Returns 0, or -EINVAL when a ring's head or cur was
+ * out of range (that ring is reset to its last valid state). */
+PKTMAP_EXPORT int pktmap_txsync(struct pktmap_port *port);
+
+/* Release the RX slots before head and fetch new packets, on every bound
+ * RX ring. Never blocks. Returns 0 or a negative errno as pktmap_txsync. */
+PKTMAP_EXPORT int pktmap_rxsync(struct pktmap_port *port);
+
+/* A file descriptor that becomes readable when the port may have work.
+ * It is for an external event loop; pktmap_poll() is the simpler way. */
+PKTMAP_EXPORT int pktmap_fd(const struct pktmap_port *port);
+
+/* One entry of pktmap_poll_many(). */
+struct pktmap_pollreq {
+	struct pktmap_port *port;
+	short events;  /* POLLIN: RX packets wanted; POLLOUT: TX space */
+	short revents; /* POLLIN, POLLOUT, POLLHUP (source ended), POLLERR */
+};
+
+/* Sync the way netmap's poll() does (txsync for POLLOUT, rxsync for
+ * POLLIN) and, if nothing is ready, sleep until something is or
+ * timeout_ms passes (-1: forever). Returns the number of ready entries
+ * (0 on timeout) or a negative errno. Peers are woken only when they sleep. */
+PKTMAP_EXPORT int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n,
+				   int timeout_ms);
+
+/* pktmap_poll_many() on one port: returns its revents, 0 on timeout, or a
+ * negative errno. */
+PKTMAP_EXPORT int pktmap_poll(struct pktmap_port *port, short events,
+			      int timeout_ms);
+
+/* Describe the port. `info->sz` must be set by the caller. */
+PKTMAP_EXPORT int pktmap_info(const struct pktmap_port *port,
+			      struct pktmap_info *info);
+
+/* Read the port's counters. `stats->sz` must be set by the caller. */
+PKTMAP_EXPORT int pktmap_stats(const struct pktmap_port *port,
+			       struct pktmap_stats *stats);
+
+/* Words for a negative errno returned by this library. */
+PKTMAP_EXPORT const char *pktmap_strerror(int err);
+
+/* Install the default log callback for ports opened without one. NULL
+ * silences the library (the initial state). */
+PKTMAP_EXPORT void pktmap_set_log(pktmap_log_fn fn, void *ctx,
+				  enum pktmap_log_level max_level);
+
+/* A back end as `pktmap ports` lists it. */
+struct pktmap_backend_desc {
+	const char *name;    /* "pipe" */
+	const char *syntax;  /* "pipe:NAME{N | pipe:NAME}N" */
+	const char *mode;    /* "zerocopy" */
+	const char *summary; /* one line */
+};
+
+/* The i-th back end, or NULL past the last. */
+PKTMAP_EXPORT const struct pktmap_backend_desc *pktmap_backend(unsigned i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PKTMAP_PKTMAP_H */

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Library internals: the region, the parsed port name, the per-ring state
+ * a back end keeps (the "kring", as in netmap), and the table of functions
+ * every back end provides. Nothing here is exported.
+ */
+#ifndef PKTMAP_INTERNAL_H
+#define PKTMAP_INTERNAL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "pktmap/pktmap.h"
+#include "check.h"
+
+#define PM_CACHELINE 64
+#define PM_DEFAULT_BUF_SIZE 2048u
+#define PM_DEFAULT_SLOTS 1024u
+#define PM_MAX_RINGS 64u
+#define PM_MAX_SLOTS 65536u
+#define PM_NAME_MAX 256
+
+#define pm_likely(x) __builtin_expect(!!(x), 1)
+#define pm_unlikely(x) __builtin_expect(!!(x), 0)
+#define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ */
+/* Port names: BACKEND:BODY[-N|^|*|{N|}N][/FLAGS][@conf:k=v,...][@mem:R] */
+
+struct pm_conf {
+	uint32_t tx_rings, rx_rings;       /* 0 = back end's default */
+	uint32_t host_tx_rings, host_rx_rings;
+	uint32_t tx_slots, rx_slots;
+	uint32_t bufs, buf_size, extra_bufs;
+	int hugepages;                     /* -1 unset, 0, 1 */
+	int loop;                          /* pcap: replay the file forever */
+	uint32_t linktype;                 /* pcap writing: DLT (0 = Ethernet) */
+	int nanosec;                       /* pcap writing: -1 unset, 0 us, 1 ns */
+	char region[64];                   /* "" = the back end's choice */
+};
+
+struct pm_name {
+	char backend[16];
+	char body[PM_NAME_MAX]; /* interface, pipe name or file path */
+	uint32_t reg;           /* NR_REG_* */
+	int ring;               /* NR_REG_ONE_NIC / ONE_SW: the ring; else -1 */
+	int pipe_id;            /* NR_REG_PIPE_*: the pipe number */
+	uint32_t dir;           /* PKTMAP_DIR_* from "/R", "/T" (0: both) */
+	uint32_t flags;         /* PKTMAP_OPEN_* from "/Z", "/C" */
+	struct pm_conf conf;
+};
+
+/* Parse a port name. Returns 0, or -EINVAL with a one-line message in err. */
+int pm_name_parse(const char *name, struct pm_name *out, char *err,
+		  size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Regions: one shared mapping of interface descriptors, rings, buffers. */
+
+struct pm_region_hdr; /* lives at offset 0 of the mapping, see region.c */
+
+struct pm_region {
+	int fd;
+	void *base;          /* start of the mapping */
+	size_t size;
+	struct pm_region_hdr *hdr;
+	char *pool;          /* buffer 0 of the pool (without headroom) */
+	uint32_t buf_size;   /* stride between buffers */
+	uint32_t headroom;   /* bytes before the frame in each buffer */
+	uint32_t nbufs;      /* buffers in the pool, including 0 and 1 */
+	bool created;        /* this open made the region (or remade it) */
+	bool named;          /* lives in /dev/shm and can be joined */
+	char name[64];
+	char path[128];
+};
+
+struct pm_region_params {
+	uint32_t bufs;       /* total buffers wanted */
+	uint32_t buf_size;   /* stride */
+	uint32_t headroom;   /* bytes reserved at the start of each buffer */
+	size_t obj_size;     /* bytes for descriptors, rings, control blocks */
+	int hugepages;
+};
+
+/* Create or join the region `name` (NULL or "": a private memfd region).
+ * Joining checks that the existing region is compatible with `p` only when
+ * the caller asked for specific values. Returns 0 or -errno with err set. */
+int pm_region_open(struct pm_region *r, const char *name,
+		   const struct pm_region_params *p, char *err, size_t errlen);
+void pm_region_close(struct pm_region *r);
+
+/* Serialise structural changes (allocations, directory) among all the
+ * processes of the region. Not for fast paths. */
+void pm_region_lock(struct pm_region *r);
+void pm_region_unlock(struct pm_region *r);
+
+/* Find or create the object `key` of `size` bytes (cache-line aligned,
+ * zeroed when created). *created says which. Call under the lock.
+ * Returns the offset from the region's base, or 0 when out of room. */
+uint64_t pm_region_object(struct pm_region *r, const char *key, size_t size,
+			  bool *created);
+
+/* Find the object `key`: its offset (and size), or 0. Under the lock. */
+uint64_t pm_region_lookup(struct pm_region *r, const char *key, size_t *size);
+
+/* Take n buffers from the region's free list into idx[]. Under the lock.
+ * Returns 0 or -ENOMEM (nothing taken). */
+int pm_region_alloc_bufs(struct pm_region *r, uint32_t *idx, uint32_t n);
+/* Give buffers back. Indices that are not valid buffers are ignored. */
+void pm_region_free_bufs(struct pm_region *r, const uint32_t *idx, uint32_t n);
+uint32_t pm_region_free_count(struct pm_region *r);
+
+/* Take an exclusive claim on `slot` (a small integer chosen by the back end)
+ * that is released automatically when the process dies. Returns 0 or
+ * -EBUSY. */
+int pm_region_claim(struct pm_region *r, uint32_t slot);
+void pm_region_unclaim(struct pm_region *r, uint32_t slot);
+/* True if some process (this one included) holds the claim. */
+bool pm_region_claimed(struct pm_region *r, uint32_t slot);
+
+static inline void *pm_region_ptr(const struct pm_region *r, uint64_t ofs)
+{
+	return (char *)r->base + ofs;
+}
+
+static inline char *pm_region_buf(const struct pm_region *r, uint32_t idx)
+{
+	return r->pool + (size_t)idx * r->buf_size + r->headroom;
+}
+
+/* Bytes of the object area needed for a netmap_if + rings. */
+size_t pm_nifp_size(uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx);
+size_t pm_ring_size(uint32_t slots);
+
+/* Lay out a netmap_if at `ofs` with its rings following it, and fill every
+ * ring slot with a buffer from the free list (when fill_bufs). Under the
+ * lock. Returns 0 or -ENOMEM. */
+int pm_region_make_nifp(struct pm_region *r, uint64_t ofs, const char *ifname,
+			uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
+			uint32_t tx_slots, uint32_t rx_slots, bool fill_bufs);
+
+/* ------------------------------------------------------------------ */
+/* Ports */
+
+/* Per-ring state, private to the process that owns the ring. hwcur and
+ * hwtail are the library's own copies of the ring's boundaries (netmap's
+ * nr_hwcur/nr_hwtail); rhead/rcur/rtail are what the last sync handed to
+ * the application (the values the checker compares against). */
+struct pm_kring {
+	struct netmap_ring *ring;
+	uint32_t nslots;
+	uint32_t id;        /* index in the port's ring table */
+	uint32_t hwcur, hwtail;
+	uint32_t rhead, rcur, rtail;
+	uint32_t tx;        /* 1 for a TX ring */
+	uint32_t host;      /* 1 for a host ring */
+	void *priv;         /* back end's per-ring state */
+};
+
+struct pktmap_port;
+
+/* The functions every back end provides (the role of a netmap driver). */
+struct pm_port_ops {
+	struct pktmap_backend_desc desc;
+	/* Which name forms the back end accepts: PM_CAP_*. */
+	uint32_t caps;
+	/* Parse the body of the name, set up rings in p->region, p->nifp,
+	 * p->krings. Returns 0 or -errno with a message via pm_open_error(). */
+	int (*open)(struct pktmap_port *p, const struct pm_name *nm,
+		    const struct pktmap_open_opts *o);
+	/* Move [hwcur, ring->head) out and refresh hwtail. Called with head
+	 * and cur already checked. Returns 0 or -errno. */
+	int (*txsync)(struct pktmap_port *p, struct pm_kring *k);
+	/* Release [hwcur, ring->head), fetch new packets into [hwtail, ...). */
+	int (*rxsync)(struct pktmap_port *p, struct pm_kring *k);
+	/* Before sleeping in poll: arm the wake-up for `events` and check
+	 * once more (after a full barrier) whether something is ready.
+	 * Returns nonzero when it is. May be NULL (always sleep on the fd). */
+	int (*poll_arm)(struct pktmap_port *p, short events);
+	/* After waking: disarm and drain the fd. May be NULL. */
+	void (*poll_disarm)(struct pktmap_port *p);
+	/* Add back-end facts to info (mode, linktype, flags). May be NULL. */
+	void (*info)(const struct pktmap_port *p, struct pktmap_info *info);
+	/* Add back-end counters (kernel drops). May be NULL. */
+	void (*stats)(const struct pktmap_port *p, struct pktmap_stats *st);
+	void (*close)(struct pktmap_port *p);
+};
+
+#define PM_CAP_ONE_RING 0x01   /* "-N" */
+#define PM_CAP_HOST 0x02       /* "^" and "*" */
+#define PM_CAP_PIPE 0x04       /* "{N" and "}N" (the pipe back end) */
+#define PM_CAP_PATH 0x08       /* the body is a file path */
+#define PM_CAP_EMPTY_BODY 0x10 /* "null:" */
+#define PM_CAP_ZEROCOPY 0x20   /* "/Z" can be honoured */
+
+struct pm_ratelimit {
+	time_t last;
+	uint64_t suppressed;
+};
+
+struct pktmap_port {
+	const struct pm_port_ops *ops;
+	struct pm_region region;
+	struct netmap_if *nifp;
+	struct pm_kring *krings;   /* NIC tx, host tx, NIC rx, host rx */
+	uint32_t ntx, nhtx, nrx, nhrx;
+	uint32_t first_tx, last_tx; /* bound ring ranges, inclusive, indices */
+	uint32_t first_rx, last_rx; /* into krings (rx counted from 0)       */
+	uint32_t reg, dir;
+	struct pm_bufspace bs;     /* what the checker allows */
+	enum pktmap_mode mode;
+	uint32_t linktype;
+	uint32_t info_flags;
+	int fd;                    /* pollable, owned by the back end */
+	struct pktmap_stats st;
+	pktmap_log_fn log;
+	void *log_ctx;
+	int log_level;
+	struct pm_ratelimit rl_slot, rl_ring;
+	char *errbuf;
+	size_t errbuf_len;
+	char name[PM_NAME_MAX];
+	void *priv;                /* back end's state */
+};
+
+static inline struct pm_kring *pm_txkring(struct pktmap_port *p, uint32_t i)
+{
+	return &p->krings[i];
+}
+
+static inline struct pm_kring *pm_rxkring(struct pktmap_port *p, uint32_t i)
+{
+	return &p->krings[p->ntx + p->nhtx + i];
+}
+
+/* Allocate p->krings for the rings of p->nifp and point them at the rings,
+ * with hwcur/hwtail taken from each ring. Returns 0 or -ENOMEM. */
+int pm_port_bind_krings(struct pktmap_port *p);
+
+/* Logging from inside the library (through the port's callback). */
+void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,
+	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* At most one line a second per limiter; the count of the lines held
+ * back is appended to the next one. */
+void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
+			const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record the one-line open error "NAME: what: remedy" and return err. */
+int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The back end called `name`, or NULL (name.c holds the table). */
+const struct pm_port_ops *pm_backend_find(const char *name);
+
+/* The back ends. */
+extern const struct pm_port_ops pm_null_ops;
+extern const struct pm_port_ops pm_pipe_ops;
+extern const struct pm_port_ops pm_pcap_ops;
+
+#endif /* PKTMAP_INTERNAL_H */

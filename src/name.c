@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Port names, in netmap's grammar where it has one:
+ *
+ *   BACKEND:BODY[-N | ^ | ^N | * | {N | }N[-R]][/FLAGS][@conf:K=V,...][@mem:NAME]
+ *
+ *   xdp:eth0        all NIC rings          xdp:eth0-2    ring pair 2 only
+ *   xdp:eth0^       host rings only        xdp:eth0*     NIC and host rings
+ *   pipe:p{0        pipe 0 of p, master    pipe:p}0-1    slave end, ring 1
+ *   pcap:/tmp/a.pcap/T   a file, TX only   null:         nothing at all
+ *
+ *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
+ *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
+ *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
+ *   hugepages, loop, linktype, nanosec, region.
+ *
+ * For back ends whose body is a file path only the "/R" "/T" flags and the
+ * "@" options are taken from the end; the rest is the path.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct pm_port_ops *const known_backends[] = {
+	&pm_null_ops,
+	&pm_pipe_ops,
+	&pm_pcap_ops,
+};
+
+static int err_out(char *err, size_t errlen, const char *name, const char *fmt,
+		   const char *arg)
+{
+	char what[200];
+	snprintf(what, sizeof(what), fmt, arg);
+	snprintf(err, errlen, "%s: %s", name, what);
+	return -EINVAL;
+}
+
+static int parse_u32(const char *s, size_t n, uint32_t *out)
+{
+	if (n == 0 || n > 10)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+struct conf_key {
+	const char *key;
+	size_t off; /* offset of a uint32_t or int field in struct pm_conf */
+	int is_int;
+	uint32_t min, max;
+};
+
+#define CK(k, f, i, lo, hi) { k, offsetof(struct pm_conf, f), i, lo, hi }
+static const struct conf_key conf_keys[] = {
+	CK("tx-rings", tx_rings, 0, 1, PM_MAX_RINGS),
+	CK("rx-rings", rx_rings, 0, 1, PM_MAX_RINGS),
+	CK("host-tx-rings", host_tx_rings, 0, 0, PM_MAX_RINGS),
+	CK("host-rx-rings", host_rx_rings, 0, 0, PM_MAX_RINGS),
+	CK("tx-slots", tx_slots, 0, 4, PM_MAX_SLOTS),
+	CK("rx-slots", rx_slots, 0, 4, PM_MAX_SLOTS),
+	CK("bufs", bufs, 0, 3, 1u << 26),
+	CK("buf-size", buf_size, 0, 256, 65536),
+	CK("extra-bufs", extra_bufs, 0, 0, 1u << 24),
+	CK("hugepages", hugepages, 1, 0, 1),
+	CK("loop", loop, 1, 0, 1),
+	CK("linktype", linktype, 0, 0, 65535),
+	CK("nanosec", nanosec, 1, 0, 1),
+};
+
+/* Parse "k=v,k=v" into conf. */
+static int parse_conf(const char *s, struct pm_conf *c, const char *name,
+		      char *err, size_t errlen)
+{
+	while (*s) {
+		const char *end = strchr(s, ',');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		const char *eq = memchr(s, '=', len);
+		char key[32];
+		if (!eq || eq == s || (size_t)(eq - s) >= sizeof(key)) {
+			char item[64];
+			snprintf(item, sizeof(item), "%.*s", (int)len, s);
+			return err_out(err, errlen, name,
+				       "'@conf:%s': expected key=value", item);
+		}
+		memcpy(key, s, (size_t)(eq - s));
+		key[eq - s] = 0;
+		const char *val = eq + 1;
+		size_t vlen = len - (size_t)(eq - s) - 1;
+		uint32_t v;
+		if (strcmp(key, "region") == 0 || strcmp(key, "mem") == 0) {
+			if (vlen == 0 || vlen >= sizeof(c->region))
+				return err_out(err, errlen, name,
+					       "'@conf:%s=': bad region name", key);
+			memcpy(c->region, val, vlen);
+			c->region[vlen] = 0;
+		} else if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
+			   strcmp(key, "host-rings") == 0) {
+			uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
+			uint32_t hi = key[0] == 's' ? PM_MAX_SLOTS : PM_MAX_RINGS;
+			if (parse_u32(val, vlen, &v) || v < lo || v > hi) {
+				char m[96];
+				snprintf(m, sizeof(m),
+					 "'@conf:%s': needs a number from %u to %u",
+					 key, lo, hi);
+				return err_out(err, errlen, name, "%s", m);
+			}
+			if (key[0] == 'r')
+				c->tx_rings = c->rx_rings = v;
+			else if (key[0] == 's')
+				c->tx_slots = c->rx_slots = v;
+			else
+				c->host_tx_rings = c->host_rx_rings = v;
+		} else {
+			const struct conf_key *k = NULL;
+			for (size_t i = 0; i < PM_ARRAY_SIZE(conf_keys); i++)
+				if (strcmp(conf_keys[i].key, key) == 0)
+					k = &conf_keys[i];
+			if (!k)
+				return err_out(err, errlen, name,
+					       "'@conf:%s': unknown key (known: rings, "
+					       "tx-rings, rx-rings, host-rings, slots, "
+					       "tx-slots, rx-slots, bufs, buf-size, "
+					       "extra-bufs, hugepages, loop, linktype, "
+					       "nanosec, region)", key);
+			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
+				char m[96];
+				snprintf(m, sizeof(m),
+					 "'@conf:%s': needs a number from %u to %u",
+					 key, k->min, k->max);
+				return err_out(err, errlen, name, "%s", m);
+			}
+			if (k->is_int)
+				*(int *)((char *)c + k->off) = (int)v;
+			else
+				*(uint32_t *)((char *)c + k->off) = v;
+		}
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return 0;
+}
+
+static int is_ifchar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+	       c == '-';
+}
+
+const struct pm_port_ops *pm_backend_find(const char *name)
+{
+	for (size_t i = 0; i < PM_ARRAY_SIZE(known_backends); i++)
+		if (strcmp(known_backends[i]->desc.name, name) == 0)
+			return known_backends[i];
+	return NULL;
+}
+
+const struct pktmap_backend_desc *pktmap_backend(unsigned i)
+{
+	if (i >= PM_ARRAY_SIZE(known_backends))
+		return NULL;
+	return &known_backends[i]->desc;
+}
+
+int pm_name_parse(const char *name, struct pm_name *out, char *err,
+		  size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	out->ring = -1;
+	out->pipe_id = -1;
+	out->reg = NR_REG_ALL_NIC;
+	out->conf.hugepages = -1;
+	out->conf.nanosec = -1;
+
+	if (!name || !*name)
+		return err_out(err, errlen, "(empty)", "%s",
+			       "empty port name: try pipe:NAME{0, null:, pcap:FILE");
+	if (strlen(name) >= PM_NAME_MAX)
+		return err_out(err, errlen, "(port)", "%s", "port name too long");
+
+	const char *colon = strchr(name, ':');
+	if (!colon || colon == name || (size_t)(colon - name) >= sizeof(out->backend))
+		return err_out(err, errlen, name, "%s",
+			       "no back end: name a port as BACKEND:ARG, e.g. "
+			       "xdp:eth0, pkt:eth0, pipe:NAME{0, pcap:FILE, null: "
+			       "(see 'pktmap ports')");
+	memcpy(out->backend, name, (size_t)(colon - name));
+	const struct pm_port_ops *ops = pm_backend_find(out->backend);
+	if (!ops)
+		return err_out(err, errlen, name,
+			       "unknown back end '%s' (see 'pktmap ports')",
+			       out->backend);
+
+	char buf[PM_NAME_MAX];
+	snprintf(buf, sizeof(buf), "%s", colon + 1);
+
+	/* Options: "@conf:..." and "@mem:NAME", from the last '@' backwards
+	 * for paths, from the first '@' otherwise. */
+	for (;;) {
+		char *at = (ops->caps & PM_CAP_PATH) ? strrchr(buf, '@') :
+						       strchr(buf, '@');
+		if (!at)
+			break;
+		if (ops->caps & PM_CAP_PATH && strncmp(at, "@conf:", 6) &&
+		    strncmp(at, "@mem:", 5))
+			break; /* an '@' that is part of the path */
+		char opt[PM_NAME_MAX];
+		snprintf(opt, sizeof(opt), "%s", at);
+		*at = 0;
+		/* Several options may follow one another: split them. */
+		char *next = (ops->caps & PM_CAP_PATH) ? NULL : strchr(opt + 1, '@');
+		if (next) {
+			char rest[PM_NAME_MAX];
+			snprintf(rest, sizeof(rest), "%s", next);
+			*next = 0;
+			size_t bl = strlen(buf);
+			snprintf(buf + bl, sizeof(buf) - bl, "%s", rest);
+		}
+		if (strncmp(opt, "@conf:", 6) == 0) {
+			int r = parse_conf(opt + 6, &out->conf, name, err, errlen);
+			if (r)
+				return r;
+		} else if (strncmp(opt, "@mem:", 5) == 0) {
+			snprintf(out->conf.region, sizeof(out->conf.region), "%s",
+				 opt + 5);
+			if (!out->conf.region[0])
+				return err_out(err, errlen, name, "%s",
+					       "'@mem:' needs a region name");
+		} else {
+			/* netmap's numeric "@N" memory id. */
+			uint32_t id;
+			if (parse_u32(opt + 1, strlen(opt + 1), &id))
+				return err_out(err, errlen, name,
+					       "'%s': unknown option (use @conf:K=V or "
+					       "@mem:NAME)", opt);
+			snprintf(out->conf.region, sizeof(out->conf.region),
+				 "mem%u", id);
+		}
+	}
+
+	/* Flags: a trailing "/XYZ" of flag letters. */
+	char *slash = strrchr(buf, '/');
+	if (slash && slash[1]) {
+		int all_flags = 1;
+		for (char *f = slash + 1; *f; f++)
+			if (!strchr("RTZC", *f))
+				all_flags = 0;
+		/* For paths, "/R" or "/T" only when the rest is not a file
+		 * name: upper-case letters alone after the last slash. */
+		if (all_flags) {
+			for (char *f = slash + 1; *f; f++) {
+				switch (*f) {
+				case 'R': out->dir |= PKTMAP_DIR_RX; break;
+				case 'T': out->dir |= PKTMAP_DIR_TX; break;
+				case 'Z': out->flags |= PKTMAP_OPEN_ZEROCOPY; break;
+				case 'C': out->flags |= PKTMAP_OPEN_COPY; break;
+				}
+			}
+			*slash = 0;
+		} else if (!(ops->caps & PM_CAP_PATH)) {
+			return err_out(err, errlen, name,
+				       "'%s': unknown flags (R, T, Z, C)", slash);
+		}
+	}
+	if ((out->flags & PKTMAP_OPEN_ZEROCOPY) && (out->flags & PKTMAP_OPEN_COPY))
+		return err_out(err, errlen, name, "%s",
+			       "'/Z' and '/C' cannot both be given");
+
+	if (ops->caps & PM_CAP_PATH) {
+		if (!buf[0])
+			return err_out(err, errlen, name, "%s", "needs a file name");
+		snprintf(out->body, sizeof(out->body), "%s", buf);
+		out->reg = NR_REG_ALL_NIC;
+		return 0;
+	}
+
+	/* Interface-like body: IF[-N|^|^N|*|{N|}N[-R]]. */
+	/* An interface name may contain '-', except as "-DIGITS" at the end,
+	 * which selects one ring (as in netmap). */
+	char *suffix = buf + strcspn(buf, "^*{}");
+	if (*suffix == 0) {
+		/* Maybe "-N" at the end. */
+		char *dash = strrchr(buf, '-');
+		if (dash && dash[1] && strspn(dash + 1, "0123456789") ==
+						 strlen(dash + 1))
+			suffix = dash;
+	}
+	size_t iflen = (size_t)(suffix - buf);
+	if (iflen == 0 && !(ops->caps & PM_CAP_EMPTY_BODY))
+		return err_out(err, errlen, name, "%s",
+			       "needs an interface or pipe name after the ':'");
+	if (iflen >= IFNAMSIZ && !(ops->caps & PM_CAP_PIPE))
+		return err_out(err, errlen, name, "%s",
+			       "interface names are at most 15 characters");
+	if (iflen > 48)
+		return err_out(err, errlen, name, "%s", "name too long");
+	for (size_t i = 0; i < iflen; i++)
+		if (!is_ifchar(buf[i]))
+			return err_out(err, errlen, name,
+				       "bad character in '%s'", buf);
+	memcpy(out->body, buf, iflen);
+	out->body[iflen] = 0;
+
+	char *s = suffix;
+	uint32_t v;
+	switch (*s) {
+	case 0:
+		break;
+	case '-':
+		if (parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
+			return err_out(err, errlen, name, "'%s': bad ring number", s);
+		out->reg = NR_REG_ONE_NIC;
+		out->ring = (int)v;
+		break;
+	case '^':
+		out->reg = NR_REG_SW;
+		if (s[1]) {
+			if (parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
+				return err_out(err, errlen, name,
+					       "'%s': bad host ring number", s);
+			out->reg = NR_REG_ONE_SW;
+			out->ring = (int)v;
+		}
+		break;
+	case '*':
+		if (s[1])
+			return err_out(err, errlen, name, "'%s': nothing may follow '*'", s);
+		out->reg = NR_REG_NIC_SW;
+		break;
+	case '{':
+	case '}': {
+		out->reg = *s == '{' ? NR_REG_PIPE_MASTER : NR_REG_PIPE_SLAVE;
+		char *num = s + 1;
+		char *dash = strchr(num, '-');
+		size_t nlen = dash ? (size_t)(dash - num) : strlen(num);
+		if (nlen == 0)
+			v = 0;
+		else if (parse_u32(num, nlen, &v) || v > 4095)
+			return err_out(err, errlen, name, "'%s': bad pipe number", s);
+		out->pipe_id = (int)v;
+		if (dash) {
+			if (parse_u32(dash + 1, strlen(dash + 1), &v) ||
+			    v >= PM_MAX_RINGS)
+				return err_out(err, errlen, name,
+					       "'%s': bad ring number", dash);
+			out->ring = (int)v;
+		}
+		break;
+	}
+	default:
+		return err_out(err, errlen, name, "bad suffix '%s'", s);
+	}
+
+	/* What the back end can honour. */
+	if ((out->reg == NR_REG_SW || out->reg == NR_REG_ONE_SW ||
+	     out->reg == NR_REG_NIC_SW) &&
+	    !(ops->caps & PM_CAP_HOST))
+		return err_out(err, errlen, name,
+			       "host rings ('%s') are not supported by this back end",
+			       s);
+	if ((out->reg == NR_REG_PIPE_MASTER || out->reg == NR_REG_PIPE_SLAVE) &&
+	    !(ops->caps & PM_CAP_PIPE))
+		return err_out(err, errlen, name,
+			       "'%s': pipes ('{N', '}N') are the pipe back end's "
+			       "(pipe:NAME{N)", s);
+	if ((ops->caps & PM_CAP_PIPE) && out->reg != NR_REG_PIPE_MASTER &&
+	    out->reg != NR_REG_PIPE_SLAVE)
+		return err_out(err, errlen, name, "%s",
+			       "a pipe end is NAME{N (master) or NAME}N (slave)");
+	if (out->ring >= 0 && !(ops->caps & PM_CAP_ONE_RING))
+		return err_out(err, errlen, name,
+			       "single ring ('%s') is not supported by this back end",
+			       s);
+	if ((out->flags & PKTMAP_OPEN_ZEROCOPY) && !(ops->caps & PM_CAP_ZEROCOPY))
+		return err_out(err, errlen, name, "%s",
+			       "'/Z' (zero-copy) is not possible with this back end");
+	return 0;
+}

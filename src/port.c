@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The public entry points: arguments are checked here once, then the back
+ * end's function runs (libuv's shape). Also logging, counters, info and
+ * the poll loop that every back end shares.
+ */
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* The default log sink, set by pktmap_set_log(). Process-wide by design,
+ * like libbpf_set_print(): a port may carry its own instead. */
+static pktmap_log_fn default_log;
+static void *default_log_ctx;
+static int default_log_level = PKTMAP_LOG_INFO;
+
+void pktmap_set_log(pktmap_log_fn fn, void *ctx, enum pktmap_log_level max)
+{
+	default_log = fn;
+	default_log_ctx = ctx;
+	default_log_level = (int)max;
+}
+
+static void vlog(const struct pktmap_port *p, enum pktmap_log_level lvl,
+		 const char *fmt, va_list ap)
+{
+	pktmap_log_fn fn = p && p->log ? p->log : default_log;
+	void *ctx = p && p->log ? p->log_ctx : default_log_ctx;
+	int max = p && p->log ? p->log_level : default_log_level;
+	if (!fn || (int)lvl > max)
+		return;
+	char line[512];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fn(ctx, lvl, line);
+}
+
+void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,
+	    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog(p, lvl, fmt, ap);
+	va_end(ap);
+}
+
+void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
+			const char *fmt, ...)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (rl->last && now.tv_sec - rl->last < 1) {
+		rl->suppressed++;
+		return;
+	}
+	rl->last = now.tv_sec ? now.tv_sec : 1;
+	char line[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (rl->suppressed)
+		pm_log(p, PKTMAP_LOG_WARN, "%s (and %llu more like it)", line,
+		       (unsigned long long)rl->suppressed);
+	else
+		pm_log(p, PKTMAP_LOG_WARN, "%s", line);
+	rl->suppressed = 0;
+}
+
+int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (p->errbuf && p->errbuf_len)
+		snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name, what);
+	pm_log(p, PKTMAP_LOG_ERR, "%s: %s", p->name, what);
+	return err < 0 ? err : -err;
+}
+
+const char *pktmap_strerror(int err)
+{
+	if (err > 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "success";
+	case -EPROTO:
+		return "the peer sharing this ring broke the ring protocol";
+	case -EINVAL:
+		return "invalid argument, or a ring index out of range";
+	case -ENODATA:
+		return "the source has ended";
+	default: {
+		/* strerror() is not thread-safe; strerrordesc_np() is. */
+		const char *s = strerrordesc_np(-err);
+		return s ? s : "unknown error";
+	}
+	}
+}
+
+int pm_port_bind_krings(struct pktmap_port *p)
+{
+	struct netmap_if *nifp = p->nifp;
+	p->ntx = nifp->ni_tx_rings;
+	p->nrx = nifp->ni_rx_rings;
+	p->nhtx = nifp->ni_host_tx_rings;
+	p->nhrx = nifp->ni_host_rx_rings;
+	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
+	p->krings = calloc(n ? n : 1, sizeof(*p->krings));
+	if (!p->krings)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct pm_kring *k = &p->krings[i];
+		struct netmap_ring *ring =
+			(struct netmap_ring *)((char *)nifp + nifp->ring_ofs[i]);
+		k->ring = ring;
+		k->nslots = ring->num_slots;
+		k->id = i;
+		k->tx = i < p->ntx + p->nhtx;
+		k->host = k->tx ? i >= p->ntx : i >= p->ntx + p->nhtx + p->nrx;
+		k->hwcur = k->rhead = k->rcur = ring->head;
+		k->hwtail = k->rtail = ring->tail;
+	}
+	return 0;
+}
+
+/* Which rings a registration binds (netmap's NR_REG_* semantics). Ring
+ * indices are kring positions for TX and positions among RX rings. */
+static int bind_rings(struct pktmap_port *p, const struct pm_name *nm)
+{
+	uint32_t tx_lo = 0, tx_hi = p->ntx, rx_lo = 0, rx_hi = p->nrx;
+	switch (p->reg) {
+	case NR_REG_SW:
+		tx_lo = p->ntx, tx_hi = p->ntx + p->nhtx;
+		rx_lo = p->nrx, rx_hi = p->nrx + p->nhrx;
+		break;
+	case NR_REG_NIC_SW:
+		tx_hi = p->ntx + p->nhtx;
+		rx_hi = p->nrx + p->nhrx;
+		break;
+	case NR_REG_ONE_NIC:
+	case NR_REG_PIPE_MASTER:
+	case NR_REG_PIPE_SLAVE:
+		if (nm->ring >= 0) {
+			uint32_t r = (uint32_t)nm->ring;
+			if (r >= p->ntx && r >= p->nrx)
+				return pm_open_error(p, -EINVAL,
+						     "ring %u does not exist (the port "
+						     "has %u TX and %u RX rings)",
+						     r, p->ntx, p->nrx);
+			tx_lo = r < p->ntx ? r : p->ntx;
+			tx_hi = r < p->ntx ? r + 1 : p->ntx;
+			rx_lo = r < p->nrx ? r : p->nrx;
+			rx_hi = r < p->nrx ? r + 1 : p->nrx;
+		}
+		break;
+	case NR_REG_ONE_SW: {
+		uint32_t r = (uint32_t)nm->ring;
+		if (r >= p->nhtx && r >= p->nhrx)
+			return pm_open_error(p, -EINVAL,
+					     "host ring %u does not exist", r);
+		tx_lo = p->ntx + r, tx_hi = tx_lo + 1;
+		rx_lo = p->nrx + r, rx_hi = rx_lo + 1;
+		break;
+	}
+	default:
+		break;
+	}
+	if (!(p->dir & PKTMAP_DIR_TX))
+		tx_hi = tx_lo;
+	if (!(p->dir & PKTMAP_DIR_RX))
+		rx_hi = rx_lo;
+	/* Empty ranges are represented as first > last. */
+	p->first_tx = tx_lo;
+	p->last_tx = tx_hi - 1;
+	p->first_rx = rx_lo;
+	p->last_rx = rx_hi - 1;
+	if (tx_hi == tx_lo)
+		p->first_tx = 1, p->last_tx = 0;
+	if (rx_hi == rx_lo)
+		p->first_rx = 1, p->last_rx = 0;
+	return 0;
+}
+
+#define OPT(o, field, dflt)                                                  \
+	((o) && (o)->sz >= offsetof(struct pktmap_open_opts, field) +         \
+				   sizeof((o)->field) ? (o)->field : (dflt))
+
+int pktmap_open(struct pktmap_port **out, const char *name,
+		const struct pktmap_open_opts *opts)
+{
+	char err[400];
+	struct pm_name nm;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (opts && opts->sz < offsetof(struct pktmap_open_opts, flags))
+		return -EINVAL;
+
+	struct pktmap_port *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->fd = -1;
+	p->region.fd = -1;
+	p->log = OPT(opts, log, NULL);
+	p->log_ctx = OPT(opts, log_ctx, NULL);
+	p->log_level = PKTMAP_LOG_INFO;
+	p->errbuf = OPT(opts, errbuf, NULL);
+	p->errbuf_len = OPT(opts, errbuf_len, 0);
+	if (p->errbuf && p->errbuf_len)
+		p->errbuf[0] = 0;
+	p->st.sz = sizeof(p->st);
+	p->linktype = 1;
+	snprintf(p->name, sizeof(p->name), "%s", name ? name : "(null)");
+
+	ret = pm_name_parse(name, &nm, err, sizeof(err));
+	if (ret) {
+		if (p->errbuf && p->errbuf_len)
+			snprintf(p->errbuf, p->errbuf_len, "%s", err);
+		pm_log(p, PKTMAP_LOG_ERR, "%s", err);
+		free(p);
+		return ret;
+	}
+	p->ops = pm_backend_find(nm.backend);
+	p->reg = nm.reg;
+	p->dir = nm.dir ? nm.dir : OPT(opts, dir, 0);
+	if (nm.dir && OPT(opts, dir, 0) && (nm.dir & OPT(opts, dir, 0)) == 0) {
+		ret = pm_open_error(p, -EINVAL,
+				    "the name says /%s but the program opens it "
+				    "for %s only",
+				    nm.dir == PKTMAP_DIR_RX ? "R" : "T",
+				    nm.dir == PKTMAP_DIR_RX ? "sending" : "receiving");
+		free(p);
+		return ret;
+	}
+	if (!p->dir)
+		p->dir = PKTMAP_DIR_BOTH;
+	nm.flags |= OPT(opts, flags, 0);
+	/* Options from the program fill what the name leaves unset. */
+	struct pm_conf *c = &nm.conf;
+	if (!c->tx_rings)
+		c->tx_rings = OPT(opts, rings, 0);
+	if (!c->rx_rings)
+		c->rx_rings = OPT(opts, rings, 0);
+	if (!c->tx_slots)
+		c->tx_slots = OPT(opts, slots, 0);
+	if (!c->rx_slots)
+		c->rx_slots = OPT(opts, slots, 0);
+	if (!c->bufs)
+		c->bufs = OPT(opts, bufs, 0);
+	if (!c->buf_size)
+		c->buf_size = OPT(opts, buf_size, 0);
+	if (!c->extra_bufs)
+		c->extra_bufs = OPT(opts, extra_bufs, 0);
+	if (c->hugepages < 0)
+		c->hugepages = OPT(opts, hugepages, 0) > 0;
+	if (!c->region[0] && OPT(opts, region, NULL))
+		snprintf(c->region, sizeof(c->region), "%s", opts->region);
+
+	ret = p->ops->open(p, &nm, opts);
+	if (ret) {
+		if (p->errbuf && p->errbuf_len && !p->errbuf[0])
+			snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name,
+				 pktmap_strerror(ret));
+		if (p->ops->close)
+			p->ops->close(p);
+		pm_region_close(&p->region);
+		free(p->krings);
+		free(p);
+		return ret;
+	}
+	p->bs.nbufs = p->region.nbufs;
+	if (!p->bs.usable)
+		p->bs.usable = p->region.buf_size - p->region.headroom;
+	if (p->bs.usable > 65535)
+		p->bs.usable = 65535; /* slot->len is 16 bits */
+	ret = bind_rings(p, &nm);
+	if (ret) {
+		pktmap_close(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+void pktmap_close(struct pktmap_port *p)
+{
+	if (!p)
+		return;
+	if (p->ops && p->ops->close)
+		p->ops->close(p);
+	pm_region_close(&p->region);
+	free(p->krings);
+	free(p);
+}
+
+struct netmap_if *pktmap_nifp(const struct pktmap_port *p)
+{
+	return p ? p->nifp : NULL;
+}
+
+int pktmap_fd(const struct pktmap_port *p)
+{
+	return p ? p->fd : -EINVAL;
+}
+
+int pktmap_txsync(struct pktmap_port *p)
+{
+	int ret = 0;
+	p->st.tx_syncs++;
+	for (uint32_t i = p->first_tx; i <= p->last_tx && i != UINT32_MAX; i++) {
+		struct pm_kring *k = pm_txkring(p, i);
+		int r = pm_sync_prologue(p, k);
+		if (pm_likely(r == 0))
+			r = p->ops->txsync(p, k);
+		pm_sync_epilogue(k);
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+int pktmap_rxsync(struct pktmap_port *p)
+{
+	int ret = 0;
+	p->st.rx_syncs++;
+	for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
+		struct pm_kring *k = pm_rxkring(p, i);
+		int r = pm_sync_prologue(p, k);
+		if (pm_likely(r == 0))
+			r = p->ops->rxsync(p, k);
+		pm_sync_epilogue(k);
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+/* Sync one request and compute its revents. */
+static short poll_check(struct pktmap_pollreq *q)
+{
+	struct pktmap_port *p = q->port;
+	short rev = 0;
+	if (q->events & POLLOUT) {
+		if (pktmap_txsync(p) == -EPROTO)
+			rev |= POLLERR;
+		for (uint32_t i = p->first_tx; i <= p->last_tx && i != UINT32_MAX; i++)
+			if (!nm_ring_empty(pm_txkring(p, i)->ring)) {
+				rev |= POLLOUT;
+				break;
+			}
+	}
+	if (q->events & POLLIN) {
+		if (pktmap_rxsync(p) == -EPROTO)
+			rev |= POLLERR;
+		for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++)
+			if (!nm_ring_empty(pm_rxkring(p, i)->ring)) {
+				rev |= POLLIN;
+				break;
+			}
+		if (!(rev & POLLIN) && (p->info_flags & PKTMAP_INFO_EOF))
+			rev |= POLLHUP;
+	}
+	return rev;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
+{
+	struct pollfd pfd_stack[16];
+	struct pollfd *pfd = n <= 16 ? pfd_stack : calloc(n, sizeof(*pfd));
+	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int ready;
+
+	if (!reqs || n == 0 || !pfd)
+		return -EINVAL;
+	for (;;) {
+		ready = 0;
+		for (unsigned i = 0; i < n; i++) {
+			reqs[i].revents = poll_check(&reqs[i]);
+			ready += reqs[i].revents != 0;
+		}
+		if (ready)
+			break;
+		int left = -1;
+		if (deadline >= 0) {
+			int64_t l = deadline - now_ms();
+			if (l <= 0)
+				break;
+			left = l > 1000000 ? 1000000 : (int)l;
+		}
+		/* Arm every wake-up, then look once more: a peer that
+		 * published just before we armed is seen here. */
+		int armed_ready = 0;
+		for (unsigned i = 0; i < n; i++) {
+			struct pktmap_port *p = reqs[i].port;
+			pfd[i].fd = p->fd;
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+			if (p->ops->poll_arm &&
+			    p->ops->poll_arm(p, reqs[i].events))
+				armed_ready = 1;
+		}
+		if (!armed_ready) {
+			for (unsigned i = 0; i < n; i++)
+				reqs[i].port->st.poll_sleeps++;
+			int r = poll(pfd, n, left);
+			if (r < 0 && errno != EINTR) {
+				ready = -errno;
+				for (unsigned i = 0; i < n; i++)
+					if (reqs[i].port->ops->poll_disarm)
+						reqs[i].port->ops->poll_disarm(reqs[i].port);
+				break;
+			}
+			if (r < 0) { /* EINTR: let the caller see its signal */
+				for (unsigned i = 0; i < n; i++)
+					if (reqs[i].port->ops->poll_disarm)
+						reqs[i].port->ops->poll_disarm(reqs[i].port);
+				ready = 0;
+				break;
+			}
+		}
+		for (unsigned i = 0; i < n; i++)
+			if (reqs[i].port->ops->poll_disarm)
+				reqs[i].port->ops->poll_disarm(reqs[i].port);
+	}
+	if (pfd != pfd_stack)
+		free(pfd);
+	return ready;
+}
+
+int pktmap_poll(struct pktmap_port *p, short events, int timeout_ms)
+{
+	struct pktmap_pollreq q = { .port = p, .events = events };
+	if (!p)
+		return -EINVAL;
+	int r = pktmap_poll_many(&q, 1, timeout_ms);
+	return r < 0 ? r : q.revents;
+}
+
+static const char *mode_name(enum pktmap_mode m)
+{
+	switch (m) {
+	case PKTMAP_MODE_ZEROCOPY: return "zerocopy";
+	case PKTMAP_MODE_COPY: return "copy";
+	default: return "emulated";
+	}
+}
+
+int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
+{
+	if (!p || !out || out->sz < sizeof(*out))
+		return -EINVAL;
+	struct pktmap_info info;
+	memset(&info, 0, sizeof(info));
+	info.sz = sizeof(info);
+	snprintf(info.name, sizeof(info.name), "%s", p->name);
+	snprintf(info.backend, sizeof(info.backend), "%s", p->ops->desc.name);
+	snprintf(info.region, sizeof(info.region), "%s", p->region.name);
+	info.mode = p->mode;
+	info.reg = p->reg;
+	info.dir = p->dir;
+	info.tx_rings = p->ntx;
+	info.rx_rings = p->nrx;
+	info.host_tx_rings = p->nhtx;
+	info.host_rx_rings = p->nhrx;
+	info.first_tx_ring = p->first_tx;
+	info.last_tx_ring = p->last_tx;
+	info.first_rx_ring = p->first_rx;
+	info.last_rx_ring = p->last_rx;
+	if (p->ntx + p->nhtx)
+		info.tx_slots = p->krings[0].nslots;
+	if (p->nrx + p->nhrx)
+		info.rx_slots = pm_rxkring((struct pktmap_port *)p, 0)->nslots;
+	info.buf_size = p->region.buf_size;
+	info.buf_usable = p->bs.usable;
+	info.bufs = p->region.nbufs;
+	info.linktype = p->linktype;
+	info.flags = p->info_flags;
+	if (p->ops->info)
+		p->ops->info(p, &info);
+	info.mode_name = mode_name(info.mode);
+	memcpy(out, &info, sizeof(info));
+	return 0;
+}
+
+int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
+{
+	if (!p || !out || out->sz < sizeof(*out))
+		return -EINVAL;
+	struct pktmap_stats st = p->st;
+	if (p->ops->stats)
+		p->ops->stats(p, &st);
+	st.sz = sizeof(st);
+	memcpy(out, &st, sizeof(st));
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * null: swallows TX (counted, checked, never copied), produces no RX.
+ * What a generator achieves into null: is pktmap's own cost per packet.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int null_open(struct pktmap_port *p, const struct pm_name *nm,
+		     const struct pktmap_open_opts *o)
+{
+	(void)o;
+	const struct pm_conf *c = &nm->conf;
+	uint32_t ntx = c->tx_rings ? c->tx_rings : 1;
+	uint32_t nrx = c->rx_rings ? c->rx_rings : 1;
+	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
+	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
+	char err[256];
+
+	size_t obj = pm_nifp_size(ntx, nrx, 0, 0) + ntx * pm_ring_size(txs) +
+		     nrx * pm_ring_size(rxs);
+	struct pm_region_params rp = {
+		.bufs = 2 + ntx * txs + nrx * rxs + c->extra_bufs + 64,
+		.buf_size = c->buf_size,
+		.obj_size = obj,
+		.hugepages = c->hugepages,
+	};
+	if (c->bufs > rp.bufs)
+		rp.bufs = c->bufs;
+	int ret = pm_region_open(&p->region, c->region, &rp, err, sizeof(err));
+	if (ret)
+		return pm_open_error(p, ret, "%s", err);
+	pm_region_lock(&p->region);
+	char key[48];
+	snprintf(key, sizeof(key), "null:%d", getpid());
+	bool created;
+	uint64_t ofs = pm_region_object(&p->region, key, obj, &created);
+	ret = ofs ? pm_region_make_nifp(&p->region, ofs, "null", ntx, nrx, 0, 0,
+					txs, rxs, true) :
+		    -ENOMEM;
+	pm_region_unlock(&p->region);
+	if (ret)
+		return pm_open_error(p, -ENOMEM,
+				     "region '%s' has no room for the rings",
+				     p->region.name);
+	p->nifp = pm_region_ptr(&p->region, ofs);
+	p->mode = PKTMAP_MODE_ZEROCOPY;
+	p->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->fd < 0)
+		return pm_open_error(p, -errno, "cannot create an eventfd");
+	return pm_port_bind_krings(p);
+}
+
+/* Check and count every submitted slot, then free them all at once. */
+static int null_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
+	uint64_t pkts = 0, bytes = 0;
+
+	while (i != head) {
+		const struct netmap_slot *s = &ring->slot[i];
+		uint32_t idx = s->buf_idx, len = s->len;
+		enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
+		if (pm_likely(v == PM_SLOT_OK)) {
+			pkts += !(s->flags & NS_MOREFRAG);
+			bytes += len;
+		} else {
+			pm_slot_reject(p, k, i, idx, len, v);
+		}
+		i = i + 1 == n ? 0 : i + 1;
+	}
+	p->st.tx_packets += pkts;
+	p->st.tx_bytes += bytes;
+	k->hwcur = head;
+	k->hwtail = head == 0 ? n - 1 : head - 1;
+	return 0;
+}
+
+static int null_rxsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	(void)p;
+	k->hwcur = k->rhead;
+	return 0;
+}
+
+static int null_poll_arm(struct pktmap_port *p, short events)
+{
+	(void)p;
+	return (events & POLLOUT) != 0;
+}
+
+static void null_close(struct pktmap_port *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+}
+
+const struct pm_port_ops pm_null_ops = {
+	.desc = {
+		.name = "null",
+		.syntax = "null:",
+		.mode = "zerocopy",
+		.summary = "swallows TX, produces no RX: measures pktmap's own cost",
+	},
+	.caps = PM_CAP_EMPTY_BODY | PM_CAP_ONE_RING | PM_CAP_ZEROCOPY,
+	.open = null_open,
+	.txsync = null_txsync,
+	.rxsync = null_rxsync,
+	.poll_arm = null_poll_arm,
+	.close = null_close,
+};

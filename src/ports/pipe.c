@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pipe:NAME{N and pipe:NAME}N: netmap pipes. Two ends, each with R TX and
+ * R RX rings, in a region shared by the processes (or threads) that open
+ * them. Ring r of one end's TX feeds ring r of the other end's RX.
+ *
+ * Zero-copy: txsync moves each slot into the peer's RX ring and takes the
+ * buffer the peer released in exchange (both slots get NS_BUF_CHANGED).
+ * Every TX+RX pair behaves as a single-producer single-consumer queue
+ * whose storage is the reader's RX ring; its two indices live in a
+ * control block in the region:
+ *
+ *     writer (txsync)                      reader (rxsync)
+ *     fills RX slots [prod ...)            owns [cons, prod) once seen
+ *     publishes prod (release)  ------->   loads prod (acquire)
+ *     loads cons (acquire)      <-------   publishes cons (release)
+ *
+ * No slot is dropped: a full queue leaves the writer's TX ring with no
+ * space (its tail stops), which is backpressure. A reader sleeping in
+ * poll is woken through a named FIFO, and only when it said it sleeps
+ * (a Dekker-style flag/fence pair, see pipe_poll_arm). Anything the peer
+ * could have written (indices, buffer numbers, lengths) is checked before
+ * it is used: a peer that breaks the protocol costs -EPROTO, not a crash.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PIPE_MAGIC 0x45504950u /* "PIPE" */
+
+/* One direction of one ring pair: end e's TX ring r into end !e's RX
+ * ring r. Producer and consumer fields on separate cache lines. */
+struct pm_pipe_q {
+	_Alignas(PM_CACHELINE) _Atomic uint32_t prod; /* written by the writer */
+	uint32_t tx_hwcur;                            /* writer's, for a restart */
+	_Alignas(PM_CACHELINE) _Atomic uint32_t cons; /* written by the reader */
+	uint32_t rx_hwtail;                           /* reader's, for a restart */
+	_Alignas(PM_CACHELINE) _Atomic uint32_t reader_sleeping;
+	_Atomic uint32_t writer_sleeping;
+};
+
+struct pm_pipe_shared {
+	uint32_t magic;
+	uint32_t nrings;
+	uint32_t nslots;
+	uint32_t pad;
+	uint64_t nifp_ofs[2];  /* end 0 is '{', end 1 is '}' */
+	uint64_t q_ofs;        /* struct pm_pipe_q q[2][nrings] */
+};
+
+/* Per bound kring. */
+struct pipe_kpriv {
+	struct pm_pipe_q *q;           /* the queue this ring feeds or drains */
+	struct netmap_ring *peer;      /* TX: the peer's RX ring */
+	uint32_t prod;                 /* TX: our copy of q->prod */
+	int wake_peer_fd;              /* FIFO of the peer's ring r */
+	int wake_own_fd;               /* FIFO we sleep on */
+};
+
+struct pipe_priv {
+	struct pm_pipe_shared *sh;
+	struct pm_pipe_q *q;           /* q[2][nrings] */
+	uint32_t end, nrings, lo, hi;  /* bound ring range [lo, hi) */
+	uint32_t pipe_id;
+	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
+	int epfd;
+};
+
+static struct pm_pipe_q *pipe_q(struct pipe_priv *pp, uint32_t end, uint32_t r)
+{
+	return &pp->q[end * pp->nrings + r];
+}
+
+static size_t pipe_obj_size(uint32_t R, uint32_t S)
+{
+	size_t nif = pm_nifp_size(R, R, 0, 0) + 2 * (size_t)R * pm_ring_size(S);
+	return 128 + 2 * R * sizeof(struct pm_pipe_q) + 2 * nif;
+}
+
+static void fifo_path(char *out, size_t len, const struct pipe_priv *pp,
+		      const struct pm_region *reg, uint32_t end, uint32_t r)
+{
+	snprintf(out, len, "/dev/shm/pktmap.%s.w%u.%u.%u", reg->name,
+		 pp->pipe_id, end, r);
+}
+
+static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
+		     uint32_t r)
+{
+	char path[160];
+	fifo_path(path, sizeof(path), pp, &p->region, end, r);
+	if (mkfifo(path, 0600) != 0 && errno != EEXIST)
+		return pm_open_error(p, -errno, "cannot create %s: %s", path,
+				     strerror(errno));
+	/* O_RDWR on a FIFO never blocks on Linux and keeps it open. */
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return pm_open_error(p, -errno, "cannot open %s: %s", path,
+				     strerror(errno));
+	return fd;
+}
+
+static uint32_t claim_id(uint32_t pipe_id, uint32_t end, uint32_t r)
+{
+	return (pipe_id * 2 + end) * PM_MAX_RINGS + r;
+}
+
+/* Validate a pipe control block found in a region someone else made. */
+static int pipe_shared_sane(const struct pm_region *reg,
+			    const struct pm_pipe_shared *sh, size_t objsize)
+{
+	if (sh->magic != PIPE_MAGIC || sh->nrings == 0 ||
+	    sh->nrings > PM_MAX_RINGS || sh->nslots < 4 ||
+	    sh->nslots > PM_MAX_SLOTS)
+		return 0;
+	if (pipe_obj_size(sh->nrings, sh->nslots) > objsize)
+		return 0;
+	size_t need = pm_nifp_size(sh->nrings, sh->nrings, 0, 0) +
+		      2 * (size_t)sh->nrings * pm_ring_size(sh->nslots);
+	for (int e = 0; e < 2; e++)
+		if (sh->nifp_ofs[e] < 8192 || sh->nifp_ofs[e] + need > reg->size)
+			return 0;
+	return sh->q_ofs >= 8192 &&
+	       sh->q_ofs + 2 * sh->nrings * sizeof(struct pm_pipe_q) <= reg->size;
+}
+
+static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
+		     const struct pktmap_open_opts *o)
+{
+	(void)o;
+	const struct pm_conf *c = &nm->conf;
+	char err[300], regname[64], key[48];
+	int ret;
+
+	if ((c->tx_rings && c->rx_rings && c->tx_rings != c->rx_rings) ||
+	    (c->tx_slots && c->rx_slots && c->tx_slots != c->rx_slots))
+		return pm_open_error(p, -EINVAL,
+				     "a pipe has as many TX as RX rings and slots");
+	uint32_t R = c->tx_rings ? c->tx_rings : (c->rx_rings ? c->rx_rings : 1);
+	uint32_t S = c->tx_slots ? c->tx_slots : (c->rx_slots ? c->rx_slots :
+							       PM_DEFAULT_SLOTS);
+	if (c->region[0])
+		snprintf(regname, sizeof(regname), "%s", c->region);
+	else
+		snprintf(regname, sizeof(regname), "pipe.%s", nm->body);
+
+	struct pipe_priv *pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return -ENOMEM;
+	pp->epfd = -1;
+	p->priv = pp;
+	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
+	pp->pipe_id = (uint32_t)nm->pipe_id;
+
+	size_t obj = pipe_obj_size(R, S);
+	struct pm_region_params rp = {
+		.bufs = 2 + 4 * R * S + c->extra_bufs + 64,
+		.buf_size = c->buf_size,
+		.obj_size = obj + 4096,
+		.hugepages = c->hugepages,
+	};
+	if (c->bufs > rp.bufs)
+		rp.bufs = c->bufs;
+	ret = pm_region_open(&p->region, regname, &rp, err, sizeof(err));
+	if (ret)
+		return pm_open_error(p, ret, "%s", err);
+
+	struct pm_region *reg = &p->region;
+	pm_region_lock(reg);
+	snprintf(key, sizeof(key), "pipe:%u", pp->pipe_id);
+	bool created = false;
+	size_t found_size;
+	uint64_t ofs = pm_region_lookup(reg, key, &found_size);
+	if (!ofs)
+		ofs = pm_region_object(reg, key, obj, &created);
+	if (!ofs) {
+		pm_region_unlock(reg);
+		return pm_open_error(p, -ENOMEM,
+				     "region '%s' has no room for pipe %u "
+				     "(create the region with more @conf:bufs=)",
+				     reg->name, pp->pipe_id);
+	}
+	struct pm_pipe_shared *sh = pm_region_ptr(reg, ofs);
+	if (created) {
+		uint64_t pos = ofs + 128;
+		sh->nrings = R;
+		sh->nslots = S;
+		sh->q_ofs = pos;
+		pos += 2 * R * sizeof(struct pm_pipe_q);
+		size_t nif = pm_nifp_size(R, R, 0, 0) + 2 * (size_t)R * pm_ring_size(S);
+		for (uint32_t e = 0; e < 2; e++) {
+			char ifname[IFNAMSIZ];
+			snprintf(ifname, sizeof(ifname), "%.11s%c%u", nm->body,
+				 e ? '}' : '{', pp->pipe_id);
+			pos = (pos + 127) & ~(uint64_t)127;
+			sh->nifp_ofs[e] = pos;
+			ret = pm_region_make_nifp(reg, pos, ifname, R, R, 0, 0, S, S,
+						  true);
+			if (ret) {
+				pm_region_unlock(reg);
+				return pm_open_error(p, -ENOMEM,
+						     "region '%s' is out of buffers for "
+						     "pipe %u (%u needed, %u free)",
+						     reg->name, pp->pipe_id, 4 * R * S,
+						     pm_region_free_count(reg));
+			}
+			pos += nif;
+		}
+		atomic_thread_fence(memory_order_release);
+		sh->magic = PIPE_MAGIC;
+	} else if (!pipe_shared_sane(reg, sh, found_size)) {
+		pm_region_unlock(reg);
+		return pm_open_error(p, -EPROTO, "pipe %u in region '%s' is corrupt",
+				     pp->pipe_id, reg->name);
+	} else if ((c->tx_rings && c->tx_rings != sh->nrings) ||
+		   (c->tx_slots && c->tx_slots != sh->nslots)) {
+		uint32_t nr = sh->nrings, ns = sh->nslots;
+		pm_region_unlock(reg);
+		return pm_open_error(p, -EINVAL,
+				     "the pipe exists with rings=%u slots=%u: open "
+				     "it with the same @conf or none", nr, ns);
+	}
+	pp->sh = sh;
+	pp->nrings = sh->nrings;
+	S = sh->nslots;
+	pp->q = pm_region_ptr(reg, sh->q_ofs);
+	pp->lo = nm->ring >= 0 ? (uint32_t)nm->ring : 0;
+	pp->hi = nm->ring >= 0 ? (uint32_t)nm->ring + 1 : pp->nrings;
+	if (pp->lo >= pp->nrings) {
+		pm_region_unlock(reg);
+		return pm_open_error(p, -EINVAL, "ring %u does not exist (the pipe "
+				     "has %u ring pairs)", pp->lo, pp->nrings);
+	}
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		if (pm_region_claim(reg, claim_id(pp->pipe_id, pp->end, r)) != 0) {
+			pm_region_unlock(reg);
+			return pm_open_error(p, -EBUSY,
+					     "this end (ring %u) is already open in "
+					     "another process or thread", r);
+		}
+	}
+	pm_region_unlock(reg);
+
+	p->nifp = pm_region_ptr(reg, sh->nifp_ofs[pp->end]);
+	struct netmap_if *peer_nifp = pm_region_ptr(reg, sh->nifp_ofs[!pp->end]);
+	if (p->nifp->ni_tx_rings != pp->nrings || p->nifp->ni_rx_rings != pp->nrings)
+		return pm_open_error(p, -EPROTO, "pipe %u is corrupt", pp->pipe_id);
+	ret = pm_port_bind_krings(p);
+	if (ret)
+		return ret;
+	p->mode = PKTMAP_MODE_ZEROCOPY;
+
+	pp->kp = calloc(2 * pp->nrings, sizeof(*pp->kp));
+	if (!pp->kp)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < 2 * pp->nrings; i++)
+		pp->kp[i].wake_own_fd = pp->kp[i].wake_peer_fd = -1;
+
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		int own = open_fifo(p, pp, pp->end, r);
+		if (own < 0)
+			return own;
+		int peer = open_fifo(p, pp, !pp->end, r);
+		if (peer < 0) {
+			close(own);
+			return peer;
+		}
+		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
+		struct pm_kring *tx = pm_txkring(p, r), *rx = pm_rxkring(p, r);
+		tk->q = pipe_q(pp, pp->end, r);
+		tk->peer = NETMAP_RXRING(peer_nifp, r);
+		tk->wake_own_fd = own;
+		tk->wake_peer_fd = peer;
+		rk->q = pipe_q(pp, !pp->end, r);
+		rk->wake_own_fd = -1; /* shared with tk: closed once */
+		rk->wake_peer_fd = peer;
+		tx->priv = tk;
+		rx->priv = rk;
+
+		/* Resume where the last owner of this end left off; values
+		 * come from shared memory, so check them. */
+		uint32_t hwcur = tk->q->tx_hwcur, prod = atomic_load(&tk->q->prod);
+		uint32_t cons = atomic_load(&tk->q->cons);
+		uint32_t rcons = atomic_load(&rk->q->cons), rtail = rk->q->rx_hwtail;
+		if (hwcur >= S || prod >= S || cons >= S || rcons >= S || rtail >= S)
+			return pm_open_error(p, -EPROTO,
+					     "pipe %u ring %u: control block is "
+					     "corrupt", pp->pipe_id, r);
+		uint32_t d = pm_ring_dist(prod, cons, S);
+		tk->prod = prod;
+		tx->hwcur = tx->rhead = tx->rcur = hwcur;
+		tx->hwtail = tx->rtail = pm_ring_add(hwcur, d ? d - 1 : S - 1, S);
+		tx->ring->head = tx->ring->cur = hwcur;
+		tx->ring->tail = tx->hwtail;
+		rx->hwcur = rx->rhead = rx->rcur = rcons;
+		rx->hwtail = rx->rtail = rtail;
+		rx->ring->head = rx->ring->cur = rcons;
+		rx->ring->tail = rtail;
+	}
+
+	if (pp->hi - pp->lo == 1) {
+		p->fd = pp->kp[pp->lo].wake_own_fd;
+	} else {
+		pp->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (pp->epfd < 0)
+			return pm_open_error(p, -errno, "epoll_create1: %s",
+					     strerror(errno));
+		for (uint32_t r = pp->lo; r < pp->hi; r++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = r };
+			if (epoll_ctl(pp->epfd, EPOLL_CTL_ADD,
+				      pp->kp[r].wake_own_fd, &ev) != 0)
+				return pm_open_error(p, -errno, "epoll_ctl: %s",
+						     strerror(errno));
+		}
+		p->fd = pp->epfd;
+	}
+	return 0;
+}
+
+/* Wake the other side if, and only if, it announced that it sleeps. The
+ * full fence pairs with the one in pipe_poll_arm(): either the sleeper
+ * sees what we just published, or we see its flag. */
+static void wake_if_sleeping(struct pktmap_port *p, _Atomic uint32_t *flag,
+			     int fd)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(flag, memory_order_relaxed) &&
+	    atomic_exchange_explicit(flag, 0, memory_order_relaxed)) {
+		char one = 1;
+		if (write(fd, &one, 1) < 0 && errno != EAGAIN)
+			pm_log(p, PKTMAP_LOG_WARN, "%s: wake-up failed: %s", p->name,
+			       strerror(errno));
+		p->st.wakeups_sent++;
+	}
+}
+
+static void report_proto(struct pktmap_port *p, struct pm_kring *k,
+			 const char *what, uint32_t v)
+{
+	p->st.drop_invalid++;
+	pm_log_ratelimited(p, &p->rl_slot,
+			   "%s: %s ring %u: the peer wrote %s %u into the shared "
+			   "ring: ignored",
+			   p->name, k->tx ? "TX" : "RX", k->ring->ringid, what, v);
+}
+
+/* Move submitted TX slots into the peer's RX ring, swapping buffers. */
+static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	struct pm_pipe_q *q = kp->q;
+	struct netmap_ring *ring = k->ring, *peer = kp->peer;
+	const struct pm_bufspace bs = p->bs;
+	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead, prod = kp->prod;
+	uint64_t pkts = 0, bytes = 0;
+	int ret = 0;
+
+	/* Pairs with the release store of cons in pipe_rxsync(): the
+	 * reader is done with the RX slots before cons. */
+	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_acquire);
+	if (pm_unlikely(cons >= n)) {
+		report_proto(p, k, "consumer index", cons);
+		return -EPROTO;
+	}
+	uint32_t d = pm_ring_dist(prod, cons, n);
+	uint32_t space = d ? d - 1 : n - 1;
+	uint32_t moved = 0;
+
+	while (i != head && space) {
+		struct netmap_slot *ts = &ring->slot[i];
+		uint32_t idx = ts->buf_idx, len = ts->len, fl = ts->flags;
+		enum pm_slot_verdict v = pm_slot_check(&bs, idx, len, 1);
+		if (pm_unlikely(v != PM_SLOT_OK)) {
+			pm_slot_reject(p, k, i, idx, len, v);
+			i = i + 1 == n ? 0 : i + 1;
+			continue;
+		}
+		struct netmap_slot *rs = &peer->slot[prod];
+		uint32_t ridx = PM_READ_ONCE(rs->buf_idx);
+		if (pm_unlikely(!pm_buf_ok(&bs, ridx))) {
+			report_proto(p, k, "buffer index", ridx);
+			ret = -EPROTO;
+			break;
+		}
+		rs->buf_idx = idx;
+		rs->len = (uint16_t)len;
+		rs->flags = (uint16_t)((fl & NS_MOREFRAG) | NS_BUF_CHANGED);
+		rs->ptr = ts->ptr;
+		ts->buf_idx = ridx;
+		ts->flags = NS_BUF_CHANGED;
+		pkts += !(fl & NS_MOREFRAG);
+		bytes += len;
+		prod = prod + 1 == n ? 0 : prod + 1;
+		i = i + 1 == n ? 0 : i + 1;
+		space--;
+		moved++;
+	}
+	k->hwcur = i;
+	q->tx_hwcur = i;
+	if (moved) {
+		kp->prod = prod;
+		/* Pairs with the acquire load of prod in pipe_rxsync(): the
+		 * slots before prod are written. */
+		atomic_store_explicit(&q->prod, prod, memory_order_release);
+		p->st.tx_packets += pkts;
+		p->st.tx_bytes += bytes;
+		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
+		cons = atomic_load_explicit(&q->cons, memory_order_acquire);
+		if (pm_unlikely(cons >= n)) {
+			report_proto(p, k, "consumer index", cons);
+			return -EPROTO;
+		}
+		d = pm_ring_dist(prod, cons, n);
+		space = d ? d - 1 : n - 1;
+	}
+	k->hwtail = pm_ring_add(i, space, n);
+	return ret;
+}
+
+/* Give back released RX slots, then expose newly arrived whole packets. */
+static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	struct pm_pipe_q *q = kp->q;
+	struct netmap_ring *ring = k->ring;
+	const struct pm_bufspace bs = p->bs;
+	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
+	int ret = 0;
+
+	if (i != head) {
+		/* The application may have swapped buffers into released
+		 * slots: the writer will take them, so they must be ours. */
+		while (i != head) {
+			uint32_t idx = ring->slot[i].buf_idx;
+			if (pm_unlikely(!pm_buf_ok(&bs, idx))) {
+				pm_slot_reject(p, k, i, idx, ring->slot[i].len,
+					       PM_SLOT_BAD_IDX);
+				ret = -EINVAL;
+				break;
+			}
+			i = i + 1 == n ? 0 : i + 1;
+		}
+		if (i != k->hwcur) {
+			k->hwcur = i;
+			/* Pairs with the acquire load of cons in pipe_txsync(). */
+			atomic_store_explicit(&q->cons, i, memory_order_release);
+			wake_if_sleeping(p, &q->writer_sleeping, kp->wake_peer_fd);
+		}
+	}
+
+	/* Pairs with the release store of prod in pipe_txsync(). */
+	uint32_t prod = atomic_load_explicit(&q->prod, memory_order_acquire);
+	uint32_t j = k->hwtail;
+	if (pm_unlikely(prod >= n ||
+			pm_ring_dist(k->hwcur, prod, n) <
+				pm_ring_dist(k->hwcur, j, n))) {
+		report_proto(p, k, "producer index", prod);
+		return -EPROTO;
+	}
+	uint32_t end = j;
+	uint64_t pkts = 0, bytes = 0, done_bytes = 0;
+	while (j != prod) {
+		const struct netmap_slot *s = &ring->slot[j];
+		uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
+		enum pm_slot_verdict v = pm_slot_check(&bs, idx, len, 0);
+		if (pm_unlikely(v != PM_SLOT_OK)) {
+			report_proto(p, k, v == PM_SLOT_BAD_IDX ? "buffer index" :
+								 "length",
+				     v == PM_SLOT_BAD_IDX ? idx : len);
+			ret = -EPROTO;
+			break;
+		}
+		bytes += len;
+		j = j + 1 == n ? 0 : j + 1;
+		if (!(fl & NS_MOREFRAG)) {
+			end = j;
+			pkts++;
+			done_bytes = bytes;
+		}
+	}
+	/* A chain as long as the whole ring can never complete: deliver
+	 * it rather than wedge the pipe. */
+	if (end == k->hwtail && j != end &&
+	    pm_ring_dist(k->hwcur, j, n) == n - 1) {
+		end = j;
+		pkts++;
+		done_bytes = bytes;
+		p->st.drop_too_long++;
+	}
+	k->hwtail = end;
+	q->rx_hwtail = end;
+	p->st.rx_packets += pkts;
+	p->st.rx_bytes += done_bytes;
+	if (ring->flags & NR_TIMESTAMP)
+		gettimeofday(&ring->ts, NULL);
+	return ret;
+}
+
+/* Announce that we are about to sleep, then look once more. */
+static int pipe_poll_arm(struct pktmap_port *p, short events)
+{
+	struct pipe_priv *pp = p->priv;
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		if (events & POLLIN)
+			atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping,
+					      1, memory_order_relaxed);
+		if (events & POLLOUT)
+			atomic_store_explicit(&pipe_q(pp, pp->end, r)->writer_sleeping,
+					      1, memory_order_relaxed);
+	}
+	/* Pairs with the fence in wake_if_sleeping(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		struct pm_kring *rx = pm_rxkring(p, r), *tx = pm_txkring(p, r);
+		if ((events & POLLIN) && p->dir & PKTMAP_DIR_RX &&
+		    atomic_load_explicit(&pipe_q(pp, !pp->end, r)->prod,
+					 memory_order_relaxed) != rx->hwtail)
+			return 1;
+		if ((events & POLLOUT) && p->dir & PKTMAP_DIR_TX) {
+			struct pipe_kpriv *kp = tx->priv;
+			uint32_t cons = atomic_load_explicit(&kp->q->cons,
+							     memory_order_relaxed);
+			if (pm_ring_add(kp->prod, 1, tx->nslots) != cons)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static void pipe_poll_disarm(struct pktmap_port *p)
+{
+	struct pipe_priv *pp = p->priv;
+	char buf[256];
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping, 0,
+				      memory_order_relaxed);
+		atomic_store_explicit(&pipe_q(pp, pp->end, r)->writer_sleeping, 0,
+				      memory_order_relaxed);
+		while (read(pp->kp[r].wake_own_fd, buf, sizeof(buf)) == sizeof(buf))
+			;
+	}
+}
+
+static void pipe_info(const struct pktmap_port *p, struct pktmap_info *info)
+{
+	struct pipe_priv *pp = p->priv;
+	struct pktmap_port *mp = (struct pktmap_port *)p;
+	if (!pm_region_claimed(&mp->region,
+			       claim_id(pp->pipe_id, !pp->end, pp->lo)))
+		info->flags |= PKTMAP_INFO_PEER_GONE;
+}
+
+static void pipe_close(struct pktmap_port *p)
+{
+	struct pipe_priv *pp = p->priv;
+	if (!pp)
+		return;
+	if (pp->kp) {
+		for (uint32_t r = 0; r < pp->nrings; r++) {
+			if (pp->kp[r].wake_own_fd >= 0)
+				close(pp->kp[r].wake_own_fd);
+			if (pp->kp[r].wake_peer_fd >= 0)
+				close(pp->kp[r].wake_peer_fd);
+		}
+		free(pp->kp);
+	}
+	if (pp->epfd >= 0)
+		close(pp->epfd);
+	free(pp);
+	p->priv = NULL;
+}
+
+const struct pm_port_ops pm_pipe_ops = {
+	.desc = {
+		.name = "pipe",
+		.syntax = "pipe:NAME{N | pipe:NAME}N[-R]",
+		.mode = "zerocopy",
+		.summary = "two ends in one region, any two processes or threads; "
+			   "slots move, buffers are swapped",
+	},
+	.caps = PM_CAP_PIPE | PM_CAP_ONE_RING | PM_CAP_ZEROCOPY,
+	.open = pipe_open,
+	.txsync = pipe_txsync,
+	.rxsync = pipe_rxsync,
+	.poll_arm = pipe_poll_arm,
+	.poll_disarm = pipe_poll_disarm,
+	.info = pipe_info,
+	.close = pipe_close,
+};

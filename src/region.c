@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Regions: one shared mapping holding, in order, a header, the free-buffer
+ * stack, an object area (interface descriptors, rings, back-end control
+ * blocks) and the buffer pool. Everything inside refers to everything else
+ * by offset or buffer index, so processes may map it at any address.
+ *
+ * A named region is the file /dev/shm/pktmap.NAME (tmpfs, the same memory
+ * as a memfd, but joinable by name with no broker; /dev/hugepages with
+ * hugepages). An unnamed region is a memfd private to its port.
+ *
+ * Lifetime is tracked with open-file-description locks, which the kernel
+ * drops when a process dies, even by SIGKILL:
+ *   byte 0        structure mutex (create, join, allocate, leave)
+ *   byte 1        every user holds a read lock; a write lock that succeeds
+ *                 means "nobody else": the last user unlinks the file, and
+ *                 an opener that finds a file nobody holds rebuilds it
+ *                 (buffers of crashed users come back that way)
+ *   byte 4096+N   back-end claims (a pipe end, a ring) that must be unique
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PM_REGION_MAGIC 0x31524d544b50ull /* "PKTMR1" */
+#define PM_REGION_VERSION 1
+#define PM_REGION_DIR 64
+#define PM_HDR_SIZE 8192
+#define PM_LOCK_MUTEX 0
+#define PM_LOCK_USERS 1
+#define PM_LOCK_CLAIM_BASE 4096
+
+struct pm_region_dirent {
+	char key[48];
+	uint64_t ofs;
+	uint64_t size;
+};
+
+struct pm_region_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hugepages;
+	uint64_t size;
+	uint32_t buf_size, headroom, nbufs, pad0;
+	uint64_t pool_ofs;
+	uint64_t free_ofs;   /* uint32_t stack of free buffer indices */
+	uint32_t free_top;   /* entries on the stack */
+	uint32_t ndir;
+	uint64_t obj_ofs, obj_next, obj_end;
+	struct pm_region_dirent dir[PM_REGION_DIR];
+};
+
+_Static_assert(sizeof(struct pm_region_hdr) <= PM_HDR_SIZE, "header size");
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static int ofd_lock(int fd, short type, off_t start, int wait)
+{
+	struct flock fl = {
+		.l_type = type,
+		.l_whence = SEEK_SET,
+		.l_start = start,
+		.l_len = 1,
+	};
+	for (;;) {
+		if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		return (errno == EACCES || errno == EAGAIN) ? -EBUSY : -errno;
+	}
+}
+
+void pm_region_lock(struct pm_region *r)
+{
+	(void)ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, 1);
+}
+
+void pm_region_unlock(struct pm_region *r)
+{
+	(void)ofd_lock(r->fd, F_UNLCK, PM_LOCK_MUTEX, 0);
+}
+
+int pm_region_claim(struct pm_region *r, uint32_t slot)
+{
+	return ofd_lock(r->fd, F_WRLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
+}
+
+void pm_region_unclaim(struct pm_region *r, uint32_t slot)
+{
+	(void)ofd_lock(r->fd, F_UNLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
+}
+
+bool pm_region_claimed(struct pm_region *r, uint32_t slot)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = PM_LOCK_CLAIM_BASE + (off_t)slot,
+		.l_len = 1,
+	};
+	if (fcntl(r->fd, F_OFD_GETLK, &fl) != 0)
+		return false;
+	return fl.l_type != F_UNLCK;
+}
+
+static int valid_region_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > 48)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return 0;
+	}
+	return name[0] != '.';
+}
+
+/* Lay out a new region in r->base according to p. */
+static void region_init(struct pm_region *r, const struct pm_region_params *p,
+			size_t free_ofs, size_t obj_ofs, size_t obj_end,
+			size_t pool_ofs)
+{
+	struct pm_region_hdr *h = r->base;
+	memset(h, 0, sizeof(*h));
+	h->version = PM_REGION_VERSION;
+	h->hugepages = p->hugepages > 0;
+	h->size = r->size;
+	h->buf_size = p->buf_size;
+	h->headroom = p->headroom;
+	h->nbufs = p->bufs;
+	h->pool_ofs = pool_ofs;
+	h->free_ofs = free_ofs;
+	h->obj_ofs = obj_ofs;
+	h->obj_next = obj_ofs;
+	h->obj_end = obj_end;
+	uint32_t *stack = (uint32_t *)((char *)r->base + free_ofs);
+	uint32_t top = 0;
+	/* Push high indices first so that low ones are handed out first. */
+	for (uint32_t i = p->bufs; i-- > 2;)
+		stack[top++] = i;
+	h->free_top = top;
+	atomic_thread_fence(memory_order_release);
+	h->magic = PM_REGION_MAGIC;
+}
+
+static void region_set_view(struct pm_region *r)
+{
+	struct pm_region_hdr *h = r->base;
+	r->hdr = h;
+	r->pool = (char *)r->base + h->pool_ofs;
+	r->buf_size = h->buf_size;
+	r->headroom = h->headroom;
+	r->nbufs = h->nbufs;
+}
+
+/* Check that a header written by another process describes a layout that
+ * fits in the file; a corrupt header must not lead us outside the map. */
+static int region_hdr_sane(const struct pm_region_hdr *h, size_t fsize)
+{
+	if (h->magic != PM_REGION_MAGIC || h->version != PM_REGION_VERSION)
+		return 0;
+	if (h->size != fsize || h->buf_size < 64 || h->headroom >= h->buf_size ||
+	    h->nbufs < 3)
+		return 0;
+	if (h->free_ofs < PM_HDR_SIZE ||
+	    h->free_ofs + (uint64_t)h->nbufs * 4 > h->obj_ofs ||
+	    h->obj_ofs > h->obj_end || h->obj_end > h->pool_ofs ||
+	    h->pool_ofs + (uint64_t)h->nbufs * h->buf_size > fsize)
+		return 0;
+	return h->ndir <= PM_REGION_DIR;
+}
+
+int pm_region_open(struct pm_region *r, const char *name,
+		   const struct pm_region_params *p, char *err, size_t errlen)
+{
+	struct pm_region_params def = *p;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (def.buf_size == 0)
+		def.buf_size = PM_DEFAULT_BUF_SIZE;
+	if (def.buf_size < 256 || def.buf_size > 65536 ||
+	    (def.buf_size & (def.buf_size - 1))) {
+		snprintf(err, errlen,
+			 "buf_size=%u: must be a power of two from 256 to 65536",
+			 def.buf_size);
+		return -EINVAL;
+	}
+	if (def.headroom >= def.buf_size / 2) {
+		snprintf(err, errlen, "headroom %u too large for buf_size=%u",
+			 def.headroom, def.buf_size);
+		return -EINVAL;
+	}
+	if (def.bufs < 3)
+		def.bufs = 3;
+	if (def.bufs > (1u << 26)) {
+		snprintf(err, errlen, "bufs=%u: at most %u buffers in a region",
+			 def.bufs, 1u << 26);
+		return -EINVAL;
+	}
+
+	size_t page = def.hugepages > 0 ? (2u << 20) : 4096;
+	size_t free_ofs = PM_HDR_SIZE;
+	size_t obj_ofs = align_up(free_ofs + (size_t)def.bufs * 4, 4096);
+	size_t obj_end = align_up(obj_ofs + def.obj_size, 4096);
+	size_t pool_ofs = align_up(obj_end, page);
+	size_t size = align_up(pool_ofs + (size_t)def.bufs * def.buf_size, page);
+
+	r->named = name && *name;
+	if (r->named) {
+		if (!valid_region_name(name)) {
+			snprintf(err, errlen,
+				 "region '%s': names are 1-48 of [A-Za-z0-9_.-]",
+				 name);
+			return -EINVAL;
+		}
+		snprintf(r->name, sizeof(r->name), "%s", name);
+		snprintf(r->path, sizeof(r->path), "%s/pktmap.%s",
+			 def.hugepages > 0 ? "/dev/hugepages" : "/dev/shm", name);
+		r->fd = open(r->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			     0600);
+		if (r->fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "region '%s': cannot open %s: %s%s",
+				 name, r->path, strerror(errno),
+				 def.hugepages > 0 ?
+					 " (is hugetlbfs mounted on /dev/hugepages?)" :
+					 "");
+			return ret;
+		}
+	} else {
+		snprintf(r->name, sizeof(r->name), "(private)");
+		r->fd = memfd_create("pktmap", MFD_CLOEXEC |
+				     (def.hugepages > 0 ? MFD_HUGETLB : 0));
+		if (r->fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot create a memfd region: %s%s",
+				 strerror(errno),
+				 def.hugepages > 0 ?
+					 " (no hugepages reserved? see /proc/sys/vm/nr_hugepages)" :
+					 "");
+			return ret;
+		}
+	}
+
+	pm_region_lock(r);
+	bool fresh = true;
+	if (r->named)
+		fresh = ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
+	if (fresh) {
+		/* Nobody else uses it: (re)build from scratch. */
+		if (ftruncate(r->fd, 0) != 0 || ftruncate(r->fd, (off_t)size) != 0) {
+			ret = -errno;
+			snprintf(err, errlen, "region '%s': cannot size to %zu bytes: %s",
+				 r->name, size, strerror(errno));
+			goto fail;
+		}
+		r->size = size;
+	} else {
+		struct stat stt;
+		if (fstat(r->fd, &stt) != 0) {
+			ret = -errno;
+			goto fail;
+		}
+		r->size = (size_t)stt.st_size;
+	}
+	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | (fresh ? MAP_POPULATE : 0), r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		ret = -errno;
+		r->base = NULL;
+		snprintf(err, errlen, "region '%s': cannot map %zu bytes: %s",
+			 r->name, r->size, strerror(errno));
+		goto fail;
+	}
+	if (fresh) {
+		region_init(r, &def, free_ofs, obj_ofs, obj_end, pool_ofs);
+		r->created = true;
+	} else if (!region_hdr_sane(r->base, r->size)) {
+		ret = -EPROTO;
+		snprintf(err, errlen,
+			 "region '%s' (%s) is in use but its header is corrupt",
+			 r->name, r->path);
+		goto fail;
+	} else {
+		const struct pm_region_hdr *h = r->base;
+		if ((p->buf_size && p->buf_size != h->buf_size) ||
+		    (p->headroom != h->headroom)) {
+			ret = -EEXIST;
+			snprintf(err, errlen,
+				 "region '%s' exists with buf_size=%u headroom=%u; "
+				 "open it with the same settings",
+				 r->name, h->buf_size, h->headroom);
+			goto fail;
+		}
+	}
+	region_set_view(r);
+	if (r->named)
+		(void)ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
+	pm_region_unlock(r);
+	return 0;
+
+fail:
+	pm_region_unlock(r);
+	if (r->base)
+		munmap(r->base, r->size);
+	if (r->named && fresh)
+		unlink(r->path);
+	close(r->fd);
+	r->fd = -1;
+	r->base = NULL;
+	return ret;
+}
+
+/* Remove the region's file and the companion files back ends made for it
+ * (named /dev/shm/pktmap.NAME.*, e.g. the pipes' wake-up FIFOs). */
+static void region_unlink(struct pm_region *r)
+{
+	unlink(r->path);
+	const char *dirpath = "/dev/shm";
+	char prefix[80];
+	int plen = snprintf(prefix, sizeof(prefix), "pktmap.%s.", r->name);
+	DIR *d = opendir(dirpath);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, prefix, (size_t)plen) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+void pm_region_close(struct pm_region *r)
+{
+	if (r->fd < 0)
+		return;
+	if (r->base)
+		munmap(r->base, r->size);
+	if (r->named) {
+		pm_region_lock(r);
+		if (ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
+			region_unlink(r);
+		pm_region_unlock(r);
+	}
+	close(r->fd);
+	r->fd = -1;
+	r->base = NULL;
+}
+
+uint64_t pm_region_lookup(struct pm_region *r, const char *key, size_t *size)
+{
+	struct pm_region_hdr *h = r->hdr;
+	uint32_t ndir = h->ndir < PM_REGION_DIR ? h->ndir : PM_REGION_DIR;
+	for (uint32_t i = 0; i < ndir; i++) {
+		struct pm_region_dirent *d = &h->dir[i];
+		if (strncmp(d->key, key, sizeof(d->key)) != 0)
+			continue;
+		if (d->ofs < h->obj_ofs || d->size > h->obj_end - d->ofs)
+			return 0;
+		*size = d->size;
+		return d->ofs;
+	}
+	return 0;
+}
+
+uint64_t pm_region_object(struct pm_region *r, const char *key, size_t size,
+			  bool *created)
+{
+	struct pm_region_hdr *h = r->hdr;
+	uint32_t ndir = h->ndir < PM_REGION_DIR ? h->ndir : PM_REGION_DIR;
+	*created = false;
+	for (uint32_t i = 0; i < ndir; i++) {
+		struct pm_region_dirent *d = &h->dir[i];
+		if (strncmp(d->key, key, sizeof(d->key)) != 0)
+			continue;
+		if (d->size < size || d->ofs < h->obj_ofs ||
+		    d->ofs + d->size > h->obj_end)
+			return 0;
+		return d->ofs;
+	}
+	if (ndir >= PM_REGION_DIR || strlen(key) >= sizeof(h->dir[0].key))
+		return 0;
+	uint64_t ofs = align_up(h->obj_next, 128);
+	if (ofs < h->obj_ofs || ofs + size > h->obj_end)
+		return 0;
+	h->obj_next = ofs + size;
+	struct pm_region_dirent *d = &h->dir[ndir];
+	snprintf(d->key, sizeof(d->key), "%s", key);
+	d->ofs = ofs;
+	d->size = size;
+	h->ndir = ndir + 1;
+	memset((char *)r->base + ofs, 0, size);
+	*created = true;
+	return ofs;
+}
+
+int pm_region_alloc_bufs(struct pm_region *r, uint32_t *idx, uint32_t n)
+{
+	struct pm_region_hdr *h = r->hdr;
+	uint32_t *stack = (uint32_t *)((char *)r->base + h->free_ofs);
+	struct pm_bufspace bs = { .nbufs = r->nbufs, .usable = 0 };
+	uint32_t top = h->free_top;
+	if (top > r->nbufs)
+		top = 0; /* corrupt: treat as empty */
+	uint32_t got = 0;
+	while (got < n && top > 0) {
+		uint32_t b = stack[--top];
+		if (pm_buf_ok(&bs, b))
+			idx[got++] = b;
+	}
+	if (got < n) {
+		/* Put back what we took: all or nothing. */
+		while (got > 0)
+			stack[top++] = idx[--got];
+		h->free_top = top;
+		return -ENOMEM;
+	}
+	h->free_top = top;
+	return 0;
+}
+
+void pm_region_free_bufs(struct pm_region *r, const uint32_t *idx, uint32_t n)
+{
+	struct pm_region_hdr *h = r->hdr;
+	uint32_t *stack = (uint32_t *)((char *)r->base + h->free_ofs);
+	struct pm_bufspace bs = { .nbufs = r->nbufs, .usable = 0 };
+	uint32_t top = h->free_top;
+	if (top > r->nbufs)
+		top = 0;
+	for (uint32_t i = 0; i < n && top < r->nbufs - 2; i++) {
+		if (pm_buf_ok(&bs, idx[i]))
+			stack[top++] = idx[i];
+	}
+	h->free_top = top;
+}
+
+uint32_t pm_region_free_count(struct pm_region *r)
+{
+	uint32_t top = r->hdr->free_top;
+	return top > r->nbufs ? 0 : top;
+}
+
+size_t pm_ring_size(uint32_t slots)
+{
+	return align_up(sizeof(struct netmap_ring) +
+			(size_t)slots * sizeof(struct netmap_slot), 128);
+}
+
+size_t pm_nifp_size(uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx)
+{
+	size_t n = (size_t)ntx + nrx + nhtx + nhrx;
+	return align_up(sizeof(struct netmap_if) + n * sizeof(ssize_t), 128);
+}
+
+/* The netmap structures have const fields (read-only to applications);
+ * the library writes them through this mirror of their layout. */
+struct pm_ring_rw {
+	int64_t buf_ofs;
+	uint32_t num_slots;
+	uint32_t nr_buf_size;
+	uint16_t ringid;
+	uint16_t dir;
+	uint32_t head, cur, tail, flags;
+	struct timeval ts;
+	uint64_t offset_mask;
+	uint64_t buf_align;
+};
+
+struct pm_if_rw {
+	char ni_name[IFNAMSIZ];
+	uint32_t ni_version, ni_flags, ni_tx_rings, ni_rx_rings;
+	uint32_t ni_bufs_head, ni_host_tx_rings, ni_host_rx_rings;
+	uint32_t ni_spare1[3];
+	ssize_t ring_ofs[];
+};
+
+_Static_assert(offsetof(struct pm_ring_rw, buf_align) ==
+		       offsetof(struct netmap_ring, buf_align), "ring mirror");
+_Static_assert(offsetof(struct pm_if_rw, ring_ofs) ==
+		       offsetof(struct netmap_if, ring_ofs), "if mirror");
+
+int pm_region_make_nifp(struct pm_region *r, uint64_t ofs, const char *ifname,
+			uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
+			uint32_t tx_slots, uint32_t rx_slots, bool fill_bufs)
+{
+	struct pm_if_rw *nif = pm_region_ptr(r, ofs);
+	uint32_t nrings = ntx + nhtx + nrx + nhrx;
+	size_t pos = pm_nifp_size(ntx, nrx, nhtx, nhrx);
+
+	snprintf(nif->ni_name, sizeof(nif->ni_name), "%s", ifname);
+	nif->ni_version = NETMAP_API;
+	nif->ni_tx_rings = ntx;
+	nif->ni_rx_rings = nrx;
+	nif->ni_host_tx_rings = nhtx;
+	nif->ni_host_rx_rings = nhrx;
+	for (uint32_t i = 0; i < nrings; i++) {
+		int tx = i < ntx + nhtx;
+		uint32_t slots = tx ? tx_slots : rx_slots;
+		struct pm_ring_rw *ring = (struct pm_ring_rw *)((char *)nif + pos);
+		nif->ring_ofs[i] = (ssize_t)pos;
+		ring->num_slots = slots;
+		ring->nr_buf_size = r->buf_size;
+		ring->buf_ofs = (int64_t)((r->pool + r->headroom) - (char *)ring);
+		ring->ringid = (uint16_t)(tx ? i : i - ntx - nhtx);
+		ring->dir = tx ? NR_TX : NR_RX;
+		ring->head = ring->cur = 0;
+		ring->tail = tx ? slots - 1 : 0;
+		ring->flags = 0;
+		if (fill_bufs) {
+			struct netmap_ring *nr = (struct netmap_ring *)ring;
+			uint32_t idx[256];
+			for (uint32_t s = 0; s < slots; s += 256) {
+				uint32_t n = slots - s < 256 ? slots - s : 256;
+				if (pm_region_alloc_bufs(r, idx, n) != 0)
+					return -ENOMEM;
+				for (uint32_t j = 0; j < n; j++) {
+					nr->slot[s + j].buf_idx = idx[j];
+					nr->slot[s + j].len = 0;
+					nr->slot[s + j].flags = 0;
+					nr->slot[s + j].ptr = 0;
+				}
+			}
+		}
+		pos += pm_ring_size(slots);
+	}
+	return 0;
+}

@@ -1,0 +1,100 @@
+/* Pins netmap's user-visible layout (API 14), field by field. */
+#include <stddef.h>
+#include <string.h>
+
+#include "pktmap/netmap_user.h"
+#include "pktmap/pktmap.h"
+#include "t.h"
+
+#define OFF(type, field, want) CHECK_EQ(offsetof(struct type, field), want)
+#define SIZE(type, field, want) CHECK_EQ(sizeof(((struct type *)0)->field), want)
+
+int main(void)
+{
+	CHECK_EQ(sizeof(struct netmap_slot), 16);
+	OFF(netmap_slot, buf_idx, 0); SIZE(netmap_slot, buf_idx, 4);
+	OFF(netmap_slot, len, 4);     SIZE(netmap_slot, len, 2);
+	OFF(netmap_slot, flags, 6);   SIZE(netmap_slot, flags, 2);
+	OFF(netmap_slot, ptr, 8);     SIZE(netmap_slot, ptr, 8);
+
+	OFF(netmap_ring, buf_ofs, 0);      SIZE(netmap_ring, buf_ofs, 8);
+	OFF(netmap_ring, num_slots, 8);    SIZE(netmap_ring, num_slots, 4);
+	OFF(netmap_ring, nr_buf_size, 12); SIZE(netmap_ring, nr_buf_size, 4);
+	OFF(netmap_ring, ringid, 16);      SIZE(netmap_ring, ringid, 2);
+	OFF(netmap_ring, dir, 18);         SIZE(netmap_ring, dir, 2);
+	OFF(netmap_ring, head, 20);        SIZE(netmap_ring, head, 4);
+	OFF(netmap_ring, cur, 24);         SIZE(netmap_ring, cur, 4);
+	OFF(netmap_ring, tail, 28);        SIZE(netmap_ring, tail, 4);
+	OFF(netmap_ring, flags, 32);       SIZE(netmap_ring, flags, 4);
+	OFF(netmap_ring, ts, 40);          SIZE(netmap_ring, ts, 16);
+	OFF(netmap_ring, offset_mask, 56); SIZE(netmap_ring, offset_mask, 8);
+	OFF(netmap_ring, buf_align, 64);   SIZE(netmap_ring, buf_align, 8);
+	OFF(netmap_ring, sem, 128);        SIZE(netmap_ring, sem, 128);
+	OFF(netmap_ring, slot, 256);
+	CHECK_EQ(sizeof(struct netmap_ring), 256);
+
+	OFF(netmap_if, ni_name, 0);           SIZE(netmap_if, ni_name, 16);
+	OFF(netmap_if, ni_version, 16);
+	OFF(netmap_if, ni_flags, 20);
+	OFF(netmap_if, ni_tx_rings, 24);
+	OFF(netmap_if, ni_rx_rings, 28);
+	OFF(netmap_if, ni_bufs_head, 32);
+	OFF(netmap_if, ni_host_tx_rings, 36);
+	OFF(netmap_if, ni_host_rx_rings, 40);
+	OFF(netmap_if, ni_spare1, 44);        SIZE(netmap_if, ni_spare1, 12);
+	OFF(netmap_if, ring_ofs, 56);
+	CHECK_EQ(sizeof(struct netmap_if), 56);
+
+	CHECK_EQ(NS_BUF_CHANGED, 0x1);
+	CHECK_EQ(NS_REPORT, 0x2);
+	CHECK_EQ(NS_FORWARD, 0x4);
+	CHECK_EQ(NS_NO_LEARN, 0x8);
+	CHECK_EQ(NS_INDIRECT, 0x10);
+	CHECK_EQ(NS_MOREFRAG, 0x20);
+	CHECK_EQ(NS_TXMON, 0x40);
+	CHECK_EQ(NR_TIMESTAMP, 0x2);
+	CHECK_EQ(NR_FORWARD, 0x4);
+	CHECK_EQ(NETMAP_API, 14);
+
+	/* The inline helpers on a hand-made ring. */
+	static union {
+		struct netmap_ring r;
+		char raw[256 + 8 * 16];
+	} u;
+	memset(&u, 0, sizeof(u));
+	*(uint32_t *)&u.r.num_slots = 8;
+	*(uint32_t *)&u.r.nr_buf_size = 2048;
+	*(int64_t *)&u.r.buf_ofs = 4096;
+	struct netmap_ring *r = &u.r;
+	CHECK_EQ(nm_ring_next(r, 0), 1);
+	CHECK_EQ(nm_ring_next(r, 7), 0);
+	r->head = r->cur = 6; r->tail = 2;
+	CHECK_EQ(nm_ring_space(r), 4);
+	CHECK(!nm_ring_empty(r), "not empty");
+	r->cur = 2;
+	CHECK(nm_ring_empty(r), "empty at cur == tail");
+	r->head = 3; r->tail = 2;
+	CHECK(!nm_tx_pending(r), "all free: nothing pending");
+	r->tail = 5;
+	CHECK(nm_tx_pending(r), "pending");
+	char *b = NETMAP_BUF(r, 5);
+	CHECK_EQ(b - (char *)r, 4096 + 5 * 2048);
+	CHECK_EQ(NETMAP_BUF_IDX(r, b), 5);
+
+	/* NETMAP_TXRING / NETMAP_RXRING index ring_ofs in the documented
+	 * order: NIC tx, host tx, NIC rx, host rx. */
+	static union {
+		struct netmap_if nif;
+		char raw[56 + 6 * 8];
+	} v;
+	*(uint32_t *)&v.nif.ni_tx_rings = 2;
+	*(uint32_t *)&v.nif.ni_host_tx_rings = 1;
+	*(uint32_t *)&v.nif.ni_rx_rings = 2;
+	for (int i = 0; i < 6; i++)
+		*(ssize_t *)&v.nif.ring_ofs[i] = 1000 * (i + 1);
+	CHECK_EQ((char *)NETMAP_TXRING(&v.nif, 1) - (char *)&v.nif, 2000);
+	CHECK_EQ((char *)NETMAP_TXRING(&v.nif, 2) - (char *)&v.nif, 3000);
+	CHECK_EQ((char *)NETMAP_RXRING(&v.nif, 0) - (char *)&v.nif, 4000);
+	CHECK_EQ((char *)NETMAP_RXRING(&v.nif, 2) - (char *)&v.nif, 6000);
+	return t_done("abi");
+}

@@ -1,0 +1,95 @@
+/* Port-name parsing: netmap's grammar, and one-line errors for the rest. */
+#include <string.h>
+
+#include "internal.h"
+#include "t.h"
+
+struct name_case {
+	const char *name;
+	int ok;
+	const char *backend, *body;
+	uint32_t reg;
+	int ring, pipe_id;
+	uint32_t dir;
+	const char *errpart; /* for failures: a piece of the message */
+};
+
+static const struct name_case cases[] = {
+	{ "pipe:a{0", 1, "pipe", "a", NR_REG_PIPE_MASTER, -1, 0, 0, NULL },
+	{ "pipe:a}3", 1, "pipe", "a", NR_REG_PIPE_SLAVE, -1, 3, 0, NULL },
+	{ "pipe:my-pipe{2-1", 1, "pipe", "my-pipe", NR_REG_PIPE_MASTER, 1, 2, 0, NULL },
+	{ "pipe:a{", 1, "pipe", "a", NR_REG_PIPE_MASTER, -1, 0, 0, NULL },
+	{ "pipe:a{0/T", 1, "pipe", "a", NR_REG_PIPE_MASTER, -1, 0, PKTMAP_DIR_TX, NULL },
+	{ "null:", 1, "null", "", NR_REG_ALL_NIC, -1, -1, 0, NULL },
+	{ "null:-1", 1, "null", "", NR_REG_ONE_NIC, 1, -1, 0, NULL },
+	{ "pcap:/tmp/x.pcap", 1, "pcap", "/tmp/x.pcap", NR_REG_ALL_NIC, -1, -1, 0, NULL },
+	{ "pcap:/tmp/x-1.pcap/R", 1, "pcap", "/tmp/x-1.pcap", NR_REG_ALL_NIC, -1, -1,
+	  PKTMAP_DIR_RX, NULL },
+	{ "pcap:a@b.pcap", 1, "pcap", "a@b.pcap", NR_REG_ALL_NIC, -1, -1, 0, NULL },
+	{ "pcap:/tmp/T", 1, "pcap", "/tmp", NR_REG_ALL_NIC, -1, -1, PKTMAP_DIR_TX, NULL },
+	{ "eth0", 0, NULL, NULL, 0, 0, 0, 0, "no back end" },
+	{ "", 0, NULL, NULL, 0, 0, 0, 0, "empty" },
+	{ "nosuch:x", 0, NULL, NULL, 0, 0, 0, 0, "unknown back end 'nosuch'" },
+	{ "pipe:", 0, NULL, NULL, 0, 0, 0, 0, "needs an interface or pipe name" },
+	{ "pipe:x", 0, NULL, NULL, 0, 0, 0, 0, "NAME{N" },
+	{ "pipe:x^", 0, NULL, NULL, 0, 0, 0, 0, "host rings" },
+	{ "pipe:x{0@conf:bogus=1", 0, NULL, NULL, 0, 0, 0, 0, "unknown key" },
+	{ "pipe:x{0@conf:slots=abc", 0, NULL, NULL, 0, 0, 0, 0, "needs a number" },
+	{ "pipe:x{0@conf:rings=0", 0, NULL, NULL, 0, 0, 0, 0, "needs a number" },
+	{ "pipe:x{0@conf:slots", 0, NULL, NULL, 0, 0, 0, 0, "key=value" },
+	{ "pipe:x{0/Q", 0, NULL, NULL, 0, 0, 0, 0, "unknown flags" },
+	{ "pipe:x{0/ZC", 0, NULL, NULL, 0, 0, 0, 0, "cannot both" },
+	{ "pipe:x{99999", 0, NULL, NULL, 0, 0, 0, 0, "bad pipe number" },
+	{ "pipe:x{0-", 0, NULL, NULL, 0, 0, 0, 0, "bad ring number" },
+	{ "null:{0", 0, NULL, NULL, 0, 0, 0, 0, "pipe back end" },
+	{ "pcap:", 0, NULL, NULL, 0, 0, 0, 0, "needs a file name" },
+	{ "pcap:x@conf:loop=2", 0, NULL, NULL, 0, 0, 0, 0, "needs a number" },
+	{ "pipe:a b{0", 0, NULL, NULL, 0, 0, 0, 0, "bad character" },
+};
+
+int main(void)
+{
+	char err[400];
+	struct pm_name nm;
+	for (size_t i = 0; i < PM_ARRAY_SIZE(cases); i++) {
+		const struct name_case *c = &cases[i];
+		err[0] = 0;
+		int r = pm_name_parse(c->name, &nm, err, sizeof(err));
+		if (c->ok) {
+			CHECK(r == 0, "'%s' should parse: %s", c->name, err);
+			if (r)
+				continue;
+			CHECK(strcmp(nm.backend, c->backend) == 0, "'%s' backend %s",
+			      c->name, nm.backend);
+			CHECK(strcmp(nm.body, c->body) == 0, "'%s' body '%s'", c->name,
+			      nm.body);
+			CHECK(nm.reg == c->reg, "'%s' reg %u", c->name, nm.reg);
+			CHECK(nm.ring == c->ring, "'%s' ring %d", c->name, nm.ring);
+			CHECK(nm.pipe_id == c->pipe_id, "'%s' pipe %d", c->name,
+			      nm.pipe_id);
+			CHECK(nm.dir == c->dir, "'%s' dir %u", c->name, nm.dir);
+		} else {
+			CHECK(r == -EINVAL, "'%s' should fail", c->name);
+			CHECK(strstr(err, c->errpart) != NULL,
+			      "'%s' message '%s' lacks '%s'", c->name, err, c->errpart);
+			CHECK(strchr(err, '\n') == NULL, "'%s': one line", c->name);
+		}
+	}
+	/* Options. */
+	CHECK(pm_name_parse("pipe:q{1@conf:rings=4,slots=512,buf-size=4096,"
+			    "extra-bufs=8@mem:shared",
+			    &nm, err, sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(nm.conf.tx_rings, 4);
+	CHECK_EQ(nm.conf.rx_rings, 4);
+	CHECK_EQ(nm.conf.tx_slots, 512);
+	CHECK_EQ(nm.conf.buf_size, 4096);
+	CHECK_EQ(nm.conf.extra_bufs, 8);
+	CHECK(strcmp(nm.conf.region, "shared") == 0, "region %s", nm.conf.region);
+	CHECK(pm_name_parse("pcap:/tmp/a.pcap@conf:loop=1", &nm, err,
+			    sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(nm.conf.loop, 1);
+	CHECK(strcmp(nm.body, "/tmp/a.pcap") == 0, "body %s", nm.body);
+	CHECK(pm_name_parse("null:@3", &nm, err, sizeof(err)) == 0, "%s", err);
+	CHECK(strcmp(nm.conf.region, "mem3") == 0, "region %s", nm.conf.region);
+	return t_done("name");
+}

@@ -1,0 +1,54 @@
+/* null: counts and checks every TX slot, produces nothing. */
+#include <poll.h>
+#include <string.h>
+
+#include "internal.h"
+#include "t.h"
+
+int main(void)
+{
+	struct pktmap_port *p = NULL;
+	char err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	CHECK(pktmap_open(&p, "null:@conf:slots=64", &o) == 0, "open: %s", err);
+	if (!p)
+		return t_done("null");
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(p), 0);
+	struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(p), 0);
+	CHECK_EQ(tx->num_slots, 64);
+	CHECK_EQ(nm_ring_space(tx), 63);
+	uint64_t pkts = 0, bytes = 0;
+	for (int round = 0; round < 1000; round++) {
+		CHECK(pktmap_poll(p, POLLOUT, 0) == POLLOUT, "always writable");
+		uint32_t n = nm_ring_space(tx);
+		for (uint32_t i = 0; i < n; i++) {
+			tx->slot[tx->cur].len = (uint16_t)(60 + i);
+			bytes += 60 + i;
+			tx->cur = nm_ring_next(tx, tx->cur);
+		}
+		pkts += n;
+		tx->head = tx->cur;
+		CHECK(pktmap_txsync(p) == 0, "txsync");
+	}
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(p, &st);
+	CHECK_EQ(st.tx_packets, pkts);
+	CHECK_EQ(st.tx_bytes, bytes);
+	CHECK_EQ(st.drop_invalid, 0);
+	CHECK(pktmap_rxsync(p) == 0 && nm_ring_empty(rx), "nothing received");
+	CHECK(pktmap_poll(p, POLLIN, 10) == 0, "POLLIN times out");
+
+	/* The checker runs here too. */
+	tx->slot[tx->cur].len = 3000;
+	tx->head = tx->cur = nm_ring_next(tx, tx->cur);
+	pktmap_txsync(p);
+	pktmap_stats(p, &st);
+	CHECK_EQ(st.drop_invalid, 1);
+	CHECK_EQ(st.tx_packets, pkts);
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(p, &info);
+	CHECK(strcmp(info.backend, "null") == 0, "backend");
+	pktmap_close(p);
+	return t_done("null");
+}

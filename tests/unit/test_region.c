@@ -1,0 +1,136 @@
+/* Regions: layout, buffers, joining by name from another process,
+ * claims that die with their process, and removal by the last user. */
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "t.h"
+
+int main(void)
+{
+	char name[64], err[300], path[128];
+	snprintf(name, sizeof(name), "utreg%d", (int)getpid());
+	snprintf(path, sizeof(path), "/dev/shm/pktmap.%s", name);
+	struct pm_region r, j;
+	struct pm_region_params p = { .bufs = 1000, .buf_size = 2048,
+				      .headroom = 256, .obj_size = 65536 };
+	CHECK(pm_region_open(&r, name, &p, err, sizeof(err)) == 0, "%s", err);
+	CHECK(r.created, "created");
+	CHECK_EQ(r.nbufs, 1000);
+	CHECK_EQ(((uintptr_t)r.pool) % 4096, 0); /* a UMEM must be page aligned */
+	CHECK_EQ(pm_region_free_count(&r), 998);   /* 0 and 1 are reserved */
+
+	/* Buffers: all or nothing, never 0 or 1, no duplicates. */
+	uint32_t idx[998];
+	static unsigned char seen[1000];
+	pm_region_lock(&r);
+	CHECK(pm_region_alloc_bufs(&r, idx, 999) == -ENOMEM, "too many");
+	CHECK_EQ(pm_region_free_count(&r), 998);
+	CHECK(pm_region_alloc_bufs(&r, idx, 998) == 0, "all");
+	for (int i = 0; i < 998; i++) {
+		CHECK(idx[i] >= 2 && idx[i] < 1000 && !seen[idx[i]]++, "buf %u",
+		      idx[i]);
+	}
+	pm_region_free_bufs(&r, idx, 998);
+	uint32_t junk[3] = { 0, 1, 5000 };
+	pm_region_free_bufs(&r, junk, 3); /* ignored */
+	CHECK_EQ(pm_region_free_count(&r), 998);
+
+	/* Objects and interface descriptors. */
+	bool created;
+	size_t sz = pm_nifp_size(1, 1, 0, 0) + 2 * pm_ring_size(64);
+	uint64_t ofs = pm_region_object(&r, "obj", sz, &created);
+	CHECK(ofs && created, "object");
+	CHECK(pm_region_make_nifp(&r, ofs, "t", 1, 1, 0, 0, 64, 64, true) == 0,
+	      "nifp");
+	CHECK(pm_region_object(&r, "obj", sz, &created) == ofs && !created,
+	      "found again");
+	CHECK(pm_region_object(&r, "big", 1u << 30, &created) == 0, "no room");
+	pm_region_unlock(&r);
+	struct netmap_if *nifp = pm_region_ptr(&r, ofs);
+	struct netmap_ring *tx = NETMAP_TXRING(nifp, 0);
+	CHECK_EQ(tx->num_slots, 64);
+	CHECK_EQ(tx->tail, 63);
+	/* NETMAP_BUF points past the headroom, at the frame's first byte. */
+	CHECK(NETMAP_BUF(tx, tx->slot[0].buf_idx) ==
+		      pm_region_buf(&r, tx->slot[0].buf_idx),
+	      "headroom folded into buf_ofs");
+	CHECK_EQ(NETMAP_BUF(tx, 2) - r.pool, 2 * 2048 + 256);
+	CHECK_EQ(pm_region_free_count(&r), 998 - 128);
+	strcpy(NETMAP_BUF(tx, tx->slot[0].buf_idx), "hello");
+
+	/* Claims: exclusive across opens. */
+	CHECK(pm_region_claim(&r, 7) == 0, "claim");
+
+	/* Another process joins by name and sees the same memory. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct pm_region c;
+		struct pm_region_params q = { 0 };
+		q.headroom = 256;
+		if (pm_region_open(&c, name, &q, err, sizeof(err)) != 0)
+			_exit(2);
+		if (c.created)
+			_exit(3);
+		struct netmap_if *n2 = pm_region_ptr(&c, ofs);
+		struct netmap_ring *t2 = NETMAP_TXRING(n2, 0);
+		if (strcmp(NETMAP_BUF(t2, t2->slot[0].buf_idx), "hello") != 0)
+			_exit(4);
+		if (pm_region_claim(&c, 7) != -EBUSY)
+			_exit(5);
+		if (pm_region_claim(&c, 8) != 0)
+			_exit(6);
+		strcpy(NETMAP_BUF(t2, t2->slot[1].buf_idx), "world");
+		_exit(0); /* dies holding claim 8: released by the kernel */
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d",
+	      WEXITSTATUS(status));
+	CHECK(strcmp(NETMAP_BUF(tx, tx->slot[1].buf_idx), "world") == 0, "shared");
+	CHECK(!pm_region_claimed(&r, 8), "claim released at exit");
+	CHECK(pm_region_claim(&r, 8) == 0, "claim 8 free again");
+
+	/* A joiner with other settings is refused. */
+	struct pm_region_params bad = { .buf_size = 4096, .headroom = 256 };
+	CHECK(pm_region_open(&j, name, &bad, err, sizeof(err)) == -EEXIST, "%s",
+	      err);
+	CHECK(strstr(err, "buf_size=2048") != NULL, "message: %s", err);
+
+	/* A second user in this process; the file stays until the last. */
+	struct pm_region_params same = { .headroom = 256 };
+	CHECK(pm_region_open(&j, name, &same, err, sizeof(err)) == 0, "%s", err);
+	pm_region_close(&r);
+	struct stat st;
+	CHECK(stat(path, &st) == 0, "still there while joined");
+	pm_region_close(&j);
+	CHECK(stat(path, &st) != 0, "removed by the last user");
+
+	/* A file left by a dead process (nobody holds it) is rebuilt. */
+	pid = fork();
+	if (pid == 0) {
+		struct pm_region c;
+		if (pm_region_open(&c, name, &p, err, sizeof(err)) != 0)
+			_exit(2);
+		pm_region_lock(&c);
+		uint32_t x[10];
+		pm_region_alloc_bufs(&c, x, 10); /* leaked by the crash */
+		_exit(0);                        /* no close: like a crash */
+	}
+	waitpid(pid, &status, 0);
+	CHECK(stat(path, &st) == 0, "stale file left");
+	CHECK(pm_region_open(&r, name, &p, err, sizeof(err)) == 0, "%s", err);
+	CHECK(r.created, "stale region rebuilt");
+	CHECK_EQ(pm_region_free_count(&r), 998);
+	pm_region_close(&r);
+	CHECK(stat(path, &st) != 0, "removed");
+
+	/* Names are checked. */
+	CHECK(pm_region_open(&r, "../etc", &p, err, sizeof(err)) == -EINVAL, "name");
+	/* Private regions. */
+	CHECK(pm_region_open(&r, NULL, &p, err, sizeof(err)) == 0, "%s", err);
+	pm_region_close(&r);
+	return t_done("region");
+}
