@@ -23,9 +23,20 @@
 #define PM_MAX_RINGS 64u
 #define PM_MAX_SLOTS 65536u
 #define PM_NAME_MAX 256
+#define PM_DEFAULT_SPIN_US 50u
 
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)
+/* Tell the CPU we are spinning. */
+static inline void pm_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 #define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------ */
@@ -40,6 +51,8 @@ struct pm_conf {
 	int loop;                          /* pcap: replay the file forever */
 	uint32_t linktype;                 /* pcap writing: DLT (0 = Ethernet) */
 	int nanosec;                       /* pcap writing: -1 unset, 0 us, 1 ns */
+	uint32_t spin_us;                  /* poll: spin this long before sleeping */
+	int spin_set;                      /* spin_us was given */
 	char region[64];                   /* "" = the back end's choice */
 };
 
@@ -216,6 +229,7 @@ struct pktmap_port {
 	uint32_t linktype;
 	uint32_t info_flags;
 	int fd;                    /* pollable, owned by the back end */
+	uint32_t spin_us;          /* pktmap_poll() spins this long first */
 	struct pktmap_stats st;
 	pktmap_log_fn log;
 	void *log_ctx;

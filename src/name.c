@@ -12,7 +12,7 @@
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
- *   hugepages, loop, linktype, nanosec, region.
+ *   hugepages, loop, linktype, nanosec, spin-us, region.
  *
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
@@ -76,6 +76,7 @@ static const struct conf_key conf_keys[] = {
 	CK("loop", loop, 1, 0, 1),
 	CK("linktype", linktype, 0, 0, 65535),
 	CK("nanosec", nanosec, 1, 0, 1),
+	CK("spin-us", spin_us, 0, 0, 1000000),
 };
 
 /* Parse "k=v,k=v" into conf. */
@@ -132,7 +133,7 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "tx-rings, rx-rings, host-rings, slots, "
 					       "tx-slots, rx-slots, bufs, buf-size, "
 					       "extra-bufs, hugepages, loop, linktype, "
-					       "nanosec, region)", key);
+					       "nanosec, spin-us, region)", key);
 			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
 				char m[96];
 				snprintf(m, sizeof(m),
@@ -144,6 +145,8 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 				*(int *)((char *)c + k->off) = (int)v;
 			else
 				*(uint32_t *)((char *)c + k->off) = v;
+			if (k->off == offsetof(struct pm_conf, spin_us))
+				c->spin_set = 1;
 		}
 		s += len;
 		if (*s == ',')
