@@ -24,6 +24,8 @@
 #define PM_MAX_SLOTS 65536u
 #define PM_NAME_MAX 256
 #define PM_DEFAULT_SPIN_US 50u
+/* Where AF_XDP puts a received frame in its chunk (XDP_PACKET_HEADROOM). */
+#define PM_XDP_HEADROOM 256u
 
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)
@@ -95,6 +97,7 @@ struct pm_region_params {
 	uint32_t bufs;       /* total buffers wanted */
 	uint32_t buf_size;   /* stride */
 	uint32_t headroom;   /* bytes reserved at the start of each buffer */
+	bool exact_headroom; /* joining: refuse a region with another headroom */
 	size_t obj_size;     /* bytes for descriptors, rings, control blocks */
 	int hugepages;
 };

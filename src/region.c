@@ -298,7 +298,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 	} else {
 		const struct pm_region_hdr *h = r->base;
 		if ((p->buf_size && p->buf_size != h->buf_size) ||
-		    (p->headroom != h->headroom)) {
+		    (p->exact_headroom && p->headroom != h->headroom)) {
 			ret = -EEXIST;
 			snprintf(err, errlen,
 				 "region '%s' exists with buf_size=%u headroom=%u; "

@@ -28,6 +28,7 @@ static int null_open(struct pktmap_port *p, const struct pm_name *nm,
 		.buf_size = c->buf_size,
 		.obj_size = obj,
 		.hugepages = c->hugepages,
+		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

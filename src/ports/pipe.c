@@ -166,6 +166,9 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		.buf_size = c->buf_size,
 		.obj_size = obj + 4096,
 		.hugepages = c->hugepages,
+		/* A region shared by choice (@mem:) may later host AF_XDP
+		 * ports, whose frames start 256 bytes into each buffer. */
+		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

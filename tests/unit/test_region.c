@@ -94,7 +94,8 @@ int main(void)
 	CHECK(pm_region_claim(&r, 8) == 0, "claim 8 free again");
 
 	/* A joiner with other settings is refused. */
-	struct pm_region_params bad = { .buf_size = 4096, .headroom = 256 };
+	struct pm_region_params bad = { .buf_size = 4096, .headroom = 256,
+					.exact_headroom = true };
 	CHECK(pm_region_open(&j, name, &bad, err, sizeof(err)) == -EEXIST, "%s",
 	      err);
 	CHECK(strstr(err, "buf_size=2048") != NULL, "message: %s", err);
