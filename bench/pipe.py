@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""gen -> pipe -> recv across two processes pinned to two cores: batch
+sweep (the netmap paper's Figure 7, on a pipe) and size sweep; gen -> null
+for pktmap's own cost per packet (TSC cycles, callgrind instructions);
+and DPDK's ring_perf_autotest in the same run as the peer.
+
+    bench/pipe.py [--quick]
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+QUICK = "--quick" in sys.argv
+RUNS = 1 if QUICK else 3
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+SIZES = [60, 128, 256, 512, 1024, 1514]
+CPU_GEN, CPU_RECV = 0, 1 if (os.cpu_count() or 1) > 1 else 0
+
+
+def run_pipe(batch, size, fast, count):
+    """One gen -> recv run; returns the receiver's packets per second."""
+    pm = common.pktmap_bin()
+    name = f"bench{os.getpid()}"
+    extra = ["--fast"] if fast else []
+    recv = subprocess.Popen(
+        [pm, "recv", "-i", f"pipe:{name}}}0", "-n", str(count), "-b", str(batch),
+         "-a", str(CPU_RECV), "-T", "0", "--json"] + extra,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    gen = subprocess.run(
+        [pm, "gen", "-i", f"pipe:{name}{{0", "-n", str(count), "-b", str(batch),
+         "-l", str(size), "-a", str(CPU_GEN), "-T", "0", "--json"] + extra,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    out, _ = recv.communicate(timeout=300)
+    r = json.loads(out)
+    g = json.loads(gen.stdout)
+    if r["packets"] != count or g["packets"] != count:
+        raise SystemExit(f"lost packets: sent {g['packets']} got {r['packets']}")
+    if not fast and (r.get("gaps", 0) or r.get("reordered", 0) or r.get("bad", 0)):
+        raise SystemExit(f"receiver saw errors: {r}")
+    return r["pps"]
+
+
+def count_for(batch):
+    n = max(10_000_000, batch * 1_500_000)
+    return min(n, 400_000_000) // (4 if QUICK else 1)
+
+
+def sweep_batches():
+    points = []
+    for fast in (True, False):
+        for b in BATCHES:
+            runs = [run_pipe(b, 60, fast, count_for(b)) for _ in range(RUNS)]
+            s = common.summarize(runs)
+            mode = "no payload writes" if fast else "seq stamped+checked"
+            print(f"pipe batch {b:4d} {mode:20s} {s['median'] / 1e6:8.1f} Mpps")
+            points.append({"batch": b, "size": 60, "fast": fast, "pps": s})
+    return points
+
+
+def sweep_sizes():
+    points = []
+    for fast in (True, False):
+        for size in SIZES:
+            runs = [run_pipe(256, size, fast, count_for(256) // 2)
+                    for _ in range(RUNS)]
+            s = common.summarize(runs)
+            gbps = s["median"] * size * 8 / 1e9
+            print(f"pipe size {size:5d} {'fast' if fast else 'stamped':8s} "
+                  f"{s['median'] / 1e6:8.1f} Mpps {gbps:7.1f} Gbit/s (frame bits)")
+            points.append({"batch": 256, "size": size, "fast": fast, "pps": s})
+    return points
+
+
+def gen_null(fast, count=200_000_000):
+    pm = common.pktmap_bin()
+    extra = ["--fast"] if fast else []
+    runs = []
+    for _ in range(RUNS):
+        out = subprocess.run(
+            [pm, "gen", "-i", "null:", "-n", str(count // (4 if QUICK else 1)),
+             "-b", "512", "-a", str(CPU_GEN), "-T", "0", "--json"] + extra,
+            capture_output=True, text=True, check=True, timeout=300)
+        runs.append(json.loads(out.stdout)["pps"])
+    s = common.summarize(runs)
+    hz = common.tsc_hz()
+    cyc = common.summarize([hz / p for p in runs])
+    print(f"gen -> null {'fast' if fast else 'stamped':8s} {s['median'] / 1e6:8.1f} Mpps"
+          f"  {cyc['median']:.1f} TSC cycles/packet")
+    return {"fast": fast, "pps": s, "tsc_cycles_per_packet": cyc}
+
+
+def callgrind_null(fast):
+    """Instructions per packet, exact: the difference between two runs of
+    different lengths divided by the difference in packets."""
+    if not shutil.which("valgrind"):
+        return None
+    pm = common.pktmap_bin()
+    extra = ["--fast"] if fast else []
+
+    def instr(n):
+        p = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             pm, "gen", "-i", "null:", "-n", str(n), "-b", "512", "-T", "0",
+             "-q"] + extra, capture_output=True, text=True, timeout=600)
+        m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
+        if not m:
+            raise SystemExit("callgrind: no count in output:\n" + p.stderr[-2000:])
+        return int(m.group(1))
+
+    a, b = instr(1_000_000), instr(3_000_000)
+    ipp = (b - a) / 2_000_000
+    print(f"gen -> null {'fast' if fast else 'stamped':8s} {ipp:.2f} instructions/packet (callgrind)")
+    return ipp
+
+
+def rte_ring():
+    """DPDK's ring_perf_autotest: SP/SC bulk 32 between two cores."""
+    exe = shutil.which("dpdk-test")
+    if not exe:
+        print("dpdk-test not installed (Debian package dpdk-dev): no peer figure")
+        return None
+    p = subprocess.run([exe, "--no-huge", "--no-pci", "-l", f"{CPU_GEN},{CPU_RECV}",
+                        "-m", "512", "--log-level=lib.eal:error"],
+                       input="ring_perf_autotest\n", capture_output=True,
+                       text=True, timeout=600)
+    out = p.stdout
+    res = {}
+    section = None
+    for line in out.splitlines():
+        m = re.match(r"### Testing (.*) ###", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"(legacy APIs|elem APIs: element size 16B): SP/SC: bulk "
+                     r"\(size: 32\): ([\d.]+)", line.strip())
+        if m and section:
+            api = "ptr8" if m.group(1).startswith("legacy") else "elem16"
+            res.setdefault(api, {})[section] = float(m.group(2))
+    two = res.get("ptr8", {}).get("using two physical cores")
+    if two is None:
+        print("ring_perf_autotest gave no two-core figure:\n" + out[-1500:])
+        return {"raw": res}
+    hz = common.tsc_hz()
+    print(f"rte_ring SP/SC bulk 32, two cores: {two:.2f} cycles/element "
+          f"= {hz / two / 1e6:.1f} M elements/s")
+    two16 = res.get("elem16", {}).get("using two physical cores")
+    return {"sections": res, "two_core_cycles_per_elem": two,
+            "two_core_elems_per_s": hz / two,
+            "two_core_16B_elems_per_s": hz / two16 if two16 else None,
+            "single_core_cycles_per_elem": res.get("ptr8", {}).get("bulk enq/deq")}
+
+
+def main():
+    params = {"runs": RUNS, "cpu_gen": CPU_GEN, "cpu_recv": CPU_RECV,
+              "frame": "60 bytes + 4 CRC unless size given", "counted_at": "receiver"}
+    peer = rte_ring()
+    batches = sweep_batches()
+    sizes = sweep_sizes()
+    null = [gen_null(True), gen_null(False)]
+    instr = {"fast": callgrind_null(True), "stamped": callgrind_null(False)}
+    best = max(p["pps"]["median"] for p in batches if p["batch"] >= 256 and p["fast"])
+    best_st = max(p["pps"]["median"] for p in batches if p["batch"] >= 256 and not p["fast"])
+    summary = {"pipe_mpps_batch256plus_fast": best / 1e6,
+               "pipe_mpps_batch256plus_stamped": best_st / 1e6}
+    if peer and peer.get("two_core_elems_per_s"):
+        summary["ratio_vs_rte_ring_fast"] = best / peer["two_core_elems_per_s"]
+        summary["ratio_vs_rte_ring_stamped"] = best_st / peer["two_core_elems_per_s"]
+    print("summary:", json.dumps(summary))
+    common.write_result("pipe", params, {
+        "batch_sweep": batches, "size_sweep": sizes, "gen_null": null,
+        "callgrind_instr_per_packet": instr, "rte_ring": peer,
+        "summary": summary})
+
+
+if __name__ == "__main__":
+    main()
