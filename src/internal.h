@@ -233,6 +233,7 @@ struct pktmap_port {
 	uint32_t info_flags;
 	int fd;                    /* pollable, owned by the back end */
 	uint32_t spin_us;          /* pktmap_poll() spins this long first */
+	uint32_t extra_bufs;       /* taken for ni_bufs_head at open */
 	struct pktmap_stats st;
 	pktmap_log_fn log;
 	void *log_ctx;

@@ -190,6 +190,51 @@ static int bind_rings(struct pktmap_port *p, const struct pm_name *nm)
 	return 0;
 }
 
+/* netmap's extra buffers: n buffers from the region, linked through their
+ * first 4 bytes from nifp->ni_bufs_head (0 ends the list). */
+static int extra_bufs_get(struct pktmap_port *p, uint32_t n)
+{
+	uint32_t *idx = calloc(n, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	pm_region_lock(&p->region);
+	int ret = pm_region_alloc_bufs(&p->region, idx, n);
+	pm_region_unlock(&p->region);
+	if (ret) {
+		free(idx);
+		return pm_open_error(p, ret,
+				     "no room for %u extra buffers in region '%s' "
+				     "(give it more with @conf:bufs=)", n,
+				     p->region.name);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		*(uint32_t *)pm_region_buf(&p->region, idx[i]) =
+			i + 1 < n ? idx[i + 1] : 0;
+	p->nifp->ni_bufs_head = idx[0];
+	p->extra_bufs = n;
+	free(idx);
+	return 0;
+}
+
+/* Give back what is left on the extra-buffer list (the application may
+ * have taken some, or rewired it: each index is checked). */
+static void extra_bufs_put(struct pktmap_port *p)
+{
+	uint32_t b = p->nifp->ni_bufs_head, n = 0, batch[64], k = 0;
+	pm_region_lock(&p->region);
+	while (pm_buf_ok(&p->bs, b) && n++ < p->extra_bufs) {
+		batch[k++] = b;
+		b = *(uint32_t *)pm_region_buf(&p->region, b);
+		if (k == PM_ARRAY_SIZE(batch)) {
+			pm_region_free_bufs(&p->region, batch, k);
+			k = 0;
+		}
+	}
+	pm_region_free_bufs(&p->region, batch, k);
+	p->nifp->ni_bufs_head = 0;
+	pm_region_unlock(&p->region);
+}
+
 #define OPT(o, field, dflt)                                                  \
 	((o) && (o)->sz >= offsetof(struct pktmap_open_opts, field) +         \
 				   sizeof((o)->field) ? (o)->field : (dflt))
@@ -286,6 +331,8 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	if (p->bs.usable > 65535)
 		p->bs.usable = 65535; /* slot->len is 16 bits */
 	ret = bind_rings(p, &nm);
+	if (ret == 0 && c->extra_bufs)
+		ret = extra_bufs_get(p, c->extra_bufs);
 	if (ret) {
 		pktmap_close(p);
 		return ret;
@@ -298,6 +345,8 @@ void pktmap_close(struct pktmap_port *p)
 {
 	if (!p)
 		return;
+	if (p->extra_bufs && p->nifp)
+		extra_bufs_put(p);
 	if (p->ops && p->ops->close)
 		p->ops->close(p);
 	pm_region_close(&p->region);

@@ -50,5 +50,23 @@ int main(void)
 	pktmap_info(p, &info);
 	CHECK(strcmp(info.backend, "null") == 0, "backend");
 	pktmap_close(p);
+
+	/* Extra buffers, linked from ni_bufs_head through their first word. */
+	CHECK(pktmap_open(&p, "null:@conf:extra-bufs=100", &o) == 0, "%s", err);
+	if (p) {
+		struct netmap_if *nifp = pktmap_nifp(p);
+		struct netmap_ring *r = NETMAP_TXRING(nifp, 0);
+		pktmap_info(p, &info);
+		uint32_t n = 0, b = nifp->ni_bufs_head;
+		while (b && n < 1000) {
+			CHECK(b >= 2 && b < info.bufs, "extra buffer %u", b);
+			for (uint32_t s = 0; s < r->num_slots; s++)
+				CHECK(r->slot[s].buf_idx != b, "extra %u also in a ring", b);
+			b = *(uint32_t *)NETMAP_BUF(r, b);
+			n++;
+		}
+		CHECK_EQ(n, 100);
+		pktmap_close(p);
+	}
 	return t_done("null");
 }
