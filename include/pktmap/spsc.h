@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * A single-producer single-consumer lock-free queue of fixed-size
+ * elements, header-only. One thread enqueues, one thread dequeues; no
+ * locks, no atomic read-modify-write, one cache-line transfer per batch
+ * in the common case.
+ *
+ * Shape (libxdp's xsk rings, DPDK's rte_ring SP/SC): free-running 32-bit
+ * indices masked on access; the producer's and the consumer's state on
+ * separate cache lines; each side keeps a cached copy of the other side's
+ * index and reloads it only when the queue looks full (producer) or empty
+ * (consumer). Capacity is a power of two.
+ *
+ *     struct pm_spsc *q = pm_spsc_create(1024, sizeof(struct desc));
+ *     n = pm_spsc_enqueue(q, descs, 32);   // producer: 0..32 taken
+ *     n = pm_spsc_dequeue(q, descs, 32);   // consumer: 0..32 given
+ *
+ * The queue may live in shared memory (pm_spsc_init on a region of
+ * pm_spsc_size(cap, elem) bytes): it holds no pointers.
+ */
+#ifndef PKTMAP_SPSC_H
+#define PKTMAP_SPSC_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PM_SPSC_LINE 64
+
+struct pm_spsc {
+	/* Read-only after init. */
+	_Alignas(PM_SPSC_LINE) uint32_t mask;
+	uint32_t elem_size;
+	/* Producer's line: its index and its cached view of the consumer. */
+	_Alignas(PM_SPSC_LINE) _Atomic uint32_t prod;
+	uint32_t cons_cache;
+	/* Consumer's line. */
+	_Alignas(PM_SPSC_LINE) _Atomic uint32_t cons;
+	uint32_t prod_cache;
+	_Alignas(PM_SPSC_LINE) unsigned char ring[];
+};
+
+/* Bytes needed for a queue of `cap` (a power of two) elements. */
+static inline size_t pm_spsc_size(uint32_t cap, uint32_t elem_size)
+{
+	return sizeof(struct pm_spsc) + (size_t)cap * elem_size;
+}
+
+/* Initialise a queue in `mem` (pm_spsc_size() bytes, 64-byte aligned).
+ * Returns NULL unless cap is a power of two >= 2. */
+static inline struct pm_spsc *pm_spsc_init(void *mem, uint32_t cap,
+					   uint32_t elem_size)
+{
+	if (cap < 2 || (cap & (cap - 1)) || elem_size == 0)
+		return NULL;
+	struct pm_spsc *q = (struct pm_spsc *)mem;
+	memset(q, 0, sizeof(*q));
+	q->mask = cap - 1;
+	q->elem_size = elem_size;
+	atomic_init(&q->prod, 0);
+	atomic_init(&q->cons, 0);
+	return q;
+}
+
+static inline struct pm_spsc *pm_spsc_create(uint32_t cap, uint32_t elem_size)
+{
+	size_t sz = (pm_spsc_size(cap, elem_size) + PM_SPSC_LINE - 1) &
+		    ~(size_t)(PM_SPSC_LINE - 1);
+	void *mem = aligned_alloc(PM_SPSC_LINE, sz);
+	if (!mem)
+		return NULL;
+	struct pm_spsc *q = pm_spsc_init(mem, cap, elem_size);
+	if (!q)
+		free(mem);
+	return q;
+}
+
+static inline void pm_spsc_free(struct pm_spsc *q)
+{
+	free(q);
+}
+
+static inline uint32_t pm_spsc_capacity(const struct pm_spsc *q)
+{
+	return q->mask + 1;
+}
+
+/* Copy n elements between the ring (at index i) and a flat array. */
+static inline void pm_spsc__copy(struct pm_spsc *q, uint32_t i, void *obj,
+				 uint32_t n, int to_ring)
+{
+	uint32_t cap = q->mask + 1, es = q->elem_size;
+	uint32_t off = i & q->mask;
+	uint32_t first = cap - off < n ? cap - off : n;
+	unsigned char *r = q->ring + (size_t)off * es, *o = (unsigned char *)obj;
+	if (to_ring) {
+		memcpy(r, o, (size_t)first * es);
+		memcpy(q->ring, o + (size_t)first * es, (size_t)(n - first) * es);
+	} else {
+		memcpy(o, r, (size_t)first * es);
+		memcpy(o + (size_t)first * es, q->ring, (size_t)(n - first) * es);
+	}
+}
+
+/* Producer: free slots, reloading the consumer index only when the cached
+ * view says fewer than `want` are free. */
+static inline uint32_t pm_spsc_free_slots(struct pm_spsc *q, uint32_t want)
+{
+	uint32_t prod = atomic_load_explicit(&q->prod, memory_order_relaxed);
+	uint32_t free_n = q->mask + 1 - (prod - q->cons_cache);
+	if (free_n < want) {
+		/* Pairs with the release store of cons in pm_spsc_dequeue():
+		 * the consumer is done reading the slots before cons. */
+		q->cons_cache = atomic_load_explicit(&q->cons, memory_order_acquire);
+		free_n = q->mask + 1 - (prod - q->cons_cache);
+	}
+	return free_n;
+}
+
+/* Producer: enqueue up to n elements from obj[]; returns how many were
+ * taken (all of them unless the queue filled up). Never blocks. */
+static inline uint32_t pm_spsc_enqueue(struct pm_spsc *q, const void *obj,
+				       uint32_t n)
+{
+	uint32_t free_n = pm_spsc_free_slots(q, n);
+	if (n > free_n)
+		n = free_n;
+	if (n == 0)
+		return 0;
+	uint32_t prod = atomic_load_explicit(&q->prod, memory_order_relaxed);
+	pm_spsc__copy(q, prod, (void *)obj, n, 1);
+	/* Pairs with the acquire load of prod in pm_spsc_avail(): the
+	 * elements are written before they are published. */
+	atomic_store_explicit(&q->prod, prod + n, memory_order_release);
+	return n;
+}
+
+/* Consumer: elements ready, reloading the producer index only when the
+ * cached view says fewer than `want` are there. */
+static inline uint32_t pm_spsc_avail(struct pm_spsc *q, uint32_t want)
+{
+	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
+	uint32_t n = q->prod_cache - cons;
+	if (n < want) {
+		/* Pairs with the release store of prod in pm_spsc_enqueue(). */
+		q->prod_cache = atomic_load_explicit(&q->prod, memory_order_acquire);
+		n = q->prod_cache - cons;
+	}
+	return n;
+}
+
+/* Consumer: dequeue up to n elements into obj[]; returns how many. */
+static inline uint32_t pm_spsc_dequeue(struct pm_spsc *q, void *obj, uint32_t n)
+{
+	uint32_t avail = pm_spsc_avail(q, n);
+	if (n > avail)
+		n = avail;
+	if (n == 0)
+		return 0;
+	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
+	pm_spsc__copy(q, cons, obj, n, 0);
+	/* Pairs with the acquire load of cons in pm_spsc_free_slots(): our
+	 * reads of these slots are done before the producer may reuse them. */
+	atomic_store_explicit(&q->cons, cons + n, memory_order_release);
+	return n;
+}
+
+/* Either side: elements in the queue right now (a snapshot). */
+static inline uint32_t pm_spsc_count(struct pm_spsc *q)
+{
+	return atomic_load_explicit(&q->prod, memory_order_acquire) -
+	       atomic_load_explicit(&q->cons, memory_order_acquire);
+}
+
+#endif /* PKTMAP_SPSC_H */
