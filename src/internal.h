@@ -69,6 +69,10 @@ struct pm_name {
 	struct pm_conf conf;
 };
 
+/* Copy src into dst with control characters replaced by '?', so a name
+ * can be echoed in a one-line message. */
+void pm_printable(char *dst, size_t len, const char *src);
+
 /* Parse a port name. Returns 0, or -EINVAL with a one-line message in err. */
 int pm_name_parse(const char *name, struct pm_name *out, char *err,
 		  size_t errlen);

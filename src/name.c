@@ -29,12 +29,26 @@ static const struct pm_port_ops *const known_backends[] = {
 	&pm_pcap_ops,
 };
 
+void pm_printable(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+	for (; len && src[i] && i + 1 < len; i++) {
+		unsigned char c = (unsigned char)src[i];
+		dst[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (len)
+		dst[i] = 0;
+}
+
+/* "NAME: what", on one line whatever the name and argument contain. */
 static int err_out(char *err, size_t errlen, const char *name, const char *fmt,
 		   const char *arg)
 {
-	char what[200];
-	snprintf(what, sizeof(what), fmt, arg);
-	snprintf(err, errlen, "%s: %s", name, what);
+	char what[200], safe_arg[PM_NAME_MAX], safe_name[PM_NAME_MAX];
+	pm_printable(safe_arg, sizeof(safe_arg), arg);
+	pm_printable(safe_name, sizeof(safe_name), name);
+	snprintf(what, sizeof(what), fmt, safe_arg);
+	snprintf(err, errlen, "%s: %s", safe_name, what);
 	return -EINVAL;
 }
 

@@ -266,7 +266,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		p->errbuf[0] = 0;
 	p->st.sz = sizeof(p->st);
 	p->linktype = 1;
-	snprintf(p->name, sizeof(p->name), "%s", name ? name : "(null)");
+	pm_printable(p->name, sizeof(p->name), name ? name : "(null)");
 
 	ret = pm_name_parse(name, &nm, err, sizeof(err));
 	if (ret) {
