@@ -281,5 +281,6 @@ const struct pm_port_ops *pm_backend_find(const char *name);
 extern const struct pm_port_ops pm_null_ops;
 extern const struct pm_port_ops pm_pipe_ops;
 extern const struct pm_port_ops pm_pcap_ops;
+extern const struct pm_port_ops pm_packet_ops, pm_tap_ops;
 
 #endif /* PKTMAP_INTERNAL_H */

@@ -27,6 +27,8 @@ static const struct pm_port_ops *const known_backends[] = {
 	&pm_null_ops,
 	&pm_pipe_ops,
 	&pm_pcap_ops,
+	&pm_packet_ops,
+	&pm_tap_ops,
 };
 
 void pm_printable(char *dst, size_t len, const char *src)

@@ -1,0 +1,342 @@
+/* pkt: AF_PACKET ports on a veth pair, in a namespace of the test's own.
+ *
+ *     [ pkt:pa ] --- veth pa <=====> veth pb --- [ pkt:pb (, -N, rings=4) ]
+ *
+ * Exact counts, payload intact, order kept; frames larger than a buffer
+ * as NS_MOREFRAG chains both ways; fanout over several rings; the kernel's
+ * own counters; the checker on TX; the open errors. Needs root.
+ */
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "netns.h"
+#include "t.h"
+
+static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
+}
+
+static struct pktmap_port *open_port(const char *name, uint32_t dir)
+{
+	struct pktmap_port *p = NULL;
+	char err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .errbuf = err,
+				      .errbuf_len = sizeof(err), .log = log_cb };
+	int r = pktmap_open(&p, name, &o);
+	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
+	return p;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct rxstate {
+	uint64_t got, bad, misorder, foreign;
+	uint32_t next;           /* expected sequence number (order check) */
+	uint64_t per_ring[PM_MAX_RINGS];
+	bool check_order;
+};
+
+/* Take everything off the RX rings of p, reassembling chains. */
+static void drain(struct pktmap_port *p, struct rxstate *st)
+{
+	static uint8_t frame[65536];
+	struct netmap_if *nifp = pktmap_nifp(p);
+	pktmap_rxsync(p);
+	for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
+		struct netmap_ring *ring = NETMAP_RXRING(nifp, r);
+		uint32_t flen = 0;
+		while (!nm_ring_empty(ring)) {
+			/* A whole chain is always delivered at once. */
+			struct netmap_slot *s = &ring->slot[ring->head];
+			memcpy(frame + flen, NETMAP_BUF(ring, s->buf_idx), s->len);
+			flen += s->len;
+			ring->head = ring->cur = nm_ring_next(ring, ring->head);
+			if (s->flags & NS_MOREFRAG)
+				continue;
+			uint32_t seq;
+			int v = t_frame_check(frame, flen, &seq);
+			flen = 0;
+			if (v < 0) {
+				st->foreign++;
+				continue;
+			}
+			st->got++;
+			st->per_ring[r]++;
+			if (v == 0)
+				st->bad++;
+			if (st->check_order && seq != st->next)
+				st->misorder++;
+			st->next = seq + 1;
+		}
+		CHECK(flen == 0, "a chain was cut at the ring's tail");
+	}
+}
+
+typedef uint32_t (*len_fn)(uint32_t seq);
+
+/* Put frame seq into the TX ring, as a chain when it is larger than a
+ * buffer. Returns 0 when there is no room. */
+static int put_frame(struct netmap_ring *tx, uint32_t seq, uint32_t len,
+		     uint32_t flows)
+{
+	static uint8_t frame[65536];
+	uint32_t usable = 2048;
+	uint32_t need = (len + usable - 1) / usable;
+	if (nm_ring_space(tx) < need)
+		return 0;
+	t_frame(frame, len, seq, flows ? seq % flows : 0);
+	for (uint32_t off = 0; off < len; off += usable) {
+		struct netmap_slot *s = &tx->slot[tx->cur];
+		uint32_t l = len - off < usable ? len - off : usable;
+		memcpy(NETMAP_BUF(tx, s->buf_idx), frame + off, l);
+		s->len = (uint16_t)l;
+		s->flags = off + l < len ? NS_MOREFRAG : 0;
+		tx->cur = nm_ring_next(tx, tx->cur);
+	}
+	tx->head = tx->cur;
+	return 1;
+}
+
+/* Send n frames on txp while draining rxp; stop when all arrived or
+ * nothing moved for 2 seconds. */
+static void pump(struct pktmap_port *txp, struct pktmap_port *rxp, uint32_t n,
+		 len_fn lf, uint32_t flows, struct rxstate *st)
+{
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(txp), 0);
+	uint32_t sent = 0;
+	int64_t last = now_ms();
+	uint64_t seen = st->got;
+	while (st->got < n && now_ms() - last < 2000) {
+		uint32_t batch = 0;
+		while (sent < n && batch < 256 && put_frame(tx, sent, lf(sent), flows))
+			sent++, batch++;
+		pktmap_txsync(txp);
+		if (rxp) {
+			pktmap_poll(rxp, POLLIN, sent < n ? 0 : 5);
+			drain(rxp, st);
+		} else if (sent == n) {
+			break;
+		}
+		if (st->got != seen || batch) {
+			seen = st->got;
+			last = now_ms();
+		}
+	}
+	/* Let the kernel finish: wait until no frame is in flight. */
+	for (int i = 0; i < 200 && nm_tx_pending(tx); i++) {
+		pktmap_poll(txp, POLLOUT, 5);
+	}
+	CHECK(!nm_tx_pending(tx), "TX ring drained");
+}
+
+static uint32_t len_small(uint32_t seq) { (void)seq; return 60; }
+static uint32_t len_mixed(uint32_t seq) { return 60 + (seq * 13) % 1455; }
+static uint32_t len_jumbo(uint32_t seq) { return 8000 + seq % 1001; }
+
+int main(void)
+{
+	t_need_root("packet");
+	if (t_enter_netns() != 0)
+		return getenv("CI") ? 1 : 77;
+	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
+		  "ip link set pb up"))
+		return t_done("packet");
+
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	struct pktmap_info info = { .sz = sizeof(info) };
+
+	/* 1. pkt -> pkt, mixed sizes, exact and in order. */
+	{
+		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+		if (!a || !b)
+			return t_done("packet");
+		CHECK(t_run("ip -d link show pb | grep -q 'promiscuity 1'") == 0,
+		      "pb promiscuous while open");
+		pktmap_info(b, &info);
+		CHECK(strcmp(info.mode_name, "emulated") == 0, "mode %s",
+		      info.mode_name);
+		CHECK(strcmp(info.backend, "pkt") == 0, "backend %s", info.backend);
+		uint64_t k0 = t_if_counter("pb", "rx_packets");
+		struct rxstate rs = { .check_order = true };
+		const uint32_t N = 50000;
+		pump(a, b, N, len_mixed, 0, &rs);
+		CHECK_EQ(rs.got, N);
+		CHECK_EQ(rs.bad, 0);
+		CHECK_EQ(rs.misorder, 0);
+		pktmap_stats(a, &st);
+		CHECK_EQ(st.tx_packets, N);
+		CHECK_EQ(st.drop_invalid + st.drop_too_long + st.drop_backend, 0);
+		pktmap_stats(b, &st);
+		CHECK_EQ(st.rx_packets, N + rs.foreign);
+		CHECK_EQ(st.drop_backend, 0);
+		/* The kernel saw exactly what we sent. */
+		CHECK_EQ(t_if_counter("pb", "rx_packets") - k0, N);
+
+		/* Timestamps are in slot->ptr (ns) and ring->ts. */
+		struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+		struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(b), 0);
+		struct timespec t0;
+		clock_gettime(CLOCK_REALTIME, &t0);
+		put_frame(tx, 7, 100, 0);
+		pktmap_txsync(a);
+		CHECK(pktmap_poll(b, POLLIN, 1000) & POLLIN, "one frame arrives");
+		if (!nm_ring_empty(rx)) {
+			uint64_t ns = rx->slot[rx->head].ptr;
+			int64_t d = (int64_t)ns - ((int64_t)t0.tv_sec * 1000000000 +
+						   t0.tv_nsec);
+			CHECK(d >= -1000000 && d < 2000000000ll, "timestamp %lld ns "
+			      "off", (long long)d);
+			CHECK(rx->ts.tv_sec == (time_t)(ns / 1000000000u), "ring ts");
+			rx->head = rx->cur = rx->tail;
+		}
+
+		/* 2. The checker on TX: a bad slot is dropped and counted. */
+		pktmap_stats(a, &st);
+		uint64_t inv = st.drop_invalid, sent = st.tx_packets;
+		struct netmap_slot *s = &tx->slot[tx->cur];
+		uint32_t keep = s->buf_idx;
+		s->buf_idx = 1;
+		s->len = 60;
+		s->flags = 0;
+		tx->head = tx->cur = nm_ring_next(tx, tx->cur);
+		pktmap_txsync(a);
+		s->buf_idx = keep;
+		pktmap_stats(a, &st);
+		CHECK_EQ(st.drop_invalid, inv + 1);
+		CHECK_EQ(st.tx_packets, sent);
+		pktmap_close(a);
+		pktmap_close(b);
+		/* Promiscuous mode went with the socket. */
+		CHECK(t_run("ip -d link show pb | grep -q 'promiscuity 0'") == 0,
+		      "pb left promiscuous");
+	}
+
+	/* 3. Jumbo frames: TX chains joined, RX split into chains. */
+	if (t_run("ip link set pa mtu 9000 && ip link set pb mtu 9000") == 0) {
+		struct pktmap_port *a = open_port("pkt:pa/T", 0);
+		struct pktmap_port *b = open_port("pkt:pb/R", 0);
+		if (a && b) {
+			struct rxstate rs = { .check_order = true };
+			pump(a, b, 3000, len_jumbo, 0, &rs);
+			CHECK_EQ(rs.got, 3000);
+			CHECK_EQ(rs.bad, 0);
+			CHECK_EQ(rs.misorder, 0);
+			pktmap_stats(b, &st);
+			CHECK_EQ(st.drop_too_long, 0);
+			/* Larger than the MTU: refused before the kernel. */
+			struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+			pktmap_stats(a, &st);
+			uint64_t tl = st.drop_too_long;
+			put_frame(tx, 1, 9100, 0);
+			pktmap_txsync(a);
+			pktmap_stats(a, &st);
+			CHECK_EQ(st.drop_too_long, tl + 1);
+		}
+		pktmap_close(a);
+		pktmap_close(b);
+		t_run("ip link set pa mtu 1500 && ip link set pb mtu 1500");
+	}
+
+	/* 4. Fanout: four rings in one group share the traffic. */
+	{
+		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b = open_port("pkt:pb@conf:rings=4", PKTMAP_DIR_RX);
+		if (a && b) {
+			pktmap_info(b, &info);
+			CHECK_EQ(info.rx_rings, 4);
+			struct rxstate rs = { 0 };
+			const uint32_t N = 20000;
+			pump(a, b, N, len_small, 64, &rs);
+			CHECK_EQ(rs.got, N);
+			CHECK_EQ(rs.bad, 0);
+			int used = 0;
+			for (int r = 0; r < 4; r++)
+				used += rs.per_ring[r] > 0;
+			CHECK(used >= 2, "fanout spread over %d rings", used);
+		}
+		pktmap_close(a);
+		pktmap_close(b);
+	}
+
+	/* 5. "-N" opened apart (as two processes would) join one group. */
+	{
+		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b0 = open_port("pkt:pb-0@conf:rings=2", PKTMAP_DIR_RX);
+		struct pktmap_port *b1 = open_port("pkt:pb-1@conf:rings=2", PKTMAP_DIR_RX);
+		if (a && b0 && b1) {
+			struct rxstate r0 = { 0 }, r1 = { 0 };
+			struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+			const uint32_t N = 10000;
+			uint32_t sent = 0;
+			int64_t t0 = now_ms();
+			while (r0.got + r1.got < N && now_ms() - t0 < 5000) {
+				while (sent < N && put_frame(tx, sent, 60, sent % 64))
+					sent++;
+				pktmap_txsync(a);
+				pktmap_poll(b0, POLLIN, 1);
+				drain(b0, &r0);
+				pktmap_poll(b1, POLLIN, 1);
+				drain(b1, &r1);
+			}
+			CHECK_EQ(r0.got + r1.got, N);
+			CHECK(r0.got > 0 && r1.got > 0, "both halves got traffic "
+			      "(%llu, %llu)", (unsigned long long)r0.got,
+			      (unsigned long long)r1.got);
+			pktmap_info(b1, &info);
+			CHECK(info.first_rx_ring == 1 && info.last_rx_ring == 1,
+			      "ring 1 bound");
+		}
+		pktmap_close(a);
+		pktmap_close(b0);
+		pktmap_close(b1);
+	}
+
+	/* 6. RX and TX on one port; our own frames do not loop back. */
+	{
+		struct pktmap_port *a = open_port("pkt:pa", 0);
+		struct pktmap_port *b = open_port("pkt:pb", 0);
+		if (a && b) {
+			struct rxstate rs = { .check_order = true };
+			pump(a, b, 5000, len_small, 0, &rs);
+			CHECK_EQ(rs.got, 5000);
+			struct rxstate self = { 0 };
+			pktmap_poll(a, POLLIN, 20);
+			drain(a, &self);
+			CHECK_EQ(self.got, 0);
+		}
+		pktmap_close(a);
+		pktmap_close(b);
+	}
+
+	/* 7. Errors: one line each, naming the remedy. */
+	{
+		struct pktmap_port *p = NULL;
+		char err[300] = "";
+		struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+					      .errbuf_len = sizeof(err) };
+		CHECK_EQ(pktmap_open(&p, "pkt:nosuch0", &o), -ENODEV);
+		CHECK(strstr(err, "no such interface"), "message: %s", err);
+		CHECK_EQ(pktmap_open(&p, "pkt:pa-3@conf:rings=2", &o), -EINVAL);
+		CHECK(strstr(err, "ring 3 does not exist"), "message: %s", err);
+		CHECK(pktmap_open(&p, "pkt:pa^", &o) == -EINVAL, "no host rings");
+		t_run("ip link set pb down");
+		err[0] = 0;
+		CHECK(pktmap_open(&p, "pkt:pb", &o) == 0, "opens a down link");
+		pktmap_close(p);
+	}
+
+	/* Leave nothing behind: the namespace goes with us, but close the
+	 * link anyway so a failure above shows up here too. */
+	t_run("ip link del pa");
+	return t_done("packet");
+}

@@ -1,0 +1,237 @@
+/* tap: TAP devices as ports, in a namespace of the test's own.
+ *
+ *     [ tap:pmt0 ] <== /dev/net/tun ==> pmt0 (kernel) <-- AF_PACKET socket
+ *
+ * The device is created and brought up when missing and gone after
+ * close; an existing persistent TAP is attached to and left in place.
+ * Frames the kernel sends out of the device arrive on RX (exact count,
+ * payload intact, chains for jumbo frames); frames sent on TX are counted
+ * by the device as received. Needs root.
+ */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "internal.h"
+#include "netns.h"
+#include "t.h"
+
+static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
+}
+
+static struct pktmap_port *open_port(const char *name)
+{
+	struct pktmap_port *p = NULL;
+	char err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err), .log = log_cb };
+	int r = pktmap_open(&p, name, &o);
+	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
+	return p;
+}
+
+/* A raw socket that sends out of `ifname`: the kernel side of the TAP. */
+static int kernel_sender(const char *ifname)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_ifindex = (int)if_nametoindex(ifname) };
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct rxstate {
+	uint64_t got, bad, misorder, foreign;
+	uint32_t next;
+};
+
+static void drain(struct pktmap_port *p, struct rxstate *st)
+{
+	static uint8_t frame[65536];
+	struct netmap_if *nifp = pktmap_nifp(p);
+	pktmap_rxsync(p);
+	for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
+		struct netmap_ring *ring = NETMAP_RXRING(nifp, r);
+		uint32_t flen = 0;
+		while (!nm_ring_empty(ring)) {
+			struct netmap_slot *s = &ring->slot[ring->head];
+			memcpy(frame + flen, NETMAP_BUF(ring, s->buf_idx), s->len);
+			flen += s->len;
+			ring->head = ring->cur = nm_ring_next(ring, ring->head);
+			if (s->flags & NS_MOREFRAG)
+				continue;
+			uint32_t seq;
+			int v = t_frame_check(frame, flen, &seq);
+			flen = 0;
+			if (v < 0) {
+				st->foreign++;
+				continue;
+			}
+			st->got++;
+			st->bad += v == 0;
+			st->misorder += seq != st->next;
+			st->next = seq + 1;
+		}
+		CHECK(flen == 0, "a chain was cut at the ring's tail");
+	}
+}
+
+/* The kernel sends n frames of `len` out of the TAP; the port gets them.
+ * Sends in bursts smaller than the device's queue (txqueuelen 1000). */
+static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n,
+			   uint32_t len, struct rxstate *st)
+{
+	static uint8_t frame[65536];
+	int fd = kernel_sender(ifname);
+	CHECK(fd >= 0, "raw socket on %s", ifname);
+	if (fd < 0)
+		return;
+	uint32_t sent = 0;
+	for (int idle = 0; st->got < n && idle < 200;) {
+		for (uint32_t b = 0; b < 256 && sent < n; b++, sent++) {
+			t_frame(frame, len, sent, 0);
+			if (send(fd, frame, len, 0) != (ssize_t)len) {
+				CHECK(0, "send: %s", strerror(errno));
+				sent = n;
+			}
+		}
+		uint64_t before = st->got;
+		pktmap_poll(p, POLLIN, 10);
+		drain(p, st);
+		idle = st->got == before ? idle + 1 : 0;
+	}
+	close(fd);
+}
+
+static void port_to_kernel(struct pktmap_port *p, uint32_t n, uint32_t len)
+{
+	static uint8_t frame[65536];
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(p), 0);
+	for (uint32_t sent = 0; sent < n;) {
+		pktmap_poll(p, POLLOUT, 1000);
+		while (sent < n && nm_ring_space(tx) >= 8) {
+			t_frame(frame, len, sent, 0);
+			for (uint32_t off = 0; off < len; off += 2048) {
+				struct netmap_slot *s = &tx->slot[tx->cur];
+				uint32_t l = len - off < 2048 ? len - off : 2048;
+				memcpy(NETMAP_BUF(tx, s->buf_idx), frame + off, l);
+				s->len = (uint16_t)l;
+				s->flags = off + l < len ? NS_MOREFRAG : 0;
+				tx->cur = nm_ring_next(tx, tx->cur);
+			}
+			tx->head = tx->cur;
+			sent++;
+		}
+	}
+	pktmap_txsync(p);
+}
+
+int main(void)
+{
+	t_need_root("tap");
+	if (t_enter_netns() != 0)
+		return getenv("CI") ? 1 : 77;
+	if (access("/dev/net/tun", R_OK | W_OK) != 0) {
+		fprintf(stderr, "tap: /dev/net/tun missing\n");
+		return getenv("CI") ? 1 : 77;
+	}
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	struct pktmap_info info = { .sz = sizeof(info) };
+
+	/* 1. Created, up, used both ways, removed. */
+	CHECK(!t_if_exists("pmt0"), "pmt0 does not exist yet");
+	struct pktmap_port *p = open_port("tap:pmt0");
+	if (!p)
+		return t_done("tap");
+	CHECK(t_if_exists("pmt0"), "pmt0 created");
+	CHECK(t_run("ip link show pmt0 | grep -q ',UP'") == 0, "pmt0 is up");
+	pktmap_info(p, &info);
+	CHECK(strcmp(info.mode_name, "emulated") == 0, "mode %s", info.mode_name);
+
+	struct rxstate rs = { 0 };
+	const uint32_t N = 20000;
+	kernel_to_port(p, "pmt0", N, 60 + 42, &rs);
+	CHECK_EQ(rs.got, N);
+	CHECK_EQ(rs.bad, 0);
+	CHECK_EQ(rs.misorder, 0);
+	pktmap_stats(p, &st);
+	CHECK_EQ(st.drop_backend, 0);
+	CHECK_EQ(st.rx_packets, N + rs.foreign);
+
+	/* What pktmap sends, the device receives: its rx_packets. */
+	uint64_t k0 = t_if_counter("pmt0", "rx_packets");
+	port_to_kernel(p, N, 60);
+	pktmap_stats(p, &st);
+	CHECK_EQ(st.tx_packets, N);
+	CHECK_EQ(t_if_counter("pmt0", "rx_packets") - k0, N);
+
+	/* Jumbo frames: chains on RX and, joined by writev, on TX. */
+	if (t_run("ip link set pmt0 mtu 9000") == 0) {
+		struct rxstate rj = { 0 };
+		kernel_to_port(p, "pmt0", 500, 9000, &rj);
+		CHECK_EQ(rj.got, 500);
+		CHECK_EQ(rj.bad, 0);
+		pktmap_stats(p, &st);
+		CHECK_EQ(st.drop_too_long, 0);
+		k0 = t_if_counter("pmt0", "rx_packets");
+		port_to_kernel(p, 500, 9000);
+		CHECK_EQ(t_if_counter("pmt0", "rx_packets") - k0, 500);
+	}
+	pktmap_close(p);
+	CHECK(!t_if_exists("pmt0"), "pmt0 removed at close");
+
+	/* 2. An existing persistent TAP is attached to and left alone. */
+	if (t_run("ip tuntap add dev pmt1 mode tap && ip link set pmt1 up") == 0) {
+		p = open_port("tap:pmt1");
+		if (p) {
+			struct rxstate r1 = { 0 };
+			kernel_to_port(p, "pmt1", 1000, 100, &r1);
+			CHECK_EQ(r1.got, 1000);
+			pktmap_close(p);
+		}
+		CHECK(t_if_exists("pmt1"), "a TAP we did not create stays");
+		t_run("ip link del pmt1");
+	}
+
+	/* 3. Multi-queue: one descriptor per ring. */
+	p = open_port("tap:pmt2@conf:rings=2");
+	if (p) {
+		pktmap_info(p, &info);
+		CHECK_EQ(info.rx_rings, 2);
+		struct rxstate r2 = { 0 };
+		kernel_to_port(p, "pmt2", 2000, 100, &r2);
+		CHECK_EQ(r2.got, 2000);
+		pktmap_close(p);
+		CHECK(!t_if_exists("pmt2"), "pmt2 removed at close");
+	}
+
+	/* 4. Errors. */
+	{
+		char err[300] = "";
+		struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+					      .errbuf_len = sizeof(err) };
+		t_run("ip link add pmv0 type veth peer name pmv1");
+		CHECK_EQ(pktmap_open(&p, "tap:pmv0", &o), -EINVAL);
+		CHECK(strstr(err, "not a TAP"), "message: %s", err);
+		t_run("ip link del pmv0");
+		struct pktmap_port *a = open_port("tap:pmt3");
+		err[0] = 0;
+		CHECK_EQ(pktmap_open(&p, "tap:pmt3", &o), -EBUSY);
+		CHECK(strstr(err, "in use"), "message: %s", err);
+		pktmap_close(a);
+	}
+	return t_done("tap");
+}
