@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# pkt: (AF_PACKET) ports on a veth pair across two namespaces.
+#
+#   netns pmA$$                          netns pmB$$
+#   +---------------------+              +-------------------------+
+#   | pktmap gen          |              | pktmap recv             |
+#   |   -i pkt:vethA      |              |   -i pkt:vethB[...]     |
+#   |        vethA -------+==== veth ====+------- vethB            |
+#   +---------------------+              +-------------------------+
+#
+# 1. pkt -> pkt: N frames, exact count, no gaps, no bad payload.
+# 2. fanout: 4 rings in one process, then 2 rings opened apart
+#    (pkt:vethB-0 and pkt:vethB-1 in two processes): every frame once.
+# 3. pkt -> kernel: vethB's rx_packets grows by exactly N.
+# 4. errors: one line with the remedy.
+# Needs root; under CI=true it may not skip. Everything it makes is
+# removed on exit.
+set -eu
+
+PKTMAP=${PKTMAP:-pktmap}
+N=${N:-100000}
+RATE=${RATE:-200000}
+A=pmA$$
+B=pmB$$
+TMP=$(mktemp -d /tmp/pkt_veth.XXXXXX)
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $* (CI may not skip)" >&2
+		exit 1
+	fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+cleanup() {
+	set +e
+	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v ip >/dev/null || skip "needs iproute2"
+command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
+
+ip netns add "$A"
+ip netns add "$B"
+ip link add vethA netns "$A" type veth peer name vethB netns "$B"
+for ns in "$A" "$B"; do
+	# No IPv6 chatter: the kernel counters must count only our frames.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+ip -n "$A" link set vethA up
+ip -n "$B" link set vethB up
+
+inA() { ip netns exec "$A" "$@"; }
+inB() { ip netns exec "$B" "$@"; }
+# json FILE KEY: a top-level field of a JSON summary.
+json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+rx_packets() { inB cat /sys/class/net/vethB/statistics/rx_packets; }
+
+# recv in B in the background until it has N packets (or 5 s of silence).
+start_recv() {
+	local out=$1
+	shift
+	timeout 60 ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
+		--json >"$out" &
+}
+# Wait until a background recv has its socket open: poll its port in B.
+wait_bound() {
+	local want=$1 i
+	for i in $(seq 100); do
+		# AF_PACKET sockets bound to vethB, as /proc/net/packet lists them.
+		local idx n
+		idx=$(inB cat /sys/class/net/vethB/ifindex)
+		n=$(inB awk -v i="$idx" 'NR > 1 && $5 == i' /proc/net/packet | wc -l)
+		[ "$n" -ge "$want" ] && return 0
+		sleep 0.05
+	done
+	fail "recv did not open pkt:vethB"
+}
+
+echo "== 1. pkt -> pkt, $N frames at $RATE pps"
+start_recv "$TMP/r1.json" -i pkt:vethB
+wait_bound 1
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g1.json"
+wait %1 || fail "recv failed"
+got=$(json "$TMP/r1.json" packets)
+echo "   sent $(json "$TMP/g1.json" packets), received $got, gaps $(json "$TMP/r1.json" gaps), bad $(json "$TMP/r1.json" bad)"
+[ "$(json "$TMP/g1.json" packets)" = "$N" ] || fail "gen sent $(json "$TMP/g1.json" packets)"
+[ "$got" = "$N" ] || fail "received $got of $N"
+[ "$(json "$TMP/r1.json" gaps)" = 0 ] || fail "gaps"
+[ "$(json "$TMP/r1.json" bad)" = 0 ] || fail "bad frames"
+[ "$(json "$TMP/r1.json" drop_backend)" = 0 ] || fail "kernel drops"
+
+echo "== 2a. fanout: pkt:vethB@conf:rings=4, flows over 64 source ports"
+start_recv "$TMP/r2.json" -i "pkt:vethB@conf:rings=4"
+wait_bound 4
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -s 10.0.0.1:1000-1063 -T 0 -q \
+	--json >"$TMP/g2.json"
+wait %1 || fail "recv failed"
+got=$(json "$TMP/r2.json" packets)
+echo "   received $got, gaps $(json "$TMP/r2.json" gaps), bad $(json "$TMP/r2.json" bad)"
+[ "$got" = "$N" ] || fail "received $got of $N"
+[ "$(json "$TMP/r2.json" bad)" = 0 ] || fail "bad frames"
+
+echo "== 2b. fanout: pkt:vethB-0 and pkt:vethB-1 (rings=2) in two processes"
+timeout 60 ip netns exec "$B" "$PKTMAP" recv -i "pkt:vethB-0@conf:rings=2" \
+	--idle 2 -T 0 -q --json \
+	>"$TMP/r3a.json" &
+timeout 60 ip netns exec "$B" "$PKTMAP" recv -i "pkt:vethB-1@conf:rings=2" \
+	--idle 2 -T 0 -q --json \
+	>"$TMP/r3b.json" &
+wait_bound 2
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -s 10.0.0.1:1000-1063 -T 0 -q \
+	--json >/dev/null
+wait %1 || fail "recv ring 0 failed"
+wait %2 || fail "recv ring 1 failed"
+a=$(json "$TMP/r3a.json" packets)
+b=$(json "$TMP/r3b.json" packets)
+echo "   ring 0: $a, ring 1: $b"
+[ $((a + b)) = "$N" ] || fail "received $((a + b)) of $N"
+[ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "one process got nothing"
+
+echo "== 3. pkt -> kernel: vethB rx_packets"
+before=$(rx_packets)
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g4.json"
+after=$(rx_packets)
+echo "   vethB rx_packets +$((after - before))"
+[ $((after - before)) = "$N" ] || fail "kernel counted $((after - before)) of $N"
+
+echo "== 4. errors"
+if msg=$(inA "$PKTMAP" gen -i pkt:nosuch0 -n 1 -q 2>&1); then
+	fail "no error for a missing interface"
+fi
+echo "   $msg"
+echo "$msg" | grep -q "pkt:nosuch0: no such interface" || fail "message: $msg"
+if msg=$(inA "$PKTMAP" recv -i "pkt:vethA-2@conf:rings=2" -n 1 -q 2>&1); then
+	fail "no error for ring 2 of 2"
+fi
+echo "   $msg"
+echo "$msg" | grep -q "ring 2 does not exist" || fail "message: $msg"
+
+echo "PASS"
