@@ -298,6 +298,10 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	struct ifreq ifr;
 	int ret;
 
+	if (nm->flags & PKTMAP_OPEN_ZEROCOPY)
+		return pm_open_error(p, -EOPNOTSUPP, "zero-copy is impossible on "
+				     "pkt: ports (AF_PACKET copies once): use xdp:%s "
+				     "or drop the zero-copy demand", nm->body);
 	if (nm->flags & PKTMAP_OPEN_BUSY_POLL)
 		pm_log(p, PKTMAP_LOG_INFO, "%s: busy polling is not available for "
 		       "pkt: ports: ignored", p->name);
@@ -703,12 +707,18 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	if (s->tx_inflight) {
 		uint32_t last = s->tx_fill ? s->tx_fill - 1 : s->tx_nframes - 1;
 		if (status_load(&tx_frame(s, last)->tp_status) & TP_STATUS_SEND_REQUEST) {
+			/* ENOBUFS: the device queue is busy, the frame stays
+			 * queued for the next kick. ENETDOWN: the same until
+			 * the link is up again (backpressure, not an error). */
 			if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
 			    errno != ENOBUFS && errno != EAGAIN && errno != EINTR) {
-				ret = -errno;
+				if (errno != ENETDOWN)
+					ret = -errno;
 				pm_log_ratelimited(p, &p->rl_ring, "%s: TX ring %u: "
-						   "send failed: %s", p->name,
-						   ring->ringid, strerror(errno));
+						   "send failed: %s%s", p->name,
+						   ring->ringid, strerror(errno),
+						   errno == ENETDOWN ?
+						   ": frames wait for the link" : "");
 			}
 			tx_reap(p, s);
 		}

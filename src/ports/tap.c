@@ -62,21 +62,35 @@ static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 	return ret;
 }
 
-/* A device counter from sysfs (the device's own namespace view), or 0. */
-static uint64_t if_counter(const char *ifname, const char *what)
+/* The device's tx_dropped from /proc/self/net/dev, which always shows the
+ * caller's network namespace (a sysfs mount may show another one).
+ * Returns 0 when the device is not listed. */
+static uint64_t if_tx_dropped(const char *ifname)
 {
-	char path[128], buf[32];
-	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", ifname,
-		 what);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	FILE *f = fopen("/proc/self/net/dev", "re");
+	char line[512];
+	uint64_t v = 0;
+	size_t n = strlen(ifname);
+	if (!f)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line;
+		while (*s == ' ')
+			s++;
+		if (strncmp(s, ifname, n) != 0 || s[n] != ':')
+			continue;
+		/* rx: bytes packets errs drop fifo frame compressed multicast,
+		 * tx: bytes packets errs drop ... */
+		unsigned long long f_[12];
+		if (sscanf(s + n + 1, "%llu %llu %llu %llu %llu %llu %llu %llu "
+			   "%llu %llu %llu %llu", &f_[0], &f_[1], &f_[2], &f_[3],
+			   &f_[4], &f_[5], &f_[6], &f_[7], &f_[8], &f_[9], &f_[10],
+			   &f_[11]) == 12)
+			v = f_[11];
+		break;
+	}
+	fclose(f);
+	return v;
 }
 
 /* Read the MTU again (it may have changed since open): the largest frame
@@ -141,6 +155,9 @@ static int tap_open(struct pktmap_port *p, const struct pm_name *nm,
 	struct ifreq ifr;
 	int ret;
 
+	if (nm->flags & PKTMAP_OPEN_ZEROCOPY)
+		return pm_open_error(p, -EOPNOTSUPP, "zero-copy is impossible on "
+				     "tap: ports (read and write copy once)");
 	if (c->tx_rings && c->rx_rings && c->tx_rings != c->rx_rings)
 		return pm_open_error(p, -EINVAL, "tap: ports have one TX and one RX "
 				     "ring per queue: give @conf:rings=N");
@@ -227,7 +244,7 @@ static int tap_open(struct pktmap_port *p, const struct pm_name *nm,
 	tp->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	tp->maxframe = 1500 + TAP_ETH_HLEN + 4;
 	tap_refresh_mtu(tp);
-	tp->tx_dropped0 = if_counter(tp->ifname, "tx_dropped");
+	tp->tx_dropped0 = if_tx_dropped(tp->ifname);
 
 	if (tp->hi - tp->lo == 1) {
 		p->fd = tp->fds[tp->lo];
@@ -454,7 +471,7 @@ static void tap_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 	struct tap_priv *tp = p->priv;
 	/* Frames the kernel could not queue to us (its queue to the reader
 	 * was full): the device's tx_dropped, since this port opened. */
-	uint64_t d = if_counter(tp->ifname, "tx_dropped");
+	uint64_t d = if_tx_dropped(tp->ifname);
 	if (d > tp->tx_dropped0)
 		st->drop_backend += d - tp->tx_dropped0;
 }

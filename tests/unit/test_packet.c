@@ -318,7 +318,31 @@ int main(void)
 		pktmap_close(b);
 	}
 
-	/* 7. Errors: one line each, naming the remedy. */
+	/* 7. A link that is down holds frames back; they leave when it is up. */
+	if (t_run("ip link set pa down") == 0) {
+		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+		if (a && b) {
+			struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+			for (uint32_t i = 0; i < 10; i++)
+				put_frame(tx, i, 60, 0);
+			CHECK_EQ(pktmap_txsync(a), 0);
+			CHECK(nm_tx_pending(tx), "frames wait in the kernel ring");
+			t_run("ip link set pa up");
+			struct rxstate rs = { .check_order = true };
+			for (int i = 0; i < 200 && rs.got < 10; i++) {
+				pktmap_poll(a, POLLOUT, 5);
+				pktmap_poll(b, POLLIN, 5);
+				drain(b, &rs);
+			}
+			CHECK_EQ(rs.got, 10);
+			CHECK(!nm_tx_pending(tx), "kernel ring drained");
+		}
+		pktmap_close(a);
+		pktmap_close(b);
+	}
+
+	/* 8. Errors: one line each, naming the remedy. */
 	{
 		struct pktmap_port *p = NULL;
 		char err[300] = "";
@@ -329,6 +353,11 @@ int main(void)
 		CHECK_EQ(pktmap_open(&p, "pkt:pa-3@conf:rings=2", &o), -EINVAL);
 		CHECK(strstr(err, "ring 3 does not exist"), "message: %s", err);
 		CHECK(pktmap_open(&p, "pkt:pa^", &o) == -EINVAL, "no host rings");
+		CHECK(pktmap_open(&p, "pkt:pa/Z", &o) == -EINVAL, "no /Z");
+		o.flags = PKTMAP_OPEN_ZEROCOPY;
+		CHECK_EQ(pktmap_open(&p, "pkt:pa", &o), -EOPNOTSUPP);
+		CHECK(strstr(err, "zero-copy is impossible"), "message: %s", err);
+		o.flags = 0;
 		t_run("ip link set pb down");
 		err[0] = 0;
 		CHECK(pktmap_open(&p, "pkt:pb", &o) == 0, "opens a down link");
