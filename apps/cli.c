@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Command-line parsing helpers. Every parser checks the whole string (no
+ * trailing garbage), refuses overflow, and writes one line of explanation
+ * into the caller's buffer.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_err(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pktmap: %s\n", line);
+}
+
+void cli_opt_error(const char *cmd, int c, char **argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "?";
+	char shortopt[3] = {'-', 0, 0};
+
+	if (c == ':') {
+		cli_err("%s: option '%s' needs an argument (see 'pktmap help %s')",
+			cmd, opt, cmd);
+		return;
+	}
+	if (optopt > 0 && optopt < 256 && isalnum(optopt)) {
+		shortopt[1] = (char)optopt;
+		opt = shortopt;
+	}
+	cli_err("%s: unknown option '%s' (see 'pktmap help %s')", cmd, opt,
+		cmd);
+}
+
+/* Parse an unsigned number with an optional SI suffix; *end gets the first
+ * character after it. */
+static int parse_num(const char *s, uint64_t max, uint64_t *out,
+		     const char **end, char *err, unsigned errlen)
+{
+	uint64_t v, mul = 1;
+	char *e;
+
+	if (!isdigit((unsigned char)*s)) {
+		snprintf(err, errlen, "'%s' is not a number", s);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &e, 10);
+	if (errno) {
+		snprintf(err, errlen, "'%s' is too large", s);
+		return -1;
+	}
+	switch (*e) {
+	case 'k': case 'K': mul = 1000ull; e++; break;
+	case 'M': case 'm': mul = 1000000ull; e++; break;
+	case 'G': case 'g': mul = 1000000000ull; e++; break;
+	default: break;
+	}
+	if (v > UINT64_MAX / mul || v * mul > max) {
+		snprintf(err, errlen, "'%s' is too large (at most %" PRIu64 ")",
+			 s, max);
+		return -1;
+	}
+	*out = v * mul;
+	*end = e;
+	return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t max, uint64_t *out, char *err,
+		  unsigned errlen)
+{
+	const char *end;
+
+	if (parse_num(s, max, out, &end, err, errlen))
+		return -1;
+	if (*end) {
+		snprintf(err, errlen, "'%s' is not a number", s);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_range(const char *s, uint64_t min, uint64_t max,
+		    struct cli_range *out, char *err, unsigned errlen)
+{
+	const char *end;
+	uint64_t lo, hi;
+
+	/* Parse with a generous limit so "70000" is reported as out of range
+	 * rather than as "not a number". */
+	if (parse_num(s, UINT64_MAX, &lo, &end, err, errlen))
+		return -1;
+	hi = lo;
+	if (*end == '-') {
+		if (parse_num(end + 1, UINT64_MAX, &hi, &end, err, errlen))
+			return -1;
+	}
+	if (*end) {
+		snprintf(err, errlen, "'%s' is not a number or a range A-B", s);
+		return -1;
+	}
+	if (lo > hi) {
+		snprintf(err, errlen, "'%s': range goes backwards", s);
+		return -1;
+	}
+	if (lo < min) {
+		snprintf(err, errlen, "%" PRIu64 " is too small (at least %" PRIu64 ")",
+			 lo, min);
+		return -1;
+	}
+	if (hi > max) {
+		snprintf(err, errlen, "%" PRIu64 " is too large (at most %" PRIu64 ")",
+			 hi, max);
+		return -1;
+	}
+	out->lo = lo;
+	out->hi = hi;
+	return 0;
+}
+
+int cli_parse_seconds(const char *s, double max, double *out, char *err,
+		      unsigned errlen)
+{
+	char *e;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (e == s || *e || errno || !isfinite(v) || v < 0) {
+		snprintf(err, errlen, "'%s' is not a number of seconds", s);
+		return -1;
+	}
+	if (v > max) {
+		snprintf(err, errlen, "'%s' seconds is too long (at most %g)", s,
+			 max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Parse a dotted quad at s; *end gets the first character after it. */
+static int parse_ip(const char *s, uint32_t *ip, const char **end)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		unsigned long part;
+		char *e;
+
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		part = strtoul(s, &e, 10);
+		if (part > 255 || e - s > 3)
+			return -1;
+		v = v << 8 | (uint32_t)part;
+		s = e;
+		if (i < 3) {
+			if (*s != '.')
+				return -1;
+			s++;
+		}
+	}
+	*ip = v;
+	*end = s;
+	return 0;
+}
+
+static int parse_port(const char *s, uint16_t *port, const char **end)
+{
+	unsigned long v;
+	char *e;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	v = strtoul(s, &e, 10);
+	if (v > 65535 || e - s > 5)
+		return -1;
+	*port = (uint16_t)v;
+	*end = e;
+	return 0;
+}
+
+int cli_parse_addr(const char *s, struct cli_addr *out, char *err,
+		   unsigned errlen)
+{
+	struct cli_addr a = *out;
+	const char *p = s;
+
+	if (parse_ip(p, &a.ip_lo, &p))
+		goto bad;
+	a.ip_hi = a.ip_lo;
+	if (*p == '-' && parse_ip(p + 1, &a.ip_hi, &p))
+		goto bad;
+	if (*p == ':') {
+		if (parse_port(p + 1, &a.port_lo, &p))
+			goto bad;
+		a.port_hi = a.port_lo;
+		if (*p == '-' && parse_port(p + 1, &a.port_hi, &p))
+			goto bad;
+	}
+	if (*p)
+		goto bad;
+	if (a.ip_lo > a.ip_hi || a.port_lo > a.port_hi) {
+		snprintf(err, errlen, "'%s': range goes backwards", s);
+		return -1;
+	}
+	*out = a;
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "'%s' is not an IPv4 address or range with an optional port "
+		 "(10.0.0.1-10.0.0.9:1234-1240)", s);
+	return -1;
+}
+
+int cli_parse_mac(const char *s, uint8_t mac[6], char *err, unsigned errlen)
+{
+	const char *p = s;
+
+	for (int i = 0; i < 6; i++) {
+		int hi, lo;
+
+		if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
+			goto bad;
+		hi = isdigit((unsigned char)p[0]) ? p[0] - '0' : (p[0] | 0x20) - 'a' + 10;
+		lo = isdigit((unsigned char)p[1]) ? p[1] - '0' : (p[1] | 0x20) - 'a' + 10;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+		p += 2;
+		if (i < 5) {
+			if (*p != ':' && *p != '-')
+				goto bad;
+			p++;
+		}
+	}
+	if (*p)
+		goto bad;
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", s);
+	return -1;
+}
+
+void cli_backend_of(const char *name, char *out, unsigned outlen)
+{
+	const char *colon = strchr(name, ':');
+	size_t n = colon ? (size_t)(colon - name) : 0;
+
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, name, n);
+	out[n] = '\0';
+}
+
+int cli_thread_port(const char *name, unsigned nthreads, unsigned i,
+		    char *out, unsigned outlen)
+{
+	char be[16];
+	const char *colon, *suffix;
+	int n;
+
+	cli_backend_of(name, be, sizeof(be));
+	if (nthreads <= 1 || strcmp(be, "null") == 0) {
+		n = snprintf(out, outlen, "%s", name);
+		return n < 0 || (unsigned)n >= outlen ? -1 : 0;
+	}
+	colon = strchr(name, ':');
+	suffix = colon ? colon + strcspn(colon, "/@") : name + strlen(name);
+	n = snprintf(out, outlen, "%.*s-%u%s", (int)(suffix - name), name, i,
+		     suffix);
+	return n < 0 || (unsigned)n >= outlen ? -1 : 0;
+}

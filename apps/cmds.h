@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The subcommands, one file each; the table that dispatches to them is in
+ * main.c.
+ */
+#ifndef PKTMAP_APPS_CMDS_H
+#define PKTMAP_APPS_CMDS_H
+
+int cmd_gen(int argc, char **argv);
+void usage_gen(void);
+int cmd_recv(int argc, char **argv);
+void usage_recv(void);
+int cmd_ports(int argc, char **argv);
+void usage_ports(void);
+
+#endif /* PKTMAP_APPS_CMDS_H */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The `pktmap` command: one subcommand per file, dispatched from the table
+ * below (the wireguard-tools way). Errors are one line "pktmap: ..." on
+ * stderr; exit status 2 for usage errors, 1 for failures at run time.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <pktmap/pktmap.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static const struct cli_cmd cmds[] = {
+	{"gen", cmd_gen, "send generated IPv4/UDP frames on a port (pkt-gen)",
+	 usage_gen},
+	{"recv", cmd_recv, "receive on a port, count and check gen's frames",
+	 usage_recv},
+	{"ports", cmd_ports, "list the port back ends", usage_ports},
+	/* Later: bridge, router, switch, capture. */
+};
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+const struct cli_cmd *cli_find_cmd(const char *name)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: pktmap COMMAND [options]\n"
+		   "       pktmap help COMMAND | --help | --version\n"
+		   "\n"
+		   "netmap's data model and API on stock Linux. Commands:\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\nPorts are named as in netmap: pipe:NAME{N and "
+		   "pipe:NAME}N, null:, pcap:FILE, ...\n"
+		   "(`pktmap ports` lists them).\n");
+}
+
+static int help(const char *name)
+{
+	const struct cli_cmd *c = cli_find_cmd(name);
+
+	if (!c) {
+		cli_err("no command '%s' (see 'pktmap --help')", name);
+		return EXIT_USAGE;
+	}
+	if (c->usage)
+		c->usage();
+	else
+		printf("pktmap %s: %s\n", c->name, c->help);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_cmd *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("pktmap %s\n", PKTMAP_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		return help(argv[2]);
+	}
+	c = cli_find_cmd(argv[1]);
+	if (!c) {
+		cli_err("no command '%s' (see 'pktmap --help')", argv[1]);
+		return EXIT_USAGE;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

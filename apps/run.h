@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * What gen and recv share around their inner loops: opening one port per
+ * worker thread, starting the workers (pinned if asked), the main thread's
+ * reporting loop, Ctrl-C handling and the library's log callback.
+ *
+ * Threads: the main thread opens the ports, starts the workers, then only
+ * prints interval lines and waits; each worker owns its port (one ring
+ * pair, or all rings of the port with one thread) and its counters.
+ */
+#ifndef PKTMAP_APPS_RUN_H
+#define PKTMAP_APPS_RUN_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pktmap/pktmap.h>
+
+#include "stats.h"
+
+/* How long a worker sleeps in pktmap_poll() before it looks at the stop
+ * flag again. */
+#define RUN_POLL_MS 200
+
+#define RUN_MAX_THREADS 64
+
+/* Set (to 1) by the first SIGINT or SIGTERM; workers look at it once per
+ * batch. A second SIGINT ends the process at once. */
+extern atomic_int run_stop_flag;
+
+static inline bool run_stopping(void)
+{
+	return atomic_load_explicit(&run_stop_flag, memory_order_relaxed) != 0;
+}
+
+/* Where library messages go: "pktmap: <line>" on stderr, up to max_level.
+ * While a port is being opened its error line is held back (the caller
+ * prints the open error from errbuf instead). */
+struct run_log {
+	int max_level;
+	atomic_bool opening;
+};
+
+struct run;
+
+struct run_worker {
+	struct run *run;
+	struct pktmap_port *port;
+	struct stats_thread *st;
+	unsigned idx;
+	pthread_t tid;
+	bool started;
+	void *arg;           /* the command's per-thread state */
+	const char *end;     /* why it ended: "count", "eof", "idle", ... */
+	char err[512];       /* set with a nonzero return of the worker fn */
+};
+
+struct run {
+	const char *cmd;     /* "gen" */
+	const char *port;    /* as the user gave it */
+	unsigned nthreads;
+	int cpu;             /* first CPU to pin to, or -1 */
+	double interval;     /* seconds between lines, 0 for none */
+	struct run_worker *w;
+	struct stats_thread *st;
+	struct stats_run stats;
+	struct run_log log;
+	/* The worker body: returns 0, or nonzero with w->err set. */
+	int (*fn)(struct run_worker *w);
+	sem_t done;
+	atomic_uint ndone;
+};
+
+/* Set up a run: install the signal handlers and the log callback, and
+ * allocate the per-thread state. Returns 0 or -1 (message printed). */
+int run_init(struct run *r, const char *cmd, const char *port,
+	     unsigned nthreads, int cpu, double interval, int verbose,
+	     bool json, bool quiet);
+
+/* Open the port of every thread with direction `dir` (see
+ * cli_thread_port() for the names). On failure prints the open error and
+ * returns -1 with nothing left open. */
+int run_open(struct run *r, uint32_t dir);
+
+/* Sleep `seconds` unless stopped first (gen -w). */
+void run_wait(double seconds);
+
+/* Start the workers, print interval lines until all have ended, then the
+ * summary. Returns the exit status: 0, or 1 when a worker failed (its
+ * message printed) or could not be started. */
+int run_go(struct run *r);
+
+/* Close the ports and free everything run_init() allocated. */
+void run_fini(struct run *r);
+
+/* Publish a counter (worker side). */
+static inline void run_pub(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, v, memory_order_relaxed);
+}
+
+#endif /* PKTMAP_APPS_RUN_H */
