@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Helpers for the system tests; source it after `set -euo pipefail`.
+#
+#   fail MSG        print "FAIL: MSG" and exit 1
+#   skip MSG        exit 77 ("skipped"), but exit 1 under CI=true when the
+#                   reason is something CI must have (root, tcpdump, ...)
+#   need_root       skip unless running as root
+#   need_cmd CMD    skip unless CMD is installed
+#   bg CMD...       start CMD in the background (under timeout); its PID is
+#                   killed at exit; wait_bg PID waits for it
+#   wait_for FILE RE wait until a line of FILE matches RE
+#   json FILE KEY   a top-level number or string of a JSON summary
+#   expect_eq WHAT GOT WANT
+#
+# Everything a test makes lives in $TMP (removed at exit), and the pipes it
+# names carry $$ so that concurrent runs never meet; their leftovers in
+# /dev/shm are removed at exit too (pipe names must start with $PIPE).
+
+: "${PKTMAP:?PKTMAP must name the pktmap binary}"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pktmap-test.XXXXXX")
+PIPE="t$$"
+BG_PIDS=()
+
+cleanup() {
+	local rc=$?
+	set +e
+	for pid in "${BG_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$TMP"
+	rm -f /dev/shm/pktmap.pipe."$PIPE"*
+	exit "$rc"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $* (CI may not skip)" >&2
+		exit 1
+	fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+}
+
+need_cmd() {
+	command -v "$1" >/dev/null 2>&1 || skip "needs $1"
+}
+
+# Start a command in the background, bounded by `timeout` (BG_TIMEOUT
+# seconds, default 60), and remember its PID for cleanup. The PID is left
+# in BG_PID.
+bg() {
+	timeout "${BG_TIMEOUT:-60}" "$@" &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# json FILE KEY: a top-level field of a pktmap --json summary (the fields
+# before "threads", which repeats the keys per thread).
+json() {
+	local s
+	s=$(cat "$1")
+	s=${s%%,\"threads\":*}
+	s=$(printf '%s' "$s" | grep -o "\"$2\":[^,}]*" | head -n 1)
+	[ -n "$s" ] || fail "$1: no key $2 in: $(cat "$1")"
+	s=${s#*:}
+	s=${s#\"}
+	printf '%s\n' "${s%\"}"
+}
+
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got $2, want $3"
+}
+
+# Wait for background PID $1 (started with bg, so bounded by its timeout);
+# its exit status is left in WAIT_RC.
+wait_bg() {
+	WAIT_RC=0
+	wait "$1" || WAIT_RC=$?
+}
+
+# wait_for FILE PATTERN [SECONDS]: wait until a line of FILE matches the
+# extended regular expression PATTERN (default: up to 30 s).
+wait_for() {
+	local t=$(( ${3:-30} * 10 ))
+	until grep -Eq "$2" "$1" 2>/dev/null; do
+		[ "$t" -gt 0 ] || fail "no line matching '$2' in $1 after ${3:-30} s"
+		sleep 0.1
+		t=$((t - 1))
+	done
+}
