@@ -282,5 +282,6 @@ extern const struct pm_port_ops pm_null_ops;
 extern const struct pm_port_ops pm_pipe_ops;
 extern const struct pm_port_ops pm_pcap_ops;
 extern const struct pm_port_ops pm_packet_ops, pm_tap_ops;
+extern const struct pm_port_ops pm_xdp_ops;
 
 #endif /* PKTMAP_INTERNAL_H */

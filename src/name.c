@@ -29,6 +29,7 @@ static const struct pm_port_ops *const known_backends[] = {
 	&pm_pcap_ops,
 	&pm_packet_ops,
 	&pm_tap_ops,
+	&pm_xdp_ops,
 };
 
 void pm_printable(char *dst, size_t len, const char *src)

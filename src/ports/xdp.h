@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Internals of the xdp: back end, shared by xdp.c (sockets, rings, sync)
+ * and xdp_prog.c (the XDP program that steers queues to the sockets).
+ *
+ * AF_XDP rings as user space sees them, in the shape of libxdp's xsk.h:
+ * free-running 32-bit indices masked on access; each side keeps a cached
+ * copy of the other side's index and reloads it only when the ring looks
+ * empty (consumer) or full (producer).
+ *
+ *   producer rings (fill, TX)         consumer rings (RX, completion)
+ *   we write entries [prod, ...)      the kernel writes [.., prod)
+ *   publish prod (release) ------->   kernel loads prod (acquire)
+ *   load cons (acquire)    <-------   kernel publishes cons (release)
+ *
+ * and the mirror image for the consumer rings. The kernel side is
+ * xskq_prod_submit()/__xskq_cons_release() in net/xdp/xsk_queue.h.
+ */
+#ifndef PKTMAP_PORTS_XDP_H
+#define PKTMAP_PORTS_XDP_H
+
+#include <linux/if_xdp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+struct pm_xq {
+	uint32_t cached_prod;
+	uint32_t cached_cons;
+	uint32_t mask;
+	uint32_t size;
+	uint32_t *producer;
+	uint32_t *consumer;
+	void *ring;       /* struct xdp_desc[] (RX, TX) or __u64[] (fill, compl) */
+	uint32_t *flags;  /* XDP_RING_NEED_WAKEUP */
+	void *map;
+	size_t map_len;
+};
+
+/* Producer: how many entries may be written now (at most `want`). */
+static inline uint32_t pm_xq_prod_space(struct pm_xq *q, uint32_t want)
+{
+	uint32_t free = q->size - (q->cached_prod - q->cached_cons);
+	if (free >= want)
+		return want;
+	/* Pairs with the kernel's smp_store_release() of the consumer
+	 * index: the entries before it have been read. */
+	q->cached_cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
+	free = q->size - (q->cached_prod - q->cached_cons);
+	if (pm_unlikely(free > q->size))
+		free = 0; /* never trust a value we did not write */
+	return free < want ? free : want;
+}
+
+/* Producer: publish everything written up to cached_prod. */
+static inline void pm_xq_prod_submit(struct pm_xq *q)
+{
+	/* Pairs with the kernel's smp_load_acquire() of the producer
+	 * index: the entries before it are written. */
+	__atomic_store_n(q->producer, q->cached_prod, __ATOMIC_RELEASE);
+}
+
+/* Consumer: how many entries may be read now (at most `want`). */
+static inline uint32_t pm_xq_cons_avail(struct pm_xq *q, uint32_t want)
+{
+	uint32_t n = q->cached_prod - q->cached_cons;
+	if (n < want) {
+		/* Pairs with the kernel's smp_store_release() of the
+		 * producer index. */
+		q->cached_prod = __atomic_load_n(q->producer, __ATOMIC_ACQUIRE);
+		n = q->cached_prod - q->cached_cons;
+		if (pm_unlikely(n > q->size)) {
+			q->cached_prod = q->cached_cons;
+			n = 0;
+		}
+	}
+	return n < want ? n : want;
+}
+
+/* Consumer: hand the entries read up to cached_cons back. */
+static inline void pm_xq_cons_release(struct pm_xq *q)
+{
+	/* Pairs with the kernel's smp_load_acquire() of the consumer
+	 * index: we are done reading the entries before it. */
+	__atomic_store_n(q->consumer, q->cached_cons, __ATOMIC_RELEASE);
+}
+
+/* Entries not yet taken by the kernel (producer rings). */
+static inline uint32_t pm_xq_prod_pending(struct pm_xq *q)
+{
+	uint32_t cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
+	return q->cached_prod - cons;
+}
+
+static inline bool pm_xq_needs_wakeup(const struct pm_xq *q)
+{
+	return __atomic_load_n(q->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
+}
+
+static inline struct xdp_desc *pm_xq_desc(struct pm_xq *q, uint32_t i)
+{
+	return &((struct xdp_desc *)q->ring)[i & q->mask];
+}
+
+static inline uint64_t *pm_xq_addr(struct pm_xq *q, uint32_t i)
+{
+	return &((uint64_t *)q->ring)[i & q->mask];
+}
+
+/* ------------------------------------------------------------------ */
+/* The XDP program (xdp_prog.c). */
+
+struct pm_xdp_prog {
+	int lock_fd;          /* the interface's lock file, see xdp_prog.c */
+	int prog_fd;
+	int map_fd;           /* the program's XSKMAP */
+	uint32_t prog_id;
+	uint32_t mode_flags;  /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
+	bool user;            /* we hold a users lock: detach when last */
+	bool generic;         /* attached in generic (SKB) mode */
+	char lock_path[128];
+};
+
+/* Make sure pktmap's XDP program runs on `ifindex`: reuse the one another
+ * live pktmap process attached, replace one a dead process left behind,
+ * or load and attach ours (native mode, else generic mode with a
+ * message; native only when `need_native`). Returns 0 or -errno with the
+ * open error set. */
+int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
+		       int ifindex, const char *ifname, const char *driver,
+		       bool need_native);
+
+/* Steer queue `qid` to the socket `fd`. Returns 0 or -errno. */
+int pm_xdp_prog_insert(struct pktmap_port *p, struct pm_xdp_prog *pr,
+		       uint32_t qid, int fd);
+
+/* Remove our queues from the map and detach the program when no other
+ * pktmap process uses it. Safe on a partly set up `pr`. */
+void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
+			 int ifindex, const uint32_t *qids, uint32_t n);
+
+void pm_xdp_prog_init(struct pm_xdp_prog *pr);
+
+#endif /* PKTMAP_PORTS_XDP_H */

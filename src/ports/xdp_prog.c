@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap's XDP program on an interface: loaded from the object embedded
+ * in the library (bpf/pktmap_xdp.bpf.c, built at build time), attached in
+ * native mode where the driver has it and in generic mode otherwise, and
+ * shared by every pktmap process that binds queues of the interface.
+ *
+ * An interface has one XDP program, so processes coordinate through a
+ * lock file, /dev/shm/pktmap-xdp.NETNS.IFINDEX.lock, with open-file-
+ * description locks, which the kernel drops when a process dies:
+ *
+ *   byte 0  mutex around looking at, attaching and detaching the program
+ *   byte 1  every process whose sockets the program serves holds a read
+ *           lock; a write lock that succeeds means "no live user"
+ *
+ * So a pktmap program found attached while nobody holds byte 1 was left
+ * by a run that did not exit cleanly (kill -9, a crash): it is replaced,
+ * with a message. One found with live users is reused: its XSKMAP is
+ * looked up through the program and our sockets are added to it. The
+ * last user to leave detaches the program and removes the lock file.
+ * No bpffs pinning is needed (`ip netns exec` has no bpffs).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xdp.h"
+
+extern const unsigned char pm_xdp_bpf_obj[];
+extern const size_t pm_xdp_bpf_obj_len;
+
+#define PROG_NAME "pktmap_xdp"
+#define MAP_NAME "pktmap_xsks"
+#define LOCK_MUTEX 0
+#define LOCK_USERS 1
+
+static int ofd_lock(int fd, short type, off_t at, bool wait)
+{
+	struct flock fl = {
+		.l_type = type,
+		.l_whence = SEEK_SET,
+		.l_start = at,
+		.l_len = 1,
+	};
+	for (;;) {
+		if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		return (errno == EACCES || errno == EAGAIN) ? -EBUSY : -errno;
+	}
+}
+
+/* libbpf logs through one process-wide callback. While we call it, its
+ * messages go to the port's log (at debug level: our own error line says
+ * what failed), and the last one is kept to explain a failure. Messages
+ * from other threads go wherever they went before. */
+static _Thread_local const struct pktmap_port *libbpf_port;
+static _Thread_local char libbpf_last[256];
+static libbpf_print_fn_t libbpf_prev;
+
+static int libbpf_forward(enum libbpf_print_level level, const char *fmt,
+			  va_list ap)
+{
+	if (!libbpf_port) {
+		if (libbpf_prev)
+			return libbpf_prev(level, fmt, ap);
+		return 0;
+	}
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	char line[400];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	size_t n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = 0;
+	pm_log(libbpf_port, PKTMAP_LOG_DEBUG, "%s: %s", libbpf_port->name, line);
+	const char *k = strstr(line, "Kernel error message: ");
+	if (k)
+		snprintf(libbpf_last, sizeof(libbpf_last), "%s", k + 22);
+	return 0;
+}
+
+static void libbpf_enter(const struct pktmap_port *p)
+{
+	libbpf_port = p;
+	libbpf_last[0] = 0;
+	libbpf_print_fn_t old = libbpf_set_print(libbpf_forward);
+	if (old != libbpf_forward)
+		libbpf_prev = old;
+}
+
+static void libbpf_leave(void)
+{
+	libbpf_port = NULL;
+}
+
+void pm_xdp_prog_init(struct pm_xdp_prog *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->lock_fd = pr->prog_fd = pr->map_fd = -1;
+}
+
+/* Open the interface's lock file and take its mutex. A file that the last
+ * user unlinked while we waited is not the lock any more: open again. */
+static int lock_open(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex)
+{
+	struct stat ns;
+	if (stat("/proc/self/ns/net", &ns) != 0)
+		ns.st_ino = 0;
+	snprintf(pr->lock_path, sizeof(pr->lock_path),
+		 "/dev/shm/pktmap-xdp.%lu.%d.lock", (unsigned long)ns.st_ino,
+		 ifindex);
+	for (int tries = 0; tries < 16; tries++) {
+		int fd = open(pr->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			      0600);
+		if (fd < 0)
+			return pm_open_error(p, -errno, "cannot open %s: %s",
+					     pr->lock_path, strerror(errno));
+		int r = ofd_lock(fd, F_WRLCK, LOCK_MUTEX, true);
+		struct stat a, b;
+		if (r == 0 && fstat(fd, &a) == 0 && stat(pr->lock_path, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			pr->lock_fd = fd;
+			return 0;
+		}
+		close(fd);
+		if (r)
+			return pm_open_error(p, r, "cannot lock %s: %s",
+					     pr->lock_path, strerror(-r));
+	}
+	return pm_open_error(p, -EAGAIN, "cannot settle the lock %s",
+			     pr->lock_path);
+}
+
+static void lock_mutex_release(struct pm_xdp_prog *pr)
+{
+	(void)ofd_lock(pr->lock_fd, F_UNLCK, LOCK_MUTEX, false);
+}
+
+static uint32_t mode_flags_of(uint8_t attach_mode)
+{
+	switch (attach_mode) {
+	case XDP_ATTACHED_DRV: return XDP_FLAGS_DRV_MODE;
+	case XDP_ATTACHED_SKB: return XDP_FLAGS_SKB_MODE;
+	case XDP_ATTACHED_HW: return XDP_FLAGS_HW_MODE;
+	default: return 0;
+	}
+}
+
+static int perm_error(struct pktmap_port *p, int err)
+{
+	return pm_open_error(p, err, "needs CAP_NET_RAW and CAP_BPF: run as root");
+}
+
+/* Reuse the pktmap program a live process attached: find its XSKMAP. */
+static int reuse(struct pktmap_port *p, struct pm_xdp_prog *pr, int fd,
+		 uint32_t map_id)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+	int mfd = map_id ? bpf_map_get_fd_by_id(map_id) : -ENOENT;
+	if (mfd < 0)
+		return pm_open_error(p, mfd, "cannot open the map of the pktmap "
+				     "XDP program: %s", strerror(-mfd));
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(mfd, &mi, &len) != 0 ||
+	    mi.type != BPF_MAP_TYPE_XSKMAP) {
+		close(mfd);
+		return pm_open_error(p, -EPROTO, "the pktmap XDP program attached "
+				     "has no socket map: detach it (ip link set "
+				     "dev IFACE xdp off)");
+	}
+	pr->prog_fd = fd;
+	pr->map_fd = mfd;
+	return 0;
+}
+
+/* Load our program and attach it: native mode first, generic mode when
+ * the driver has no native XDP (or refuses it for this configuration). */
+static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
+		       int ifindex, const char *ifname, const char *driver,
+		       bool need_native)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = PROG_NAME);
+	int ret;
+
+	libbpf_enter(p);
+	struct bpf_object *obj =
+		bpf_object__open_mem(pm_xdp_bpf_obj, pm_xdp_bpf_obj_len, &oo);
+	if (!obj) {
+		ret = -errno;
+		libbpf_leave();
+		return pm_open_error(p, ret, "cannot open the embedded XDP "
+				     "program: %s", strerror(-ret));
+	}
+	ret = bpf_object__load(obj);
+	if (ret) {
+		libbpf_leave();
+		bpf_object__close(obj);
+		if (ret == -EPERM || ret == -EACCES)
+			return perm_error(p, ret);
+		return pm_open_error(p, ret, "cannot load the XDP program: %s%s%s",
+				     strerror(-ret), libbpf_last[0] ? ": " : "",
+				     libbpf_last);
+	}
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, PROG_NAME);
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, MAP_NAME);
+	if (!prog || !map) {
+		libbpf_leave();
+		bpf_object__close(obj);
+		return pm_open_error(p, -ENOENT, "the embedded XDP object has no "
+				     "%s", prog ? MAP_NAME : PROG_NAME);
+	}
+	/* Keep only the two file descriptors; the object goes. */
+	pr->prog_fd = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
+	pr->map_fd = fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 3);
+	bpf_object__close(obj);
+	if (pr->prog_fd < 0 || pr->map_fd < 0) {
+		libbpf_leave();
+		return pm_open_error(p, -errno, "dup: %s", strerror(errno));
+	}
+
+	pr->mode_flags = XDP_FLAGS_DRV_MODE;
+	ret = bpf_xdp_attach(ifindex, pr->prog_fd,
+			     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+	if (ret && ret != -EPERM && ret != -EBUSY && ret != -EEXIST &&
+	    !need_native) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s", libbpf_last[0] ? libbpf_last :
+			 ret == -EOPNOTSUPP ? "no native XDP" : strerror(-ret));
+		pr->mode_flags = XDP_FLAGS_SKB_MODE;
+		ret = bpf_xdp_attach(ifindex, pr->prog_fd,
+				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE,
+				     NULL);
+		pr->generic = ret == 0;
+		if (ret == 0)
+			pm_log(p, PKTMAP_LOG_INFO,
+			       "%s: driver %s refuses native XDP (%s): the XDP "
+			       "program runs in generic (SKB) mode", p->name,
+			       driver, why);
+	}
+	libbpf_leave();
+	if (ret == -EPERM || ret == -EACCES)
+		return perm_error(p, ret);
+	if (ret == -EBUSY || ret == -EEXIST)
+		return pm_open_error(p, ret, "another XDP program was attached to "
+				     "%s meanwhile: remove it (ip link set dev %s "
+				     "xdp off)", ifname, ifname);
+	if (ret)
+		return pm_open_error(p, ret, "driver %s: cannot attach the XDP "
+				     "program: %s%s%s", driver, strerror(-ret),
+				     libbpf_last[0] ? ": " : "", libbpf_last);
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(pr->prog_fd, &info, &len) == 0)
+		pr->prog_id = info.id;
+	return 0;
+}
+
+int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
+		       int ifindex, const char *ifname, const char *driver,
+		       bool need_native)
+{
+	int ret = lock_open(p, pr, ifindex);
+	if (ret)
+		return ret;
+
+	LIBBPF_OPTS(bpf_xdp_query_opts, qo);
+	ret = bpf_xdp_query(ifindex, 0, &qo);
+	if (ret) {
+		lock_mutex_release(pr);
+		if (ret == -EPERM || ret == -EACCES)
+			return perm_error(p, ret);
+		return pm_open_error(p, ret, "cannot query the XDP program of %s: %s",
+				     ifname, strerror(-ret));
+	}
+	if (qo.attach_mode == XDP_ATTACHED_MULTI) {
+		lock_mutex_release(pr);
+		return pm_open_error(p, -EBUSY, "%s has XDP programs in several "
+				     "modes: remove them (ip link set dev %s xdp "
+				     "off; ... xdpgeneric off)", ifname, ifname);
+	}
+	if (qo.prog_id) {
+		uint32_t id = qo.prog_id, map_id = 0;
+		int fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0) {
+			lock_mutex_release(pr);
+			if (fd == -EPERM || fd == -EACCES)
+				return perm_error(p, fd);
+			return pm_open_error(p, fd, "cannot open XDP program %u: %s",
+					     id, strerror(-fd));
+		}
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = 1;
+		info.map_ids = (uint64_t)(uintptr_t)&map_id;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 ||
+		    strcmp(info.name, PROG_NAME) != 0) {
+			close(fd);
+			lock_mutex_release(pr);
+			return pm_open_error(p, -EBUSY,
+					     "another XDP program ('%s', id %u) is "
+					     "attached to %s: remove it (ip link set "
+					     "dev %s xdp off) or use pkt:%s",
+					     info.name, id, ifname, ifname, ifname);
+		}
+		if (ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
+			/* Nobody alive uses it. */
+			pm_log(p, PKTMAP_LOG_WARN,
+			       "%s: replacing the pktmap XDP program (id %u) that "
+			       "an earlier run left attached to %s", p->name, id,
+			       ifname);
+			LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = fd);
+			ret = bpf_xdp_detach(ifindex, mode_flags_of(qo.attach_mode),
+					     &ao);
+			close(fd);
+			if (ret) {
+				lock_mutex_release(pr);
+				return pm_open_error(p, ret, "cannot detach the stale "
+						     "XDP program %u: %s", id,
+						     strerror(-ret));
+			}
+		} else {
+			ret = reuse(p, pr, fd, map_id);
+			if (ret) {
+				close(fd);
+				lock_mutex_release(pr);
+				return ret;
+			}
+			pr->prog_id = id;
+			pr->mode_flags = mode_flags_of(qo.attach_mode);
+			pr->generic = pr->mode_flags == XDP_FLAGS_SKB_MODE;
+			goto user;
+		}
+	}
+	ret = load_attach(p, pr, ifindex, ifname, driver, need_native);
+	if (ret) {
+		lock_mutex_release(pr);
+		return ret;
+	}
+user:
+	/* A read lock (converting our write lock if we took one). */
+	ret = ofd_lock(pr->lock_fd, F_RDLCK, LOCK_USERS, false);
+	if (ret == 0)
+		pr->user = true;
+	lock_mutex_release(pr);
+	if (ret)
+		return pm_open_error(p, ret, "cannot lock %s: %s", pr->lock_path,
+				     strerror(-ret));
+	return 0;
+}
+
+int pm_xdp_prog_insert(struct pktmap_port *p, struct pm_xdp_prog *pr,
+		       uint32_t qid, int fd)
+{
+	int ret = bpf_map_update_elem(pr->map_fd, &qid, &fd, BPF_ANY);
+	if (ret)
+		return pm_open_error(p, ret, "cannot steer queue %u to its socket: "
+				     "%s", qid, strerror(-ret));
+	return 0;
+}
+
+void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
+			 int ifindex, const uint32_t *qids, uint32_t n)
+{
+	if (pr->map_fd >= 0)
+		for (uint32_t i = 0; i < n; i++)
+			(void)bpf_map_delete_elem(pr->map_fd, &qids[i]);
+	if (pr->lock_fd >= 0 && pr->user) {
+		(void)ofd_lock(pr->lock_fd, F_WRLCK, LOCK_MUTEX, true);
+		(void)ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
+		if (ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
+			/* The last user: the program goes with us. */
+			if (pr->prog_fd >= 0) {
+				LIBBPF_OPTS(bpf_xdp_attach_opts, ao,
+					    .old_prog_fd = pr->prog_fd);
+				libbpf_enter(p);
+				int r = bpf_xdp_detach(ifindex, pr->mode_flags, &ao);
+				libbpf_leave();
+				if (r && r != -ENODEV)
+					pm_log(p, PKTMAP_LOG_WARN,
+					       "%s: cannot detach XDP program %u: %s",
+					       p->name, pr->prog_id, strerror(-r));
+			}
+			unlink(pr->lock_path);
+			(void)ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
+		}
+		lock_mutex_release(pr);
+		pr->user = false;
+	}
+	if (pr->map_fd >= 0)
+		close(pr->map_fd);
+	if (pr->prog_fd >= 0)
+		close(pr->prog_fd);
+	if (pr->lock_fd >= 0)
+		close(pr->lock_fd);
+	pr->map_fd = pr->prog_fd = pr->lock_fd = -1;
+}

@@ -1,0 +1,554 @@
+/* xdp: AF_XDP ports on veth pairs, in a network namespace of the test's
+ * own (everything it makes vanishes with the process).
+ *
+ *     [ xdp:xa ] --- veth xa <=====> veth xb --- [ xdp:xb ]
+ *     [ xdp:qa ] --- veth qa <=====> veth qb --- [ xdp:qb ]   (2 queues)
+ *
+ * Exact counts, payload intact, order kept; xdp -> kernel counted by the
+ * peer's counters; two ports sharing one region (and one UMEM) bouncing
+ * frames by swapping buffers, within a port and across ports, with every
+ * buffer given back at close; rebinding a queue right after a close; a
+ * program left behind by a killed process is replaced; the open errors;
+ * and nothing (program, lock file) is left behind. Needs root.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <time.h>
+
+#include "internal.h"
+#include "netns.h"
+#include "t.h"
+
+static char logbuf[8192];
+
+static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
+	size_t n = strlen(logbuf);
+	snprintf(logbuf + n, sizeof(logbuf) - n, "%s\n", msg);
+}
+
+static int try_open(struct pktmap_port **p, const char *name, uint32_t dir,
+		    char *err, size_t errlen)
+{
+	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .errbuf = err,
+				      .errbuf_len = errlen, .log = log_cb };
+	err[0] = 0;
+	return pktmap_open(p, name, &o);
+}
+
+static struct pktmap_port *open_port(const char *name, uint32_t dir)
+{
+	struct pktmap_port *p = NULL;
+	char err[300];
+	int r = try_open(&p, name, dir, err, sizeof(err));
+	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
+	return p;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fill up to `max` free slots of TX ring r with test frames from *seq. */
+static uint32_t fill_tx(struct pktmap_port *p, uint32_t r, uint32_t len,
+			uint32_t *seq, uint32_t max)
+{
+	struct netmap_ring *ring = NETMAP_TXRING(pktmap_nifp(p), r);
+	uint32_t n = 0;
+	while (n < max && !nm_ring_empty(ring)) {
+		struct netmap_slot *s = &ring->slot[ring->head];
+		t_frame((uint8_t *)NETMAP_BUF(ring, s->buf_idx), len, (*seq)++, r);
+		s->len = (uint16_t)len;
+		ring->head = ring->cur = nm_ring_next(ring, ring->head);
+		n++;
+	}
+	return n;
+}
+
+struct rxstate {
+	uint64_t got, bad, misorder, foreign;
+	uint32_t next;
+	uint64_t per_ring[PM_MAX_RINGS];
+};
+
+static void check_rx(struct rxstate *st, uint32_t r, const uint8_t *b,
+		     uint32_t len, bool order)
+{
+	uint32_t seq;
+	int v = t_frame_check(b, len, &seq);
+	if (v < 0) {
+		st->foreign++;
+		return;
+	}
+	st->got++;
+	st->per_ring[r]++;
+	if (v == 0)
+		st->bad++;
+	if (order && seq != st->next)
+		st->misorder++;
+	st->next = seq + 1;
+}
+
+static void drain(struct pktmap_port *p, struct rxstate *st, bool order)
+{
+	struct netmap_if *nifp = pktmap_nifp(p);
+	pktmap_rxsync(p);
+	for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
+		struct netmap_ring *ring = NETMAP_RXRING(nifp, r);
+		while (!nm_ring_empty(ring)) {
+			struct netmap_slot *s = &ring->slot[ring->head];
+			check_rx(st, r, (uint8_t *)NETMAP_BUF(ring, s->buf_idx),
+				 s->len, order);
+			ring->head = ring->cur = nm_ring_next(ring, ring->head);
+		}
+	}
+}
+
+/* Send `count` frames from ring r of tx, receive them on rx (if any). */
+static void run_traffic(struct pktmap_port *tx, uint32_t r,
+			struct pktmap_port *rx, uint32_t count, uint32_t len,
+			struct rxstate *st)
+{
+	uint32_t seq = 0, sent = 0;
+	int64_t end = now_ms() + 20000;
+	while ((sent < count || (rx && st->got < count)) && now_ms() < end) {
+		if (sent < count) {
+			uint32_t batch = count - sent < 64 ? count - sent : 64;
+			sent += fill_tx(tx, r, len, &seq, batch);
+			pktmap_txsync(tx);
+		}
+		if (rx) {
+			drain(rx, st, true);
+			if (sent == count && st->got < count)
+				pktmap_poll(rx, POLLIN, 10);
+		} else if (sent == count) {
+			break;
+		}
+		if (sent < count && nm_ring_empty(NETMAP_TXRING(pktmap_nifp(tx), r)))
+			pktmap_poll(tx, POLLOUT, 10);
+	}
+	CHECK_EQ(sent, count);
+}
+
+/* Wait until every TX slot has come back (completions reaped). */
+static void tx_settle(struct pktmap_port *p)
+{
+	int64_t end = now_ms() + 3000;
+	struct netmap_if *nifp = pktmap_nifp(p);
+	for (;;) {
+		bool pending = false;
+		pktmap_txsync(p);
+		for (uint32_t r = 0; r < nifp->ni_tx_rings; r++)
+			if (nm_tx_pending(NETMAP_TXRING(nifp, r)))
+				pending = true;
+		if (!pending || now_ms() > end)
+			break;
+		pktmap_poll(p, POLLOUT, 5);
+	}
+}
+
+static uint32_t prog_id(const char *ifname)
+{
+	uint32_t id = 0;
+	int ifindex = (int)if_nametoindex(ifname);
+	if (ifindex)
+		bpf_xdp_query_id(ifindex, 0, &id);
+	return id;
+}
+
+static void expect_error(const char *name, uint32_t dir, const char *text)
+{
+	struct pktmap_port *p = NULL;
+	char err[400];
+	int r = try_open(&p, name, dir, err, sizeof(err));
+	CHECK(r < 0, "open %s should fail", name);
+	CHECK(strstr(err, text) != NULL, "%s: error '%s' lacks '%s'", name, err,
+	      text);
+	CHECK(strchr(err, '\n') == NULL, "one line: %s", err);
+	fprintf(stderr, "  error as expected: %s\n", err);
+	if (p)
+		pktmap_close(p);
+}
+
+static uint32_t free_bufs(struct pktmap_port *p)
+{
+	pm_region_lock(&p->region);
+	uint32_t n = pm_region_free_count(&p->region);
+	pm_region_unlock(&p->region);
+	return n;
+}
+
+/* A forwarder step: move what rx received into tx's TX ring r by
+ * swapping buffer indices (zero-copy), as a netmap bridge does. */
+static uint32_t forward(struct pktmap_port *rx, struct pktmap_port *tx)
+{
+	struct netmap_ring *in = NETMAP_RXRING(pktmap_nifp(rx), 0);
+	struct netmap_ring *out = NETMAP_TXRING(pktmap_nifp(tx), 0);
+	uint32_t moved = 0;
+	pktmap_rxsync(rx);
+	while (!nm_ring_empty(in) && !nm_ring_empty(out)) {
+		struct netmap_slot *a = &in->slot[in->head];
+		struct netmap_slot *b = &out->slot[out->head];
+		uint32_t t = b->buf_idx;
+		b->buf_idx = a->buf_idx;
+		b->len = a->len;
+		b->flags = NS_BUF_CHANGED;
+		a->buf_idx = t;
+		a->flags = NS_BUF_CHANGED;
+		in->head = in->cur = nm_ring_next(in, in->head);
+		out->head = out->cur = nm_ring_next(out, out->head);
+		moved++;
+	}
+	pktmap_txsync(tx);
+	return moved;
+}
+
+static void test_basic(void)
+{
+	/* xdp -> xdp, one queue, frames of several sizes. */
+	struct pktmap_port *rx = open_port("xdp:xb", PKTMAP_DIR_RX);
+	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
+	if (!rx || !tx)
+		goto out;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(rx, &info);
+	CHECK(strcmp(info.backend, "xdp") == 0, "backend %s", info.backend);
+	CHECK(strcmp(info.mode_name, "copy") == 0, "veth is copy mode: %s",
+	      info.mode_name);
+	CHECK_EQ(info.buf_usable, 2048 - 256);
+	CHECK_EQ(info.rx_rings, 1);
+	CHECK(prog_id("xb") != 0, "program attached to xb");
+	CHECK(prog_id("xa") == 0, "no program for a TX-only port");
+
+	/* NETMAP_BUF() is the frame's first byte: the UMEM address of a
+	 * buffer is idx * buf_size + 256. */
+	struct netmap_ring *ring = NETMAP_TXRING(pktmap_nifp(tx), 0);
+	CHECK_EQ((char *)NETMAP_BUF(ring, 2) - (char *)tx->region.pool,
+		 2 * 2048 + 256);
+
+	uint32_t lens[] = { 60, 1514, 1000, 61 };
+	for (unsigned i = 0; i < 4; i++) {
+		struct rxstate st = { 0 };
+		run_traffic(tx, 0, rx, 20000, lens[i], &st);
+		CHECK_EQ(st.got, 20000);
+		CHECK_EQ(st.bad, 0);
+		CHECK_EQ(st.misorder, 0);
+	}
+	struct pktmap_stats s = { .sz = sizeof(s) };
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.tx_packets, 80000);
+	CHECK_EQ(s.drop_backend, 0);
+	pktmap_stats(rx, &s);
+	CHECK_EQ(s.drop_backend, 0);
+	CHECK(s.rx_packets >= 80000, "rx_packets %llu",
+	      (unsigned long long)s.rx_packets);
+
+	/* The checker on TX: a bad length is dropped and counted. */
+	ring->slot[ring->head].len = 3000;
+	ring->head = ring->cur = nm_ring_next(ring, ring->head);
+	pktmap_txsync(tx);
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.drop_invalid, 1);
+
+	/* xdp -> the peer's kernel stack (no program on xb any more). */
+	pktmap_close(rx);
+	rx = NULL;
+	CHECK(prog_id("xb") == 0, "program detached at close");
+	uint64_t before = t_if_counter("xb", "rx_packets");
+	struct rxstate st = { 0 };
+	run_traffic(tx, 0, NULL, 50000, 60, &st);
+	tx_settle(tx);
+	uint64_t after = t_if_counter("xb", "rx_packets");
+	CHECK_EQ(after - before, 50000);
+out:
+	pktmap_close(rx);
+	pktmap_close(tx);
+}
+
+static void test_multiqueue(void)
+{
+	/* A veth with two queues: TX queue q of qa lands on RX queue q of qb. */
+	struct pktmap_port *rx = open_port("xdp:qb", PKTMAP_DIR_RX);
+	struct pktmap_port *tx = open_port("xdp:qa", PKTMAP_DIR_TX);
+	if (!rx || !tx)
+		goto out;
+	CHECK_EQ(pktmap_nifp(rx)->ni_rx_rings, 2);
+	struct rxstate st = { 0 };
+	for (uint32_t r = 0; r < 2; r++) {
+		uint32_t seq = 0, sent = 0;
+		int64_t end = now_ms() + 10000;
+		while (sent < 10000 && now_ms() < end) {
+			sent += fill_tx(tx, r, 128, &seq, 10000 - sent);
+			pktmap_txsync(tx);
+			drain(rx, &st, false);
+		}
+		end = now_ms() + 3000;
+		while (st.got < 10000u * (r + 1) && now_ms() < end) {
+			pktmap_poll(rx, POLLIN, 10);
+			drain(rx, &st, false);
+		}
+	}
+	CHECK_EQ(st.got, 20000);
+	CHECK_EQ(st.bad, 0);
+	CHECK_EQ(st.per_ring[0], 10000);
+	CHECK_EQ(st.per_ring[1], 10000);
+	pktmap_close(rx);
+	rx = NULL;
+
+	/* One queue only: the other keeps feeding the host stack. */
+	rx = open_port("xdp:qb-1", PKTMAP_DIR_RX);
+	if (!rx)
+		goto out;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(rx, &info);
+	CHECK_EQ(info.first_rx_ring, 1);
+	CHECK_EQ(info.last_rx_ring, 1);
+	uint64_t host0 = t_if_counter("qb", "rx_packets");
+	memset(&st, 0, sizeof(st));
+	uint32_t seq = 0;
+	fill_tx(tx, 0, 100, &seq, 100); /* to queue 0: the host's */
+	fill_tx(tx, 1, 100, &seq, 100); /* to queue 1: ours */
+	pktmap_txsync(tx);
+	int64_t end = now_ms() + 3000;
+	while (st.got < 100 && now_ms() < end) {
+		pktmap_poll(rx, POLLIN, 10);
+		drain(rx, &st, false);
+	}
+	tx_settle(tx);
+	CHECK_EQ(st.got, 100);
+	CHECK_EQ(st.per_ring[1], 100);
+	CHECK(t_if_counter("qb", "rx_packets") - host0 >= 100,
+	      "queue 0 reached the host stack");
+out:
+	pktmap_close(rx);
+	pktmap_close(tx);
+}
+
+static void test_shared_region(void)
+{
+	char na[64], nb[64];
+	snprintf(na, sizeof(na), "xdp:xa@mem:xt%d@conf:bufs=30000", getpid());
+	snprintf(nb, sizeof(nb), "xdp:xb@mem:xt%d", getpid());
+	struct pktmap_port *a = open_port(na, PKTMAP_DIR_BOTH);
+	if (!a)
+		return;
+	uint32_t f0 = free_bufs(a);
+	struct pktmap_port *b = open_port(nb, PKTMAP_DIR_BOTH);
+	if (!b) {
+		pktmap_close(a);
+		return;
+	}
+	CHECK(f0 > free_bufs(b), "b took buffers");
+
+	/* a sends; b bounces every frame back by swapping its RX buffer into
+	 * its own TX ring; a receives. */
+	struct rxstate st = { 0 };
+	uint32_t seq = 0, sent = 0, count = 20000;
+	int64_t end = now_ms() + 20000;
+	while (st.got < count && now_ms() < end) {
+		if (sent < count) {
+			sent += fill_tx(a, 0, 200, &seq,
+					count - sent < 64 ? count - sent : 64);
+			pktmap_txsync(a);
+		}
+		forward(b, b);
+		drain(a, &st, true);
+	}
+	CHECK_EQ(st.got, count);
+	CHECK_EQ(st.bad, 0);
+	CHECK_EQ(st.misorder, 0);
+
+	/* Across ports: what b receives goes out of a, by swapping b's RX
+	 * buffers into a's TX slots, and comes back to b. */
+	memset(&st, 0, sizeof(st));
+	struct rxstate st2 = { 0 };
+	seq = sent = 0;
+	count = 5000;
+	end = now_ms() + 20000;
+	struct netmap_ring *brx = NETMAP_RXRING(pktmap_nifp(b), 0);
+	uint32_t second = 0;
+	while (second < count && now_ms() < end) {
+		if (sent < count) {
+			sent += fill_tx(a, 0, 300, &seq,
+					count - sent < 32 ? count - sent : 32);
+			pktmap_txsync(a);
+		}
+		/* First arrival (seq < count) goes back through a; the
+		 * second is counted. Frames keep their sequence numbers. */
+		pktmap_rxsync(b);
+		struct netmap_ring *atx = NETMAP_TXRING(pktmap_nifp(a), 0);
+		while (!nm_ring_empty(brx)) {
+			struct netmap_slot *s = &brx->slot[brx->head];
+			uint8_t *buf = (uint8_t *)NETMAP_BUF(brx, s->buf_idx);
+			uint32_t sq;
+			int v = t_frame_check(buf, s->len, &sq);
+			bool first = v > 0 && buf[0] == 0x02;
+			if (first && nm_ring_empty(atx))
+				break;
+			if (first) {
+				buf[0] = 0x06; /* mark: the second trip */
+				struct netmap_slot *t = &atx->slot[atx->head];
+				uint32_t x = t->buf_idx;
+				t->buf_idx = s->buf_idx;
+				t->len = s->len;
+				t->flags = NS_BUF_CHANGED;
+				s->buf_idx = x;
+				s->flags = NS_BUF_CHANGED;
+				atx->head = atx->cur = nm_ring_next(atx, atx->head);
+			} else {
+				second++;
+				st2.bad += v != 1;
+			}
+			brx->head = brx->cur = nm_ring_next(brx, brx->head);
+		}
+		pktmap_txsync(a);
+		drain(a, &st, false);
+	}
+	CHECK_EQ(second, count);
+	CHECK_EQ(st2.bad, 0);
+
+	/* Every buffer b took comes back, whatever moved between the
+	 * ports; and a can be closed and reopened to the same count. */
+	tx_settle(a);
+	tx_settle(b);
+	pktmap_close(b);
+	CHECK_EQ(free_bufs(a), f0);
+	/* Rebinding the same queues at once (the kernel frees a closed
+	 * socket's queue in deferred work). */
+	b = open_port(nb, PKTMAP_DIR_BOTH);
+	if (b) {
+		uint32_t f1 = free_bufs(b);
+		pktmap_close(a);
+		a = open_port(na, PKTMAP_DIR_BOTH);
+		CHECK_EQ(free_bufs(b), f1);
+	}
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
+static void test_stale_program(void)
+{
+	/* A process killed while it has the port open leaves its program. */
+	int pfd[2];
+	if (pipe(pfd) != 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct pktmap_port *p = NULL;
+		char err[300];
+		close(pfd[0]);
+		int r = try_open(&p, "xdp:xb", PKTMAP_DIR_RX, err, sizeof(err));
+		char c = r == 0 ? 'y' : 'n';
+		if (write(pfd[1], &c, 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	char c = 0;
+	CHECK(read(pfd[0], &c, 1) == 1 && c == 'y', "child opened xdp:xb");
+	close(pfd[0]);
+	uint32_t left = prog_id("xb");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	CHECK(left != 0 && prog_id("xb") == left, "the program stays behind");
+	logbuf[0] = 0;
+	struct pktmap_port *rx = open_port("xdp:xb", PKTMAP_DIR_RX);
+	CHECK(strstr(logbuf, "replacing the pktmap XDP program") != NULL,
+	      "replacement is reported: %s", logbuf);
+	CHECK(prog_id("xb") != left && prog_id("xb") != 0, "a new program");
+	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
+	if (rx && tx) {
+		struct rxstate st = { 0 };
+		run_traffic(tx, 0, rx, 1000, 60, &st);
+		CHECK_EQ(st.got, 1000);
+	}
+	pktmap_close(rx);
+	pktmap_close(tx);
+
+}
+
+static void test_errors(void)
+{
+	expect_error("xdp:nosuch9", PKTMAP_DIR_RX, "xdp:nosuch9: no such interface");
+	expect_error("xdp:xa/Z", PKTMAP_DIR_RX,
+		     "driver veth has no zero-copy AF_XDP support: drop /Z to run "
+		     "in copy mode");
+	expect_error("xdp:xa-3", PKTMAP_DIR_RX, "queue 3 does not exist");
+	expect_error("xdp:xa^", PKTMAP_DIR_RX, "host rings");
+	expect_error("xdp:xa@conf:buf-size=8192", PKTMAP_DIR_RX,
+		     "2048 or 4096");
+	if (t_run("ip link set xa mtu 3000") == 0) {
+		expect_error("xdp:xa", PKTMAP_DIR_RX, "MTU 3000");
+		struct pktmap_port *p =
+			open_port("xdp:xa@conf:buf-size=4096", PKTMAP_DIR_RX);
+		if (p) {
+			struct pktmap_info info = { .sz = sizeof(info) };
+			pktmap_info(p, &info);
+			CHECK_EQ(info.buf_usable, 4096 - 256);
+		}
+		pktmap_close(p);
+		t_run("ip link set xa mtu 1500");
+	}
+	/* Another program on the interface is not ours to replace. */
+	struct bpf_insn pass[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 2 }, /* r0 = XDP_PASS */
+		{ .code = 0x95 },                         /* exit */
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "other_xdp", "GPL", pass, 2,
+			       NULL);
+	int xb = (int)if_nametoindex("xb");
+	CHECK(fd >= 0, "load a foreign program: %d", fd);
+	if (fd >= 0 && bpf_xdp_attach(xb, fd, XDP_FLAGS_SKB_MODE, NULL) == 0) {
+		expect_error("xdp:xb", PKTMAP_DIR_RX,
+			     "another XDP program ('other_xdp'");
+		CHECK(prog_id("xb") != 0, "the foreign program stays");
+		bpf_xdp_detach(xb, XDP_FLAGS_SKB_MODE, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	/* Busy: two ports on one queue. */
+	struct pktmap_port *p = open_port("xdp:xa", PKTMAP_DIR_RX);
+	expect_error("xdp:xa", PKTMAP_DIR_RX, "is busy");
+	pktmap_close(p);
+	CHECK(prog_id("xa") == 0, "nothing left on xa");
+}
+
+int main(void)
+{
+	t_need_root("xdp");
+	if (t_enter_netns() != 0)
+		return getenv("CI") ? 1 : 77;
+	if (t_run("ip link add xa type veth peer name xb && ip link set xa up && "
+		  "ip link set xb up && ip link add name qa numtxqueues 2 "
+		  "numrxqueues 2 type veth peer name qb numtxqueues 2 "
+		  "numrxqueues 2 && ip link set dev qa up && ip link set dev qb up"))
+		return 1;
+	test_errors();
+	test_basic();
+	test_multiqueue();
+	test_shared_region();
+	test_stale_program();
+	CHECK(prog_id("xa") == 0 && prog_id("xb") == 0 && prog_id("qa") == 0 &&
+	      prog_id("qb") == 0, "no XDP program left");
+	struct stat ns;
+	char cmd[128];
+	stat("/proc/self/ns/net", &ns);
+	snprintf(cmd, sizeof(cmd), "ls /dev/shm | grep -q 'pktmap-xdp.%lu\\.'",
+		 (unsigned long)ns.st_ino);
+	CHECK(t_run(cmd) != 0, "no lock file left");
+	t_run("ip link del xa; ip link del qa");
+	return t_done("xdp");
+}
