@@ -49,21 +49,28 @@ static uint64_t fill_fast(struct gen_thread *g, struct netmap_ring *ring,
 	uint32_t span = (uint32_t)(g->o->len.hi - g->o->len.lo) + 1;
 	uint64_t bytes = 0;
 
-	if (span == 1) {
-		for (uint32_t k = 0; k < n; k++) {
-			ring->slot[i].len = (uint16_t)lo;
-			ring->slot[i].flags = 0;
-			i = nm_ring_next(ring, i);
-		}
-		return (uint64_t)n * lo;
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t len = rand_len(&g->rng, lo, span);
+	/* At most two runs of consecutive slots: no wrap test per slot. */
+	while (n) {
+		uint32_t run = ring->num_slots - i < n ? ring->num_slots - i : n;
+		struct netmap_slot *s = &ring->slot[i];
 
-		ring->slot[i].len = (uint16_t)len;
-		ring->slot[i].flags = 0;
-		bytes += len;
-		i = nm_ring_next(ring, i);
+		if (span == 1) {
+			for (uint32_t k = 0; k < run; k++) {
+				s[k].len = (uint16_t)lo;
+				s[k].flags = 0;
+			}
+			bytes += (uint64_t)run * lo;
+		} else {
+			for (uint32_t k = 0; k < run; k++) {
+				uint32_t len = rand_len(&g->rng, lo, span);
+
+				s[k].len = (uint16_t)len;
+				s[k].flags = 0;
+				bytes += len;
+			}
+		}
+		n -= run;
+		i = 0;
 	}
 	return bytes;
 }

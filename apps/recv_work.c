@@ -30,21 +30,28 @@ struct counts {
 static uint32_t consume_fast(struct recv_thread *t, struct netmap_ring *ring,
 			     uint32_t n, struct counts *c)
 {
-	uint32_t i = ring->head;
-	uint64_t bytes = 0, frags = 0;
+	uint32_t i = ring->head, last = i;
+	uint64_t bytes = 0, frags = 0, slots = n;
 
-	for (uint32_t k = 0; k < n; k++) {
+	/* At most two runs of consecutive slots: no wrap test per slot. */
+	while (n) {
+		uint32_t run = ring->num_slots - i < n ? ring->num_slots - i : n;
 		const struct netmap_slot *s = &ring->slot[i];
 
-		bytes += s->len;
-		frags += (s->flags & NS_MOREFRAG) != 0;
-		i = nm_ring_next(ring, i);
+		for (uint32_t k = 0; k < run; k++) {
+			bytes += s[k].len;
+			frags += (s[k].flags & NS_MOREFRAG) != 0;
+		}
+		last = i + run - 1;
+		n -= run;
+		i += run;
+		if (i == ring->num_slots)
+			i = 0;
 	}
-	if (n)
-		t->in_chain = (ring->slot[i ? i - 1 : ring->num_slots - 1].flags &
-			       NS_MOREFRAG) != 0;
+	if (slots)
+		t->in_chain = (ring->slot[last].flags & NS_MOREFRAG) != 0;
 	c->bytes += bytes;
-	c->packets += n - frags;
+	c->packets += slots - frags;
 	return i;
 }
 
