@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "gen.h"
@@ -180,20 +181,35 @@ static void prefill(struct gen_thread *g)
 }
 
 /* A token bucket on CLOCK_MONOTONIC: `rate` tokens a second, at most
- * `burst` saved up. Read once per batch. */
+ * `depth` saved up. The sender sleeps until `burst` tokens are there, so
+ * it wakes at most rate/burst times a second; the depth (10 ms of tokens,
+ * at least two bursts) absorbs a late wake-up without losing rate, yet an
+ * idle spell (a full ring) is not made up for with a flood. Read once per
+ * batch. */
 struct bucket {
-	uint64_t rate, burst;
+	uint64_t rate, burst, depth;
 	uint64_t t0;     /* ns */
 	uint64_t used;   /* tokens spent since t0 (plus those forfeited) */
 };
+
+static void bucket_init(struct bucket *b, uint64_t rate, uint32_t batch)
+{
+	b->rate = rate;
+	b->burst = rate / 1000 > batch ? batch : rate / 1000;
+	if (b->burst == 0)
+		b->burst = 1;
+	b->depth = rate / 100 > 2 * b->burst ? rate / 100 : 2 * b->burst;
+	/* Wake up on time: the default timer slack is 50 us. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
 
 static uint64_t bucket_credit(struct bucket *b, uint64_t now)
 {
 	uint64_t earned = (uint64_t)((unsigned __int128)(now - b->t0) *
 				     b->rate / 1000000000u);
 
-	if (earned - b->used > b->burst)
-		b->used = earned - b->burst; /* idle time is not saved up */
+	if (earned - b->used > b->depth)
+		b->used = earned - b->depth; /* idle time is not saved up */
 	return earned - b->used;
 }
 
@@ -261,12 +277,8 @@ int gen_work(struct run_worker *w)
 
 	if (o->fast)
 		prefill(g);
-	if (g->rate) {
-		b.rate = g->rate;
-		b.burst = g->rate / 1000 > o->batch ? o->batch : g->rate / 1000;
-		if (b.burst == 0)
-			b.burst = 1;
-	}
+	if (g->rate)
+		bucket_init(&b, g->rate, o->batch);
 	b.t0 = stats_now_ns();
 	run_pub(&st->t_first, b.t0);
 

@@ -195,7 +195,7 @@ static void human(struct stats_run *r, const struct stats_total *t)
 		thread_total(&r->th[i], &tt);
 		rates_of(&tt, &x);
 		stats_fmt_rate(pps, sizeof(pps), x.pps, "pps");
-		fprintf(o, "  thread %u %s: %llu packets, %s, batch %.1f\n", i,
+		fprintf(o, "  thread %u %s  %llu packets, %s, batch %.1f\n", i,
 			r->th[i].port, (unsigned long long)tt.packets, pps,
 			x.batch);
 	}
