@@ -182,7 +182,8 @@ int recv_work(struct run_worker *w)
 	struct stats_thread *st = w->st;
 	struct pktmap_port *port = w->port;
 	struct counts c = {0};
-	uint64_t syncs = 0, t_last = 0, seen = 0, now;
+	uint64_t syncs = 0, t0 = 0, t_last = 0, seen = 0, now;
+	bool started = false;
 	uint64_t idle_ns = (uint64_t)(o->idle * 1e9);
 	int rc = 0;
 
@@ -209,9 +210,13 @@ int recv_work(struct run_worker *w)
 		rc = pktmap_poll(port, POLLIN, RUN_POLL_MS);
 		if (rc < 0)
 			break;
+		if (unlikely(!started))
+			t0 = stats_now_ns(); /* the first batch's arrival */
 		if (consume(w, limit, &c)) {
-			if (unlikely(before == 0 && c.packets && !st->t_first))
-				run_pub(&st->t_first, stats_now_ns());
+			if (unlikely(!started && c.packets)) {
+				started = true;
+				run_pub(&st->t_first, t0);
+			}
 			if (o->count)
 				atomic_fetch_add_explicit(&t->sh->total,
 							  c.packets - before,
