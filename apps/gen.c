@@ -213,6 +213,11 @@ static int setup_thread(const struct gen_opts *o, struct run_worker *w,
 		cli_err("gen: %s: %s", w->st->port, pktmap_strerror(rc));
 		return EXIT_RUNTIME;
 	}
+	if (info.buf_usable < PKT_TMPL_MIN) {
+		cli_err("gen: %s: buffers of %u bytes are too small: gen needs "
+			"%u", w->st->port, info.buf_usable, PKT_TMPL_MIN);
+		return EXIT_USAGE;
+	}
 	if (o->len.hi > info.buf_usable) {
 		cli_err("gen: -l: frame length %llu does not fit the buffers of "
 			"%s (%u bytes)", (unsigned long long)o->len.hi,

@@ -23,8 +23,8 @@
 
 #include "gen.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+/* How many slots ahead fill_* prefetch the buffer they will write. */
+#define GEN_PREFETCH 8
 
 static inline uint64_t rng_next(uint64_t *s)
 {
@@ -76,6 +76,32 @@ static uint64_t fill_fast(struct gen_thread *g, struct netmap_ring *ring,
 	return bytes;
 }
 
+/* Copy the template into a buffer. Frames up to 64 bytes are copied as
+ * a fixed 64 bytes (inline moves, no call): the template and the buffers
+ * are at least that long. */
+static inline void copy_tmpl(uint8_t *buf, const struct pkt_tmpl *t,
+			     uint32_t len)
+{
+	if (len <= PKT_TMPL_MIN)
+		memcpy(buf, t->frame, PKT_TMPL_MIN);
+	else
+		memcpy(buf, t->frame, len);
+}
+
+/* Start pulling the buffer of the slot `ahead` slots on into the cache,
+ * for writing: over a pipe it was last touched by the other core. */
+static inline void prefetch_buf(const struct netmap_ring *ring, uint32_t i,
+				uint32_t k, uint32_t n)
+{
+	if (k + GEN_PREFETCH < n) {
+		uint32_t j = i + GEN_PREFETCH;
+
+		if (j >= ring->num_slots)
+			j -= ring->num_slots;
+		__builtin_prefetch(NETMAP_BUF(ring, ring->slot[j].buf_idx), 1);
+	}
+}
+
 static uint64_t fill_seq(struct gen_thread *g, struct gen_ring *gr,
 			 uint32_t i, uint32_t n)
 {
@@ -88,8 +114,10 @@ static uint64_t fill_seq(struct gen_thread *g, struct gen_ring *gr,
 		struct netmap_slot *s = &ring->slot[i];
 		uint8_t *buf = (uint8_t *)NETMAP_BUF(ring, s->buf_idx);
 
-		if (unlikely((s->flags & NS_BUF_CHANGED) || gr->wlen[i] < len)) {
-			memcpy(buf, t->frame, len);
+		prefetch_buf(ring, i, k, n);
+		/* NS_BUF_CHANGED: always over a pipe, rarely elsewhere */
+		if ((s->flags & NS_BUF_CHANGED) || gr->wlen[i] < len) {
+			copy_tmpl(buf, t, len);
 			gr->wlen[i] = len;
 		}
 		pkt_stamp_seq(buf, t, seq++);
@@ -146,8 +174,9 @@ static uint64_t fill_vary(struct gen_thread *g, struct gen_ring *gr,
 		uint32_t len = span == 1 ? lo : rand_len(&g->rng, lo, span);
 		uint32_t have = gr->wlen[i];
 
-		if (unlikely((s->flags & NS_BUF_CHANGED) || have == 0)) {
-			memcpy(buf, t->frame, len);
+		prefetch_buf(ring, i, k, n);
+		if ((s->flags & NS_BUF_CHANGED) || have == 0) {
+			copy_tmpl(buf, t, len);
 			gr->wlen[i] = (uint16_t)len;
 		} else if (have < len) {
 			/* Ours, but shorter: the filler must be zeros. */

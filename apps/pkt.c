@@ -56,7 +56,7 @@ int pkt_tmpl_init(struct pkt_tmpl *t, const uint8_t dmac[6],
 	memset(t, 0, sizeof(*t));
 	if (max_len < f->len)
 		max_len = f->len;
-	b = calloc(1, max_len);
+	b = calloc(1, max_len < PKT_TMPL_MIN ? PKT_TMPL_MIN : max_len);
 	if (!b)
 		return -1;
 	t->frame = b;

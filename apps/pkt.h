@@ -31,6 +31,9 @@
 #define PKT_HDR_LEN 58     /* through the sequence number */
 #define PKT_MIN_LEN 60     /* Ethernet minimum without CRC */
 #define PKT_MAX_LEN 65535
+/* A template is never shorter than this, so that short frames can be
+ * copied as a fixed-size block. */
+#define PKT_TMPL_MIN 64
 #define PKT_MAGIC 0x504b544du /* "PKTM" */
 /* Stream id of frames whose sequence number means nothing (gen --fast). */
 #define PKT_STREAM_NOSEQ 0xffffu
@@ -59,7 +62,8 @@ struct pkt_fields {
 
 /* A frame built once; per-packet stamping updates it incrementally. */
 struct pkt_tmpl {
-	uint8_t *frame;     /* max_len bytes, checksums right for `base` */
+	uint8_t *frame;     /* max(max_len, PKT_TMPL_MIN) bytes, checksums
+	                     * right for `base` */
 	uint32_t max_len;
 	struct pkt_fields base;
 	/* RFC 1624 eqn. 3 with the old values folded in ahead of time:
