@@ -5,7 +5,7 @@
 set -euo pipefail
 pktmap=${1:-build/apps/pktmap}
 name="demo$$"
-count=${DEMO_PACKETS:-1000000000}
+count=${DEMO_PACKETS:-500000000}
 ncpu=$(nproc)
 a_rx=0; a_tx=0
 [ "$ncpu" -ge 2 ] && a_tx=1
