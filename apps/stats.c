@@ -54,7 +54,10 @@ static void add_lib(struct pktmap_stats *a, const struct pktmap_stats *b)
 	a->wakeups_sent += b->wakeups_sent;
 }
 
-static void sum_one(struct stats_total *t, struct stats_thread *th)
+/* Add one thread's counters. The fields the worker sets as it ends
+ * (pending, lib) are read only when `final`, after it was joined. */
+static void sum_one(struct stats_total *t, struct stats_thread *th,
+		    bool final)
 {
 	uint64_t f = ld(&th->t_first), l = ld(&th->t_last);
 
@@ -65,19 +68,21 @@ static void sum_one(struct stats_total *t, struct stats_thread *th)
 	t->reordered += ld(&th->reordered);
 	t->bad += ld(&th->bad);
 	t->bad_csum += ld(&th->bad_csum);
-	t->pending += th->pending;
 	if (f && (!t->t_first || f < t->t_first))
 		t->t_first = f;
 	if (l > t->t_last)
 		t->t_last = l;
-	add_lib(&t->lib, &th->lib);
+	if (final) {
+		t->pending += th->pending;
+		add_lib(&t->lib, &th->lib);
+	}
 }
 
-void stats_sum(const struct stats_run *r, struct stats_total *t)
+void stats_sum(const struct stats_run *r, struct stats_total *t, bool final)
 {
 	memset(t, 0, sizeof(*t));
 	for (unsigned i = 0; i < r->nthreads; i++)
-		sum_one(t, &r->th[i]);
+		sum_one(t, &r->th[i], final);
 }
 
 void stats_fmt_rate(char *out, unsigned len, double v, const char *unit)
@@ -105,7 +110,7 @@ void stats_interval(struct stats_run *r)
 	uint64_t dp, db, ds;
 	char pps[32], bps[32];
 
-	stats_sum(r, &t);
+	stats_sum(r, &t, false);
 	dp = t.packets - r->last.packets;
 	db = t.bytes - r->last.bytes;
 	ds = t.syncs - r->last.syncs;
@@ -148,7 +153,7 @@ static void rates_of(const struct stats_total *t, struct rates *x)
 static void thread_total(struct stats_thread *th, struct stats_total *t)
 {
 	memset(t, 0, sizeof(*t));
-	sum_one(t, th);
+	sum_one(t, th, true);
 }
 
 static void human(struct stats_run *r, const struct stats_total *t)
@@ -276,7 +281,7 @@ void stats_summary(struct stats_run *r)
 {
 	struct stats_total t;
 
-	stats_sum(r, &t);
+	stats_sum(r, &t, true);
 	if (!r->quiet)
 		human(r, &t);
 	if (r->json)

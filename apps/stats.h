@@ -73,7 +73,9 @@ uint64_t stats_now_ns(void);
 void stats_run_init(struct stats_run *r, const char *cmd, const char *port,
 		    struct stats_thread *th, unsigned nthreads, bool json,
 		    bool quiet);
-void stats_sum(const struct stats_run *r, struct stats_total *t);
+/* Sum the threads' counters; `final` (after the workers were joined) also
+ * sums what they set as they end: pending and the port counters. */
+void stats_sum(const struct stats_run *r, struct stats_total *t, bool final);
 
 /* Print the line for the interval since the previous call (or the start). */
 void stats_interval(struct stats_run *r);
