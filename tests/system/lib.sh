@@ -3,8 +3,8 @@
 # Helpers for the system tests; source it after `set -euo pipefail`.
 #
 #   fail MSG        print "FAIL: MSG" and exit 1
-#   skip MSG        exit 77 ("skipped"), but exit 1 under CI=true when the
-#                   reason is something CI must have (root, tcpdump, ...)
+#   skip MSG        exit 77 ("skipped"); under CI=true exit 1 instead: CI
+#                   runs as root with every tool a test needs installed
 #   need_root       skip unless running as root
 #   need_cmd CMD    skip unless CMD is installed
 #   bg CMD...       start CMD in the background (under timeout); its PID is
