@@ -17,40 +17,23 @@
 # 4. errors: one line with the remedy.
 # Needs root; under CI=true it may not skip. Everything it makes is
 # removed on exit.
-set -eu
+set -euo pipefail
 
 PKTMAP=${PKTMAP:-pktmap}
 N=${N:-100000}
 RATE=${RATE:-200000}
 A=pmA$$
 B=pmB$$
-TMP=$(mktemp -d /tmp/pkt_veth.XXXXXX)
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $* (CI may not skip)" >&2
-		exit 1
-	fi
-	echo "SKIP: $*" >&2
-	exit 77
-}
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-cleanup() {
-	set +e
-	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# lib.sh's cleanup removes $TMP and background jobs; the namespaces (and
+# with them every veth and TAP made inside) go first.
+trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
+'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
 
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v ip >/dev/null || skip "needs iproute2"
-command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
+need_root
+need_cmd ip
 
 ip netns add "$A"
 ip netns add "$B"
@@ -65,16 +48,15 @@ ip -n "$B" link set vethB up
 
 inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
-# json FILE KEY: a top-level field of a JSON summary.
-json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 rx_packets() { inB cat /sys/class/net/vethB/statistics/rx_packets; }
 
 # recv in B in the background until it has N packets (or 5 s of silence).
 start_recv() {
 	local out=$1
 	shift
-	timeout 60 ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
-		--json >"$out" &
+	bg ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
+		--json >"$out"
+	RPID=$BG_PID
 }
 # Wait until a background recv has its socket open: poll its port in B.
 wait_bound() {
@@ -94,7 +76,7 @@ echo "== 1. pkt -> pkt, $N frames at $RATE pps"
 start_recv "$TMP/r1.json" -i pkt:vethB
 wait_bound 1
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g1.json"
-wait %1 || fail "recv failed"
+wait_bg "$RPID"; expect_eq "recv status" "$WAIT_RC" 0
 got=$(json "$TMP/r1.json" packets)
 echo "   sent $(json "$TMP/g1.json" packets), received $got, gaps $(json "$TMP/r1.json" gaps), bad $(json "$TMP/r1.json" bad)"
 [ "$(json "$TMP/g1.json" packets)" = "$N" ] || fail "gen sent $(json "$TMP/g1.json" packets)"
@@ -108,24 +90,24 @@ start_recv "$TMP/r2.json" -i "pkt:vethB@conf:rings=4"
 wait_bound 4
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -s 10.0.0.1:1000-1063 -T 0 -q \
 	--json >"$TMP/g2.json"
-wait %1 || fail "recv failed"
+wait_bg "$RPID"; expect_eq "recv status" "$WAIT_RC" 0
 got=$(json "$TMP/r2.json" packets)
 echo "   received $got, gaps $(json "$TMP/r2.json" gaps), bad $(json "$TMP/r2.json" bad)"
 [ "$got" = "$N" ] || fail "received $got of $N"
 [ "$(json "$TMP/r2.json" bad)" = 0 ] || fail "bad frames"
 
 echo "== 2b. fanout: pkt:vethB-0 and pkt:vethB-1 (rings=2) in two processes"
-timeout 60 ip netns exec "$B" "$PKTMAP" recv -i "pkt:vethB-0@conf:rings=2" \
-	--idle 2 -T 0 -q --json \
-	>"$TMP/r3a.json" &
-timeout 60 ip netns exec "$B" "$PKTMAP" recv -i "pkt:vethB-1@conf:rings=2" \
-	--idle 2 -T 0 -q --json \
-	>"$TMP/r3b.json" &
+bg ip netns exec "$B" "$PKTMAP" recv -i "pkt:vethB-0@conf:rings=2" \
+	--idle 2 -T 0 -q --json >"$TMP/r3a.json"
+R0=$BG_PID
+bg ip netns exec "$B" "$PKTMAP" recv -i "pkt:vethB-1@conf:rings=2" \
+	--idle 2 -T 0 -q --json >"$TMP/r3b.json"
+R1=$BG_PID
 wait_bound 2
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -s 10.0.0.1:1000-1063 -T 0 -q \
 	--json >/dev/null
-wait %1 || fail "recv ring 0 failed"
-wait %2 || fail "recv ring 1 failed"
+wait_bg "$R0"; expect_eq "recv ring 0 status" "$WAIT_RC" 0
+wait_bg "$R1"; expect_eq "recv ring 1 status" "$WAIT_RC" 0
 a=$(json "$TMP/r3a.json" packets)
 b=$(json "$TMP/r3b.json" packets)
 echo "   ring 0: $a, ring 1: $b"

@@ -22,47 +22,30 @@
 #    up on the port.
 # 4. errors: a name that exists but is not a TAP.
 # Needs root; under CI=true it may not skip.
-set -eu
+set -euo pipefail
 
 PKTMAP=${PKTMAP:-pktmap}
 N=${N:-50000}
 RATE=${RATE:-100000}
 NS=pmT$$
-TMP=$(mktemp -d /tmp/tap_test.XXXXXX)
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $* (CI may not skip)" >&2
-		exit 1
-	fi
-	echo "SKIP: $*" >&2
-	exit 77
-}
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-cleanup() {
-	set +e
-	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$NS" 2>/dev/null # takes its TAPs and veths with it
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# lib.sh's cleanup removes $TMP and background jobs; the namespaces (and
+# with them every veth and TAP made inside) go first.
+trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
+'ip netns del "$NS" 2>/dev/null; (exit $rc); cleanup' EXIT
 
-[ "$(id -u)" = 0 ] || skip "needs root"
+need_root
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
 
 ip netns add "$NS"
 inNS() { ip netns exec "$NS" "$@"; }
 inNS sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 inNS sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 inNS ip link set lo up
-json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 exists() { inNS test -e "/sys/class/net/$1"; }
-wait_for() {
+wait_until() {
 	local i
 	for i in $(seq 100); do
 		"$@" && return 0
@@ -80,12 +63,13 @@ has_socks() { [ "$(packet_socks "$1")" -ge "$2" ]; }
 
 echo "== 1. kernel -> tap:pmtX ($N frames at $RATE pps)"
 exists pmtX && fail "pmtX exists before the test"
-timeout 60 ip netns exec "$NS" "$PKTMAP" recv -i tap:pmtX -n "$N" --idle 5 -T 0 -q \
-	--json >"$TMP/r1.json" &
-wait_for exists pmtX || fail "recv did not create pmtX"
+bg ip netns exec "$NS" "$PKTMAP" recv -i tap:pmtX -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r1.json"
+RPID=$BG_PID
+wait_until exists pmtX || fail "recv did not create pmtX"
 inNS ip link show pmtX | grep -q ',UP' || fail "pmtX is not up"
 inNS "$PKTMAP" gen -i pkt:pmtX -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g1.json"
-wait %1 || fail "recv failed"
+wait_bg "$RPID"; expect_eq "recv status" "$WAIT_RC" 0
 got=$(json "$TMP/r1.json" packets)
 echo "   sent $(json "$TMP/g1.json" packets), received $got, gaps $(json "$TMP/r1.json" gaps), bad $(json "$TMP/r1.json" bad)"
 [ "$got" = "$N" ] || fail "received $got of $N"
@@ -97,13 +81,14 @@ echo "   pmtX removed"
 echo "== 2. tap:pmtY -> kernel ($N frames)"
 inNS ip tuntap add dev pmtY mode tap
 inNS ip link set pmtY up
-timeout 60 ip netns exec "$NS" "$PKTMAP" recv -i pkt:pmtY -n "$N" --idle 5 -T 0 -q \
-	--json >"$TMP/r2.json" &
-wait_for has_socks pmtY 1 || fail "recv did not open pkt:pmtY"
+bg ip netns exec "$NS" "$PKTMAP" recv -i pkt:pmtY -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r2.json"
+RPID=$BG_PID
+wait_until has_socks pmtY 1 || fail "recv did not open pkt:pmtY"
 before=$(inNS cat /sys/class/net/pmtY/statistics/rx_packets)
 inNS "$PKTMAP" gen -i tap:pmtY -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g2.json"
 after=$(inNS cat /sys/class/net/pmtY/statistics/rx_packets)
-wait %1 || fail "recv failed"
+wait_bg "$RPID"; expect_eq "recv status" "$WAIT_RC" 0
 echo "   gen sent $(json "$TMP/g2.json" packets); pmtY rx_packets +$((after - before)); pkt: recv got $(json "$TMP/r2.json" packets), bad $(json "$TMP/r2.json" bad)"
 [ "$(json "$TMP/g2.json" packets)" = "$N" ] || fail "gen sent too few"
 [ $((after - before)) = "$N" ] || fail "kernel counted $((after - before)) of $N"
@@ -113,19 +98,20 @@ exists pmtY || fail "pmtY (not ours) was removed"
 inNS ip link del pmtY
 
 echo "== 3. the kernel's own IP traffic through tap:pmtZ"
-timeout 30 ip netns exec "$NS" "$PKTMAP" recv -i tap:pmtZ --no-verify -n 5 -T 0 -q \
-	--json >"$TMP/r3.json" &
-wait_for exists pmtZ || fail "recv did not create pmtZ"
+BG_TIMEOUT=30 bg ip netns exec "$NS" "$PKTMAP" recv -i tap:pmtZ --no-verify -n 5 \
+	-T 0 -q --json >"$TMP/r3.json"
+RPID=$BG_PID
+wait_until exists pmtZ || fail "recv did not create pmtZ"
 inNS ip addr add 192.0.2.1/24 dev pmtZ
 inNS ip neigh add 192.0.2.2 lladdr 02:00:00:00:00:02 dev pmtZ
 # Five UDP datagrams from the host stack leave through the TAP.
 for i in 1 2 3 4 5; do
 	inNS bash -c "echo hello$i > /dev/udp/192.0.2.2/9"
 done
-wait %1 || fail "recv failed or timed out"
+wait_bg "$RPID"; expect_eq "recv status (124: timed out)" "$WAIT_RC" 0
 echo "   received $(json "$TMP/r3.json" packets) frames"
 [ "$(json "$TMP/r3.json" packets)" = 5 ] || fail "datagrams missing"
-wait_for sh -c "! ip netns exec $NS test -e /sys/class/net/pmtZ" ||
+wait_until sh -c "! ip netns exec $NS test -e /sys/class/net/pmtZ" ||
 	fail "pmtZ still exists"
 
 echo "== 4. errors"

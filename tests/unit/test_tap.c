@@ -99,6 +99,20 @@ static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n
 	CHECK(fd >= 0, "raw socket on %s", ifname);
 	if (fd < 0)
 		return;
+	/* Attaching to a TAP that is already up turns its carrier on and the
+	 * kernel activates the queue a moment later (linkwatch): until then
+	 * the host drops what it sends. Probe until a frame gets through. */
+	uint64_t foreign0 = st->foreign;
+	for (int i = 0; i < 200 && st->foreign == foreign0; i++) {
+		memset(frame, 0, 60);
+		memset(frame, 0xff, 6);
+		frame[12] = 0x88, frame[13] = 0xb5; /* local experimental */
+		if (send(fd, frame, 60, 0) != 60)
+			break;
+		pktmap_poll(p, POLLIN, 10);
+		drain(p, st);
+	}
+	CHECK(st->foreign > foreign0, "the path through %s never opened", ifname);
 	uint32_t sent = 0;
 	for (int idle = 0; st->got < n && idle < 200;) {
 		for (uint32_t b = 0; b < 256 && sent < n; b++, sent++) {

@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# TX on a veth pair: `pktmap gen -i pkt:vethA` beside netsniff-ng's trafgen
+# (AF_PACKET TX_RING, with and without qdisc bypass) sending byte-identical
+# frames, counted by the receiving veth's kernel counter (rx_packets).
+#
+#   netns pbA$$                         netns pbB$$
+#   [ sender, pinned to CPU 0 ] vethA ==== vethB [ kernel counts rx_packets ]
+#
+# The frames are pktmap gen's own (written once to a pcap file through the
+# pcap: port and turned into a trafgen configuration), so the receiver does
+# the same work for every sender. Each point: RUNS runs of SECONDS seconds,
+# median/min/max in packets per second. Output: bench/results/pkt_veth.json.
+#
+# Usage: bench/pkt_veth.sh [PKTMAP]     (env: SIZES="60 1514" RUNS=3 SECONDS_=3)
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PKTMAP=${1:-${PKTMAP:-$ROOT/build/apps/pktmap}}
+SIZES=${SIZES:-60 512 1514}
+RUNS=${RUNS:-3}
+SECS=${SECONDS_:-3}
+CPU=${CPU:-0}
+OUT=${OUT:-$ROOT/bench/results/pkt_veth.json}
+A=pbA$$
+B=pbB$$
+TMP=$(mktemp -d /tmp/pkt_bench.XXXXXX)
+
+cleanup() {
+	set +e
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+[ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
+command -v trafgen >/dev/null || { echo "needs trafgen: apt-get install -y netsniff-ng" >&2; exit 1; }
+
+ip netns add "$A"
+ip netns add "$B"
+ip link add vethA netns "$A" type veth peer name vethB netns "$B"
+for ns in "$A" "$B"; do
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+ip -n "$A" link set vethA up
+ip -n "$B" link set vethB up
+
+rx() { ip netns exec "$B" cat /sys/class/net/vethB/statistics/rx_packets; }
+
+# One run: packets per second the receiving veth counted while "$@" ran.
+measure() {
+	local r0 r1 t0 t1
+	r0=$(rx)
+	t0=$(date +%s.%N)
+	timeout -s INT "$SECS" ip netns exec "$A" taskset -c "$CPU" "$@" \
+		>/dev/null 2>&1 || true
+	t1=$(date +%s.%N)
+	r1=$(rx)
+	python3 -c "print(int(($r1 - $r0) / ($t1 - $t0)))"
+}
+
+# trafgen configuration holding exactly gen's frame of SIZE bytes.
+make_cfg() {
+	local size=$1
+	rm -f "$TMP/f.pcap"
+	"$PKTMAP" gen -i "pcap:$TMP/f.pcap/T" -n 1 -l "$size" -q >/dev/null
+	python3 - "$TMP/f.pcap" "$TMP/f$size.cfg" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+le = d[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1')
+incl = struct.unpack('<I' if le else '>I', d[32:36])[0]
+fr = d[40:40 + incl]
+body = ",\n".join(", ".join("0x%02x" % b for b in fr[i:i + 12])
+                  for i in range(0, len(fr), 12))
+open(sys.argv[2], 'w').write("{\n" + body + "\n}\n")
+EOF
+}
+
+declare -A RES
+TOOLS="pktmap_pkt trafgen trafgen_qdisc"
+for size in $SIZES; do
+	make_cfg "$size"
+	# Tools interleaved within each run: load from elsewhere on a shared
+	# machine then weighs on every tool alike.
+	for run in $(seq "$RUNS"); do
+		for tool in $TOOLS; do
+			case $tool in
+			pktmap_pkt) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -T 0 -q) ;;
+			trafgen) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1) ;;
+			trafgen_qdisc) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1 --qdisc-path) ;;
+			esac
+			RES["$size,$tool"]="${RES["$size,$tool"]:-} $v"
+		done
+	done
+	for tool in $TOOLS; do
+		echo "size $size $tool:${RES["$size,$tool"]} pps" >&2
+	done
+done
+
+mkdir -p "$(dirname "$OUT")"
+{
+	echo "{"
+	echo "  \"bench\": \"pkt_veth\","
+	echo "  \"what\": \"TX packets/s on veth, counted by the peer's rx_packets; sender pinned to CPU $CPU\","
+	echo "  \"machine\": {\"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\", \"cores\": $(nproc), \"kernel\": \"$(uname -r)\"},"
+	echo "  \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\","
+	echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+	echo "  \"seconds\": $SECS, \"runs\": $RUNS,"
+	echo "  \"points\": ["
+	first=1
+	for size in $SIZES; do
+		for tool in $TOOLS; do
+			[ $first = 1 ] || echo ","
+			first=0
+			python3 - "$size" "$tool" ${RES["$size,$tool"]} <<'EOF'
+import statistics, sys, json
+size, tool, vals = int(sys.argv[1]), sys.argv[2], [int(v) for v in sys.argv[3:]]
+print("    " + json.dumps({"size": size, "tool": tool, "pps_median": int(statistics.median(vals)),
+      "pps_min": min(vals), "pps_max": max(vals), "runs": vals}), end="")
+EOF
+		done
+	done
+	echo ""
+	echo "  ]"
+	echo "}"
+} >"$OUT"
+python3 - "$OUT" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {}
+for p in d["points"]:
+    by.setdefault(p["size"], {})[p["tool"]] = p["pps_median"]
+for size, t in by.items():
+    base = t.get("pktmap_pkt", 0)
+    others = ", ".join("%s %.0f kpps (pktmap %.2fx)" % (k, v / 1e3, base / v if v else 0)
+                       for k, v in t.items() if k != "pktmap_pkt")
+    print("size %5d: pktmap pkt: %.0f kpps; %s" % (size, base / 1e3, others))
+EOF
+echo "wrote $OUT" >&2
