@@ -359,6 +359,8 @@ int gen_work(struct run_worker *w)
 		if (filled == 0) {
 			/* every ring full: sleep until one has room */
 			rc = pktmap_poll(port, POLLOUT, RUN_POLL_MS);
+			if (rc > 0 && (rc & POLLERR))
+				rc = -EPROTO; /* the library logged why */
 			if (rc < 0)
 				break;
 			continue;

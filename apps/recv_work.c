@@ -10,6 +10,7 @@
  * several slots (NS_MOREFRAG on all but the last) is counted once, at its
  * last slot, and checked at its first.
  */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +195,7 @@ int recv_work(struct run_worker *w)
 	struct pktmap_port *port = w->port;
 	struct counts c = {0};
 	uint64_t syncs = 0, t0 = 0, t_last = 0, seen = 0, now;
-	bool started = false;
+	bool started = false, was_empty = false;
 	uint64_t idle_ns = (uint64_t)(o->idle * 1e9);
 	int rc = 0;
 
@@ -218,7 +219,11 @@ int recv_work(struct run_worker *w)
 			}
 			limit = o->count - total;
 		}
-		rc = pktmap_poll(port, POLLIN, RUN_POLL_MS);
+		/* Sleep only after a look that found nothing, so that the
+		 * clock read below dates the last packet, not a time-out. */
+		rc = pktmap_poll(port, POLLIN, was_empty ? RUN_POLL_MS : 0);
+		if (rc > 0 && (rc & POLLERR))
+			rc = -EPROTO; /* the library logged why */
 		if (rc < 0)
 			break;
 		if (unlikely(!started))
@@ -242,9 +247,11 @@ int recv_work(struct run_worker *w)
 				run_pub(&st->bad, c.bad);
 				run_pub(&st->bad_csum, c.bad_csum);
 			}
+			was_empty = false;
 			continue;
 		}
 		/* Nothing there: the only place the clock is read. */
+		was_empty = true;
 		now = stats_now_ns();
 		if (seen != c.packets) {
 			seen = c.packets;
