@@ -14,7 +14,8 @@
 # 2. fanout: 4 rings in one process, then 2 rings opened apart
 #    (pkt:vethB-0 and pkt:vethB-1 in two processes): every frame once.
 # 3. pkt -> kernel: vethB's rx_packets grows by exactly N.
-# 4. errors: one line with the remedy.
+# 4. xdp <-> pkt: gen on xdp:vethA into recv on pkt:vethB and back.
+# 5. errors: one line with the remedy.
 # Needs root; under CI=true it may not skip. Everything it makes is
 # removed on exit.
 set -euo pipefail
@@ -72,6 +73,17 @@ wait_bound() {
 	fail "recv did not open pkt:vethB"
 }
 
+# Wait until an xdp: receiver is ready: it attaches its XDP program to
+# vethB once its sockets are in the program's map.
+wait_xsk() {
+	local i
+	for i in $(seq 100); do
+		ip -n "$B" link show vethB | grep -q 'prog/xdp' && return 0
+		sleep 0.05
+	done
+	fail "recv did not open xdp:vethB"
+}
+
 echo "== 1. pkt -> pkt, $N frames at $RATE pps"
 start_recv "$TMP/r1.json" -i pkt:vethB
 wait_bound 1
@@ -121,7 +133,25 @@ after=$(rx_packets)
 echo "   vethB rx_packets +$((after - before))"
 [ $((after - before)) = "$N" ] || fail "kernel counted $((after - before)) of $N"
 
-echo "== 4. errors"
+echo "== 4. xdp <-> pkt: AF_XDP on one end, AF_PACKET on the other"
+for dir in "xdp pkt" "pkt xdp"; do
+	set -- $dir
+	start_recv "$TMP/r5.json" -i "$2:vethB"
+	if [ "$2" = pkt ]; then
+		wait_bound 1
+	else
+		wait_xsk
+	fi
+	inA "$PKTMAP" gen -i "$1:vethA" -n "$N" -R "$RATE" -T 0 -q --json >/dev/null
+	wait_bg "$RPID"; expect_eq "recv status" "$WAIT_RC" 0
+	got=$(json "$TMP/r5.json" packets)
+	echo "   $1 -> $2: received $got, gaps $(json "$TMP/r5.json" gaps), bad $(json "$TMP/r5.json" bad)"
+	expect_eq "$1 -> $2 received" "$got" "$N"
+	expect_eq "$1 -> $2 gaps" "$(json "$TMP/r5.json" gaps)" 0
+	expect_eq "$1 -> $2 bad" "$(json "$TMP/r5.json" bad)" 0
+done
+
+echo "== 5. errors"
 if msg=$(inA "$PKTMAP" gen -i pkt:nosuch0 -n 1 -q 2>&1); then
 	fail "no error for a missing interface"
 fi
