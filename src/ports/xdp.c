@@ -68,6 +68,7 @@
  * a closed socket's hold on its queue in deferred work, so a queue can
  * look busy for a moment right after its previous user closed it. */
 #define BIND_BUSY_WAIT_MS 2000
+#define XDP_MIN_RX_RING 2048u
 #define BIND_BUSY_STEP_MS 20
 
 struct xdp_queue {
@@ -1013,7 +1014,10 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
 	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
-	xp->rx_size = pow2_at_least(rxs);
+	/* The kernel's RX ring is a queue in front of the netmap ring: at
+	 * least 2048 entries absorb a burst while the application is not
+	 * scheduled (the fill ring, twice that, keeps buffers for them). */
+	xp->rx_size = pow2_at_least(rxs < XDP_MIN_RX_RING ? XDP_MIN_RX_RING : rxs);
 	xp->tx_size = pow2_at_least(txs);
 	xp->fq_size = 2 * xp->rx_size;
 	xp->cq_size = xp->tx_size; /* >= the slots that can be in flight */
@@ -1086,16 +1090,16 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	/* RX needs the program; a port opened for TX only leaves the
 	 * interface's receive side to the host stack. */
 	if (xp->rx) {
+		uint32_t qids[PM_MAX_RINGS];
+		int fds[PM_MAX_RINGS];
+		for (uint32_t j = 0; j < nb; j++) {
+			qids[j] = xp->q[j].qid;
+			fds[j] = xp->q[j].fd;
+		}
 		ret = pm_xdp_prog_attach(p, &xp->prog, xp->ifindex, xp->ifname,
-					 xp->driver, xp->zc);
+					 xp->driver, xp->zc, qids, fds, nb);
 		if (ret)
 			return ret;
-		for (uint32_t j = 0; j < nb; j++) {
-			ret = pm_xdp_prog_insert(p, &xp->prog, xp->q[j].qid,
-						 xp->q[j].fd);
-			if (ret)
-				return ret;
-		}
 	}
 
 	xp->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -122,18 +122,17 @@ struct pm_xdp_prog {
 	char lock_path[128];
 };
 
-/* Make sure pktmap's XDP program runs on `ifindex`: reuse the one another
- * live pktmap process attached, replace one a dead process left behind,
- * or load and attach ours (native mode, else generic mode with a
- * message; native only when `need_native`). Returns 0 or -errno with the
- * open error set. */
+/* Make sure pktmap's XDP program runs on `ifindex` with queue qids[i]
+ * steered to socket fds[i]: reuse the program another live pktmap
+ * process attached, replace one a dead process left behind, or load ours
+ * and attach it (native mode, else generic mode with a message; native
+ * only when `need_native`). The sockets are in the map before a new
+ * program sees its first frame. Returns 0 or -errno with the open error
+ * set. */
 int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		       int ifindex, const char *ifname, const char *driver,
-		       bool need_native);
-
-/* Steer queue `qid` to the socket `fd`. Returns 0 or -errno. */
-int pm_xdp_prog_insert(struct pktmap_port *p, struct pm_xdp_prog *pr,
-		       uint32_t qid, int fd);
+		       bool need_native, const uint32_t *qids, const int *fds,
+		       uint32_t n);
 
 /* Remove our queues from the map and detach the program when no other
  * pktmap process uses it. Safe on a partly set up `pr`. */

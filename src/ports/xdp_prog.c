@@ -182,11 +182,24 @@ static int reuse(struct pktmap_port *p, struct pm_xdp_prog *pr, int fd,
 	return 0;
 }
 
+static int insert_all(struct pktmap_port *p, struct pm_xdp_prog *pr,
+		      const uint32_t *qids, const int *fds, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		int ret = bpf_map_update_elem(pr->map_fd, &qids[i], &fds[i], BPF_ANY);
+		if (ret)
+			return pm_open_error(p, ret, "cannot steer queue %u to its "
+					     "socket: %s", qids[i], strerror(-ret));
+	}
+	return 0;
+}
+
 /* Load our program and attach it: native mode first, generic mode when
  * the driver has no native XDP (or refuses it for this configuration). */
 static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		       int ifindex, const char *ifname, const char *driver,
-		       bool need_native)
+		       bool need_native, const uint32_t *qids, const int *fds,
+		       uint32_t n)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = PROG_NAME);
 	int ret;
@@ -227,6 +240,12 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		return pm_open_error(p, -errno, "dup: %s", strerror(errno));
 	}
 
+	/* Sockets first: from its first frame on, the program finds them. */
+	ret = insert_all(p, pr, qids, fds, n);
+	if (ret) {
+		libbpf_leave();
+		return ret;
+	}
 	pr->mode_flags = XDP_FLAGS_DRV_MODE;
 	ret = bpf_xdp_attach(ifindex, pr->prog_fd,
 			     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
@@ -241,7 +260,7 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 				     NULL);
 		pr->generic = ret == 0;
 		if (ret == 0)
-			pm_log(p, PKTMAP_LOG_INFO,
+			pm_log(p, PKTMAP_LOG_WARN,
 			       "%s: driver %s refuses native XDP (%s): the XDP "
 			       "program runs in generic (SKB) mode", p->name,
 			       driver, why);
@@ -267,7 +286,8 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 
 int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		       int ifindex, const char *ifname, const char *driver,
-		       bool need_native)
+		       bool need_native, const uint32_t *qids, const int *fds,
+		       uint32_t n)
 {
 	int ret = lock_open(p, pr, ifindex);
 	if (ret)
@@ -339,10 +359,16 @@ int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 			pr->prog_id = id;
 			pr->mode_flags = mode_flags_of(qo.attach_mode);
 			pr->generic = pr->mode_flags == XDP_FLAGS_SKB_MODE;
+			ret = insert_all(p, pr, qids, fds, n);
+			if (ret) {
+				lock_mutex_release(pr);
+				return ret;
+			}
 			goto user;
 		}
 	}
-	ret = load_attach(p, pr, ifindex, ifname, driver, need_native);
+	ret = load_attach(p, pr, ifindex, ifname, driver, need_native, qids, fds,
+			  n);
 	if (ret) {
 		lock_mutex_release(pr);
 		return ret;
@@ -356,16 +382,6 @@ user:
 	if (ret)
 		return pm_open_error(p, ret, "cannot lock %s: %s", pr->lock_path,
 				     strerror(-ret));
-	return 0;
-}
-
-int pm_xdp_prog_insert(struct pktmap_port *p, struct pm_xdp_prog *pr,
-		       uint32_t qid, int fd)
-{
-	int ret = bpf_map_update_elem(pr->map_fd, &qid, &fd, BPF_ANY);
-	if (ret)
-		return pm_open_error(p, ret, "cannot steer queue %u to its socket: "
-				     "%s", qid, strerror(-ret));
 	return 0;
 }
 

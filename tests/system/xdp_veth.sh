@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# xdp: (AF_XDP) ports on veth pairs across two namespaces.
+#
+#   netns pmxA$$                         netns pmxB$$
+#   +---------------------+              +-------------------------+
+#   | pktmap gen          |              | pktmap recv             |
+#   |   -i xdp:vethA      |              |   -i xdp:vethB          |
+#   |        vethA -------+==== veth ====+------- vethB            |
+#   |        vethC -------+== veth, 2 q =+------- vethD            |
+#   +---------------------+              +-------------------------+
+#
+# 1. xdp -> xdp: N frames, exact count, no gaps, payload intact (recv
+#    --verify checks magic and sequence numbers), no kernel drops.
+# 2. two queues: gen -p 2 on xdp:vethC (queues 0 and 1), recv -p 2 on
+#    xdp:vethD (two ports, one process, one shared XDP program).
+# 3. xdp -> kernel: vethB's rx_packets grows by exactly N.
+# 4. Ctrl-C: recv stops on SIGINT and its XDP program goes; a recv killed
+#    with SIGKILL leaves its program, which the next run replaces (and
+#    says so).
+# 5. errors: one line with the remedy.
+# After each step no XDP program is left on any interface. Needs root;
+# under CI=true it may not skip. Everything it makes is removed on exit.
+set -eu
+
+PKTMAP=${PKTMAP:-pktmap}
+N=${N:-100000}
+RATE=${RATE:-200000}
+A=pmxA$$
+B=pmxB$$
+TMP=$(mktemp -d /tmp/xdp_veth.XXXXXX)
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $* (CI may not skip)" >&2
+		exit 1
+	fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+cleanup() {
+	set +e
+	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	rm -f /dev/shm/pktmap-xdp."$NSA".* /dev/shm/pktmap-xdp."$NSB".* 2>/dev/null
+	rm -rf "$TMP"
+}
+NSA=none
+NSB=none
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v ip >/dev/null || skip "needs iproute2"
+command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
+
+ip netns add "$A"
+ip netns add "$B"
+ip link add vethA netns "$A" type veth peer name vethB netns "$B"
+ip link add name vethC netns "$A" numtxqueues 2 numrxqueues 2 type veth \
+	peer name vethD netns "$B" numtxqueues 2 numrxqueues 2
+for ns in "$A" "$B"; do
+	# No IPv6 chatter: the kernel counters must count only our frames.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+ip -n "$A" link set dev vethA up
+ip -n "$A" link set dev vethC up
+ip -n "$B" link set dev vethB up
+ip -n "$B" link set dev vethD up
+NSA=$(ip netns exec "$A" stat -L -c %i /proc/self/ns/net)
+NSB=$(ip netns exec "$B" stat -L -c %i /proc/self/ns/net)
+
+inA() { ip netns exec "$A" "$@"; }
+inB() { ip netns exec "$B" "$@"; }
+# json FILE KEY: a top-level field of a JSON summary.
+json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+rx_packets() { inB cat /sys/class/net/vethB/statistics/rx_packets; }
+# Nothing of ours may stay: no XDP program on any link, no lock file.
+no_leftovers() {
+	local l
+	l=$( (ip -n "$A" -o link; ip -n "$B" -o link) | grep xdp || true)
+	[ -z "$l" ] || fail "XDP program left behind: $l"
+	l=$(ls /dev/shm/pktmap-xdp."$NSA".* /dev/shm/pktmap-xdp."$NSB".* \
+		2>/dev/null || true)
+	[ -z "$l" ] || fail "lock file left behind: $l"
+}
+# Wait until recv has its sockets in place: pktmap's program is on IF
+# (it is attached after the sockets are in its map).
+wait_bound() {
+	local i
+	for i in $(seq 200); do
+		inB ip link show dev "$1" | grep -q "prog/xdp" && return 0
+		sleep 0.05
+	done
+	fail "recv did not open xdp:$1"
+}
+# recv in B in the background until it has N packets (or 5 s of silence).
+start_recv() {
+	local out=$1
+	shift
+	timeout 60 ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
+		--json >"$out" &
+}
+check_recv() {
+	local f=$1 want=$2 got
+	got=$(json "$f" packets)
+	echo "   received $got, gaps $(json "$f" gaps), bad $(json "$f" bad), kernel drops $(json "$f" drop_backend)"
+	[ "$got" = "$want" ] || fail "received $got of $want"
+	[ "$(json "$f" gaps)" = 0 ] || fail "gaps"
+	[ "$(json "$f" bad)" = 0 ] || fail "bad frames"
+	[ "$(json "$f" drop_backend)" = 0 ] || fail "kernel drops"
+}
+
+echo "== 1. xdp -> xdp, $N frames at $RATE pps"
+start_recv "$TMP/r1.json" -i xdp:vethB
+wait_bound vethB
+inA "$PKTMAP" gen -i xdp:vethA -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g1.json"
+wait %1 || fail "recv failed"
+[ "$(json "$TMP/g1.json" packets)" = "$N" ] || fail "gen sent $(json "$TMP/g1.json" packets)"
+check_recv "$TMP/r1.json" "$N"
+no_leftovers
+
+echo "== 2. two queues: gen -p 2 on xdp:vethC, recv -p 2 on xdp:vethD"
+start_recv "$TMP/r2.json" -i xdp:vethD -p 2
+wait_bound vethD
+sleep 0.2 # the second port joins the first one's program
+inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g2.json"
+wait %1 || fail "recv failed"
+check_recv "$TMP/r2.json" "$N"
+q0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["threads"][0]["packets"])' "$TMP/r2.json")
+q1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["threads"][1]["packets"])' "$TMP/r2.json")
+echo "   queue 0: $q0, queue 1: $q1"
+[ "$q0" -gt 0 ] && [ "$q1" -gt 0 ] || fail "one queue got nothing"
+no_leftovers
+
+echo "== 3. xdp -> kernel: vethB rx_packets"
+before=$(rx_packets)
+inA "$PKTMAP" gen -i xdp:vethA -n "$N" -T 0 -q --json >"$TMP/g3.json"
+after=$(rx_packets)
+echo "   sent $(json "$TMP/g3.json" packets) at $(json "$TMP/g3.json" pps) pps, vethB rx_packets +$((after - before))"
+[ $((after - before)) = "$N" ] || fail "kernel counted $((after - before)) of $N"
+no_leftovers
+
+echo "== 4. signals"
+timeout 60 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethB -T 0 -q >/dev/null 2>&1 &
+wait_bound vethB
+kill -INT %1
+wait %1 || [ $? = 130 ] || [ $? = 0 ] || true
+no_leftovers
+echo "   SIGINT: recv stopped, program detached"
+ip netns exec "$B" "$PKTMAP" recv -i xdp:vethB -T 0 -q >/dev/null 2>&1 &
+pid=$!
+wait_bound vethB
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+inB ip link show dev vethB | grep -q prog/xdp || fail "SIGKILL: expected the program to stay"
+timeout -s INT 2 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethB -T 0 -q \
+	>/dev/null 2>"$TMP/r4.err" || true
+cat "$TMP/r4.err" | sed 's/^/   /'
+grep -q "replacing the pktmap XDP program" "$TMP/r4.err" || fail "no message about the program left behind"
+no_leftovers
+
+echo "== 5. errors"
+expect_err() {
+	local want=$1 msg
+	shift
+	if msg=$("$@" 2>&1); then
+		fail "no error from: $*"
+	fi
+	echo "   $msg"
+	[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "not one line: $msg"
+	printf '%s\n' "$msg" | grep -qF "$want" || fail "message: $msg"
+}
+expect_err "xdp:eth9: no such interface" inA "$PKTMAP" recv -i xdp:eth9 -n 1 -q
+expect_err "xdp:vethA/Z: driver veth has no zero-copy AF_XDP support: drop /Z to run in copy mode" \
+	inA "$PKTMAP" recv -i xdp:vethA/Z -n 1 -q
+expect_err "queue 2 does not exist" inA "$PKTMAP" recv -i xdp:vethC-2 -n 1 -q
+inA ip link set dev vethA mtu 3000
+expect_err "use @conf:buf-size=4096 or lower the MTU" inA "$PKTMAP" recv -i xdp:vethA -n 1 -q
+inA ip link set dev vethA mtu 1500
+no_leftovers
+
+echo "PASS"
