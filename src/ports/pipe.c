@@ -528,10 +528,17 @@ static int pipe_poll_arm(struct pktmap_port *p, short events)
 					 memory_order_relaxed) != rx->hwtail)
 			return 1;
 		if ((events & POLLOUT) && p->dir & PKTMAP_DIR_TX) {
+			/* Ready when a txsync would move tail past cur (netmap's
+			 * "wake me when more than [head, cur) is free"). */
 			struct pipe_kpriv *kp = tx->priv;
+			uint32_t n = tx->nslots;
 			uint32_t cons = atomic_load_explicit(&kp->q->cons,
 							     memory_order_relaxed);
-			if (pm_ring_add(kp->prod, 1, tx->nslots) != cons)
+			if (cons >= n)
+				return 1; /* let the sync report it */
+			uint32_t d = pm_ring_dist(kp->prod, cons, n);
+			uint32_t space = d ? d - 1 : n - 1;
+			if (space > pm_ring_dist(tx->hwcur, tx->rcur, n))
 				return 1;
 		}
 	}
