@@ -367,8 +367,10 @@ static const char *block_name(uint32_t type)
 
 /* Read the next block whole. A section header sets the byte order for
  * itself and what follows. Returns 1, 0 at the end of the file, or a
- * negative errno. `first` is the file's first block. */
-static int ng_read_block(struct pm_pcapr *r, struct ng_block *b, bool first)
+ * negative errno. `first` is the file's first block; `opening` says we
+ * look for the first interface. */
+static int ng_read_block(struct pm_pcapr *r, struct ng_block *b, bool first,
+			 bool opening)
 {
 	uint64_t off = cur_off(r);
 	long have = fill(r, 12);
@@ -395,7 +397,7 @@ static int ng_read_block(struct pm_pcapr *r, struct ng_block *b, bool first)
 			r->swapped = false;
 		else if (bom == __builtin_bswap32(PCAPNG_BOM))
 			r->swapped = true;
-		else
+		else if (!opening || first)
 			return rerr(r, first ? -EINVAL : -EBADMSG,
 				    "section header block at offset %llu has byte-order "
 				    "magic 0x%08x%s",
@@ -406,7 +408,8 @@ static int ng_read_block(struct pm_pcapr *r, struct ng_block *b, bool first)
 	}
 	uint32_t len = get32(h + 4, r->swapped);
 	uint32_t limit = first ? SHB_MAX_LEN : r->max_block;
-	if (len < 12 || (len & 3))
+	/* libpcap lets the first section header's length be unaligned. */
+	if (len < 12 || ((len & 3) && !first))
 		return rerr(r, -EBADMSG,
 			    "%s at offset %llu has length %u (%s)", block_name(type),
 			    (unsigned long long)off, len,
@@ -590,7 +593,7 @@ static int ng_next(struct pm_pcapr *r, struct pm_pcap_rec *rec, bool opening)
 	struct ng_block b = { 0 };
 	for (;;) {
 		bool first = opening && cur_off(r) == 0;
-		int ret = ng_read_block(r, &b, first);
+		int ret = ng_read_block(r, &b, first, opening);
 		if (ret <= 0)
 			return ret;
 		bool sw = r->swapped;
@@ -601,6 +604,11 @@ static int ng_next(struct pm_pcapr *r, struct pm_pcap_rec *rec, bool opening)
 			return rerr(r, -EINVAL, "not a pcapng file");
 		switch (b.type) {
 		case PCAPNG_SHB:
+			/* libpcap passes over section headers between the
+			 * first one and the first interface unchecked (a bad
+			 * byte-order magic leaves the order as it was). */
+			if (opening && !first)
+				continue;
 			ret = ng_shb(r, &b, first);
 			if (ret)
 				return ret;
@@ -731,7 +739,8 @@ static void reader_reset(struct pm_pcapr *r)
 }
 
 static int reader_new(struct pm_pcapr **out, int fd, bool own_fd,
-		      const void *mem, size_t memlen, char *err, size_t errlen)
+		      size_t buf_size, const void *mem, size_t memlen, char *err,
+		      size_t errlen)
 {
 	*out = NULL;
 	struct pm_pcapr *r = calloc(1, sizeof(*r));
@@ -744,7 +753,7 @@ static int reader_new(struct pm_pcapr **out, int fd, bool own_fd,
 	r->fd = fd;
 	r->own_fd = own_fd;
 	if (fd >= 0) {
-		r->cap = READ_BUF_SIZE;
+		r->cap = buf_size ? buf_size : READ_BUF_SIZE;
 		r->alloc = malloc(r->cap);
 		r->buf = r->alloc;
 		off_t s = lseek(fd, 0, SEEK_CUR);
@@ -769,21 +778,27 @@ static int reader_new(struct pm_pcapr **out, int fd, bool own_fd,
 	return 0;
 }
 
-int pm_pcapr_open_fd(struct pm_pcapr **out, int fd, bool own_fd, char *err,
-		     size_t errlen)
+int pm_pcapr_open_fd_buf(struct pm_pcapr **out, int fd, bool own_fd,
+			 size_t buf_size, char *err, size_t errlen)
 {
 	if (fd < 0) {
 		*out = NULL;
 		snprintf(err, errlen, "bad file descriptor");
 		return -EBADF;
 	}
-	return reader_new(out, fd, own_fd, NULL, 0, err, errlen);
+	return reader_new(out, fd, own_fd, buf_size, NULL, 0, err, errlen);
+}
+
+int pm_pcapr_open_fd(struct pm_pcapr **out, int fd, bool own_fd, char *err,
+		     size_t errlen)
+{
+	return pm_pcapr_open_fd_buf(out, fd, own_fd, 0, err, errlen);
 }
 
 int pm_pcapr_open_mem(struct pm_pcapr **out, const void *buf, size_t len,
 		      char *err, size_t errlen)
 {
-	return reader_new(out, -1, false, buf ? buf : "", buf ? len : 0, err,
+	return reader_new(out, -1, false, 0, buf ? buf : "", buf ? len : 0, err,
 			  errlen);
 }
 
@@ -797,7 +812,7 @@ int pm_pcapr_open(struct pm_pcapr **out, const char *path, char *err,
 		snprintf(err, errlen, "cannot open: %s", strerror(e));
 		return -e;
 	}
-	return reader_new(out, fd, true, NULL, 0, err, errlen);
+	return reader_new(out, fd, true, 0, NULL, 0, err, errlen);
 }
 
 int pm_pcapr_next(struct pm_pcapr *r, struct pm_pcap_rec *rec)
@@ -1023,9 +1038,14 @@ int pm_pcapw_open_fd(struct pm_pcapw **out, int fd, bool own_fd,
 	*out = NULL;
 	if (fd < 0)
 		return -EBADF;
-	if (o->format && o->format != PM_PCAP_FMT_PCAP &&
-	    o->format != PM_PCAP_FMT_PCAPNG)
+	if ((o->format && o->format != PM_PCAP_FMT_PCAP &&
+	     o->format != PM_PCAP_FMT_PCAPNG) ||
+	    (o->format == PM_PCAP_FMT_PCAPNG &&
+	     pm_pcap_dlt_to_linktype(o->linktype) > 0xffff)) {
+		if (own_fd)
+			close(fd);
 		return -EINVAL;
+	}
 	struct pm_pcapw *w = calloc(1, sizeof(*w));
 	if (w)
 		w->cap = o->buf_size ? o->buf_size : WRITE_BUF_SIZE;

@@ -61,6 +61,11 @@ int pm_pcapr_open(struct pm_pcapr **out, const char *path, char *err,
  * own_fd the reader closes it. */
 int pm_pcapr_open_fd(struct pm_pcapr **out, int fd, bool own_fd, char *err,
 		     size_t errlen);
+/* The same with a read buffer of buf_size bytes (0: 1 MiB). A small one
+ * only costs more read() calls: tests and fuzzers use it to exercise the
+ * refill. */
+int pm_pcapr_open_fd_buf(struct pm_pcapr **out, int fd, bool own_fd,
+			 size_t buf_size, char *err, size_t errlen);
 /* The same on bytes in memory (not copied: they must outlive the reader). */
 int pm_pcapr_open_mem(struct pm_pcapr **out, const void *buf, size_t len,
 		      char *err, size_t errlen);
@@ -92,7 +97,7 @@ void pm_pcapr_close(struct pm_pcapr *r);
 struct pm_pcapw_opts {
 	enum pm_pcap_format format; /* 0: pcap */
 	int nanosec;                /* pcap: 1 ns time stamps (a1b23c4d), 0 us */
-	uint32_t linktype;          /* a DLT; 0 is DLT_NULL */
+	uint32_t linktype;          /* a DLT; 0 is DLT_NULL; pcapng: < 65536 */
 	uint32_t snaplen;           /* 0: PM_PCAP_WRITE_SNAPLEN */
 	size_t buf_size;            /* write buffer; 0: 1 MiB */
 };
