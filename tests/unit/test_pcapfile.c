@@ -798,8 +798,9 @@ static void corrupt_one(const char *file)
 	}
 	free(b);
 
-	/* The fd path (the refilled buffer) on a few truncations too. */
-	for (int i = 0; i < 20; i++) {
+	/* The fd path (the refilled buffer, 1 MiB or tiny) on a few
+	 * truncations too. */
+	for (int i = 0; i < 40; i++) {
 		size_t c = i == 0 ? len : rnd() % (len + 1);
 		int fd = memfd_create("cut", MFD_CLOEXEC);
 		if (fd < 0 || write(fd, orig, c) != (ssize_t)c) {
@@ -807,7 +808,8 @@ static void corrupt_one(const char *file)
 			break;
 		}
 		lseek(fd, 0, SEEK_SET);
-		if (pm_pcapr_open_fd(&r, fd, true, err, sizeof(err)) != 0)
+		size_t bufsz = i % 2 ? 1 + rnd() % 100 : 0;
+		if (pm_pcapr_open_fd_buf(&r, fd, true, bufsz, err, sizeof(err)) != 0)
 			continue;
 		struct pkts got = { 0 };
 		int ret = read_all(r, &got);
@@ -818,6 +820,12 @@ static void corrupt_one(const char *file)
 		      "%s fd cut %zu: %zu packets ret %d", file, c, got.n, ret);
 		if (c == len)
 			CHECK(ret == 0 && got.n == ref.n, "%s via fd", file);
+		for (size_t k = 0; k < got.n && k < ref.n; k++)
+			CHECK(got.v[k].caplen == ref.v[k].caplen &&
+				      !memcmp(got.v[k].data, ref.v[k].data,
+					      ref.v[k].caplen),
+			      "%s fd cut %zu (buffer %zu): packet %zu differs", file,
+			      c, bufsz, k);
 		pkts_free(&got);
 		pm_pcapr_close(r);
 	}
