@@ -238,6 +238,7 @@ struct pktmap_port {
 	int fd;                    /* pollable, owned by the back end */
 	uint32_t spin_us;          /* pktmap_poll() spins this long first */
 	uint32_t extra_bufs;       /* taken for ni_bufs_head at open */
+	bool own_rings;            /* rings made by pm_port_own_rings() */
 	struct pktmap_stats st;
 	pktmap_log_fn log;
 	void *log_ctx;
@@ -262,6 +263,15 @@ static inline struct pm_kring *pm_rxkring(struct pktmap_port *p, uint32_t i)
 /* Allocate p->krings for the rings of p->nifp and point them at the rings,
  * with hwcur/hwtail taken from each ring. Returns 0 or -ENOMEM. */
 int pm_port_bind_krings(struct pktmap_port *p);
+
+/* For back ends that own their rings alone (null, pcap, pkt, tap): open a
+ * private region (or the one @mem: names), lay out a netmap_if with ntx TX
+ * and nrx RX rings filled with buffers, and bind the krings. The buffers go
+ * back to a shared region at pktmap_close(). Returns 0 or -errno with the
+ * open error set. */
+int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
+		      const char *tag, const char *ifname, uint32_t ntx,
+		      uint32_t nrx, uint32_t txs, uint32_t rxs);
 
 /* Logging from inside the library (through the port's callback). */
 void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,

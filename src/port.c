@@ -190,6 +190,90 @@ static int bind_rings(struct pktmap_port *p, const struct pm_name *nm)
 	return 0;
 }
 
+int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
+		      const char *tag, const char *ifname, uint32_t ntx,
+		      uint32_t nrx, uint32_t txs, uint32_t rxs)
+{
+	char err[300], key[48];
+	size_t obj = pm_nifp_size(ntx, nrx, 0, 0) + ntx * pm_ring_size(txs) +
+		     nrx * pm_ring_size(rxs);
+	struct pm_region_params rp = {
+		.bufs = 2 + ntx * txs + nrx * rxs + c->extra_bufs + 64,
+		.buf_size = c->buf_size,
+		.obj_size = obj,
+		.hugepages = c->hugepages,
+		/* A region shared by choice may also host AF_XDP ports. */
+		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
+	};
+	if (c->bufs > rp.bufs)
+		rp.bufs = c->bufs;
+	int ret = pm_region_open(&p->region, c->region[0] ? c->region : NULL, &rp,
+				 err, sizeof(err));
+	if (ret)
+		return pm_open_error(p, ret, "%s", err);
+
+	struct pm_region *r = &p->region;
+	pm_region_lock(r);
+	/* One object per port; a later port of this process may get the
+	 * same key (and reuses the object) once this one has closed. */
+	snprintf(key, sizeof(key), "%s:%d:%lx", tag, (int)getpid(),
+		 (unsigned long)(uintptr_t)p);
+	size_t have = 0;
+	bool created;
+	uint64_t ofs = pm_region_lookup(r, key, &have);
+	if (!ofs || have < obj)
+		ofs = pm_region_object(r, key, obj, &created);
+	ret = ofs ? pm_region_make_nifp(r, ofs, ifname, ntx, nrx, 0, 0, txs, rxs,
+					true) :
+		    -ENOMEM;
+	uint32_t free_bufs = pm_region_free_count(r);
+	pm_region_unlock(r);
+	if (ret)
+		return pm_open_error(p, -ENOMEM,
+				     "region '%s' has no room for the rings (%u "
+				     "buffers needed, %u free)", r->name,
+				     ntx * txs + nrx * rxs, free_bufs);
+	p->nifp = pm_region_ptr(r, ofs);
+	p->own_rings = true;
+	return pm_port_bind_krings(p);
+}
+
+/* Give the buffers of a port's own rings back to a shared region (a
+ * private region dies with the port and needs nothing). Each index is
+ * checked and given back once, whatever the application left in the
+ * slots. */
+static void own_rings_put(struct pktmap_port *p)
+{
+	struct pm_region *r = &p->region;
+	if (!r->named || !p->krings)
+		return;
+	const struct pm_bufspace bs = { .nbufs = r->nbufs };
+	uint8_t *seen = calloc((r->nbufs + 7) / 8, 1);
+	if (!seen)
+		return;
+	uint32_t batch[256], k = 0;
+	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
+	pm_region_lock(r);
+	for (uint32_t i = 0; i < n; i++) {
+		struct netmap_ring *ring = p->krings[i].ring;
+		for (uint32_t s = 0; s < p->krings[i].nslots; s++) {
+			uint32_t b = ring->slot[s].buf_idx;
+			if (!pm_buf_ok(&bs, b) || (seen[b / 8] & (1u << (b % 8))))
+				continue;
+			seen[b / 8] |= (uint8_t)(1u << (b % 8));
+			batch[k++] = b;
+			if (k == PM_ARRAY_SIZE(batch)) {
+				pm_region_free_bufs(r, batch, k);
+				k = 0;
+			}
+			ring->slot[s].buf_idx = 0;
+		}
+	}
+	pm_region_free_bufs(r, batch, k);
+	pm_region_unlock(r);
+	free(seen);
+}
+
 /* netmap's extra buffers: n buffers from the region, linked through their
  * first 4 bytes from nifp->ni_bufs_head (0 ends the list). */
 static int extra_bufs_get(struct pktmap_port *p, uint32_t n)
@@ -320,6 +404,8 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 				 pktmap_strerror(ret));
 		if (p->ops->close)
 			p->ops->close(p);
+		if (p->own_rings)
+			own_rings_put(p);
 		pm_region_close(&p->region);
 		free(p->krings);
 		free(p);
@@ -349,6 +435,8 @@ void pktmap_close(struct pktmap_port *p)
 		extra_bufs_put(p);
 	if (p->ops && p->ops->close)
 		p->ops->close(p);
+	if (p->own_rings)
+		own_rings_put(p);
 	pm_region_close(&p->region);
 	free(p->krings);
 	free(p);
@@ -402,7 +490,7 @@ static short poll_check(struct pktmap_pollreq *q)
 	struct pktmap_port *p = q->port;
 	short rev = 0;
 	if (q->events & POLLOUT) {
-		if (pktmap_txsync(p) == -EPROTO)
+		if (pktmap_txsync(p) < 0)
 			rev |= POLLERR;
 		for (uint32_t i = p->first_tx; i <= p->last_tx && i != UINT32_MAX; i++)
 			if (!nm_ring_empty(pm_txkring(p, i)->ring)) {
@@ -411,7 +499,7 @@ static short poll_check(struct pktmap_pollreq *q)
 			}
 	}
 	if (q->events & POLLIN) {
-		if (pktmap_rxsync(p) == -EPROTO)
+		if (pktmap_rxsync(p) < 0)
 			rev |= POLLERR;
 		for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++)
 			if (!nm_ring_empty(pm_rxkring(p, i)->ring)) {

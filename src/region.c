@@ -212,6 +212,10 @@ int pm_region_open(struct pm_region *r, const char *name,
 		return -EINVAL;
 	}
 
+	/* A named region is shared: leave room for the descriptors and rings
+	 * of the ports that will join it later. */
+	if (name && *name && def.obj_size < (4u << 20))
+		def.obj_size = 4u << 20;
 	size_t page = def.hugepages > 0 ? (2u << 20) : 4096;
 	size_t free_ofs = PM_HDR_SIZE;
 	size_t obj_ofs = align_up(free_ofs + (size_t)def.bufs * 4, 4096);

@@ -19,41 +19,14 @@ static int null_open(struct pktmap_port *p, const struct pm_name *nm,
 	uint32_t nrx = c->rx_rings ? c->rx_rings : 1;
 	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
-	char err[256];
-
-	size_t obj = pm_nifp_size(ntx, nrx, 0, 0) + ntx * pm_ring_size(txs) +
-		     nrx * pm_ring_size(rxs);
-	struct pm_region_params rp = {
-		.bufs = 2 + ntx * txs + nrx * rxs + c->extra_bufs + 64,
-		.buf_size = c->buf_size,
-		.obj_size = obj,
-		.hugepages = c->hugepages,
-		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
-	};
-	if (c->bufs > rp.bufs)
-		rp.bufs = c->bufs;
-	int ret = pm_region_open(&p->region, c->region, &rp, err, sizeof(err));
+	int ret = pm_port_own_rings(p, c, "null", "null", ntx, nrx, txs, rxs);
 	if (ret)
-		return pm_open_error(p, ret, "%s", err);
-	pm_region_lock(&p->region);
-	char key[48];
-	snprintf(key, sizeof(key), "null:%d", getpid());
-	bool created;
-	uint64_t ofs = pm_region_object(&p->region, key, obj, &created);
-	ret = ofs ? pm_region_make_nifp(&p->region, ofs, "null", ntx, nrx, 0, 0,
-					txs, rxs, true) :
-		    -ENOMEM;
-	pm_region_unlock(&p->region);
-	if (ret)
-		return pm_open_error(p, -ENOMEM,
-				     "region '%s' has no room for the rings",
-				     p->region.name);
-	p->nifp = pm_region_ptr(&p->region, ofs);
+		return ret;
 	p->mode = PKTMAP_MODE_ZEROCOPY;
 	p->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (p->fd < 0)
 		return pm_open_error(p, -errno, "cannot create an eventfd");
-	return pm_port_bind_krings(p);
+	return 0;
 }
 
 /* Check and count every submitted slot, then free them all at once. */

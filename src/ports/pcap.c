@@ -98,7 +98,6 @@ static int pcap_open(struct pktmap_port *p, const struct pm_name *nm,
 {
 	(void)o;
 	const struct pm_conf *c = &nm->conf;
-	char err[300], key[48];
 	int ret;
 
 	/* port.c has settled p->dir from "/R", "/T" and opts->dir. */
@@ -129,35 +128,9 @@ static int pcap_open(struct pktmap_port *p, const struct pm_name *nm,
 
 	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
-	size_t obj = pm_nifp_size(1, 1, 0, 0) + pm_ring_size(txs) +
-		     pm_ring_size(rxs);
-	struct pm_region_params rp = {
-		.bufs = 2 + txs + rxs + c->extra_bufs + 64,
-		.buf_size = c->buf_size,
-		.obj_size = obj,
-		.hugepages = c->hugepages,
-	};
-	if (c->bufs > rp.bufs)
-		rp.bufs = c->bufs;
-	ret = pm_region_open(&p->region, c->region[0] ? c->region : NULL, &rp,
-			     err, sizeof(err));
+	ret = pm_port_own_rings(p, c, "pcap", "pcap", 1, 1, txs, rxs);
 	if (ret)
-		return pm_open_error(p, ret, "%s", err);
-	pm_region_lock(&p->region);
-	/* Unique per port, so two files may share one named region. */
-	snprintf(key, sizeof(key), "pcap:%d:%lx", getpid(),
-		 (unsigned long)(uintptr_t)p);
-	bool created;
-	uint64_t ofs = pm_region_object(&p->region, key, obj, &created);
-	ret = ofs ? pm_region_make_nifp(&p->region, ofs, "pcap", 1, 1, 0, 0, txs,
-					rxs, true) :
-		    -ENOMEM;
-	pm_region_unlock(&p->region);
-	if (ret)
-		return pm_open_error(p, -ENOMEM,
-				     "region '%s' has no room for the rings",
-				     p->region.name);
-	p->nifp = pm_region_ptr(&p->region, ofs);
+		return ret;
 	p->mode = PKTMAP_MODE_EMULATED;
 	/* Nothing ever writes it: readiness comes from pcap_poll_arm(). */
 	p->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -166,7 +139,7 @@ static int pcap_open(struct pktmap_port *p, const struct pm_name *nm,
 	pp->iov = calloc(txs, sizeof(*pp->iov));
 	if (!pp->iov)
 		return -ENOMEM;
-	return pm_port_bind_krings(p);
+	return 0;
 }
 
 /* Stop reading: at the end of the file, or at a bad record. */

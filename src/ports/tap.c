@@ -151,7 +151,6 @@ static int tap_open(struct pktmap_port *p, const struct pm_name *nm,
 {
 	(void)o;
 	const struct pm_conf *c = &nm->conf;
-	char err[300];
 	struct ifreq ifr;
 	int ret;
 
@@ -185,37 +184,7 @@ static int tap_open(struct pktmap_port *p, const struct pm_name *nm,
 	for (uint32_t r = 0; r < R; r++)
 		tp->fds[r] = -1;
 
-	size_t obj = pm_nifp_size(R, R, 0, 0) + R * pm_ring_size(txs) +
-		     R * pm_ring_size(rxs);
-	struct pm_region_params rp = {
-		.bufs = 2 + R * (txs + rxs) + c->extra_bufs + 64,
-		.buf_size = c->buf_size,
-		.obj_size = obj,
-		.hugepages = c->hugepages,
-		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
-	};
-	if (c->bufs > rp.bufs)
-		rp.bufs = c->bufs;
-	ret = pm_region_open(&p->region, c->region[0] ? c->region : NULL, &rp,
-			     err, sizeof(err));
-	if (ret)
-		return pm_open_error(p, ret, "%s", err);
-	pm_region_lock(&p->region);
-	char key[48];
-	snprintf(key, sizeof(key), "tap:%d:%s-%u", getpid(), nm->body, tp->lo);
-	bool created;
-	uint64_t ofs = pm_region_object(&p->region, key, obj, &created);
-	ret = ofs && created ? pm_region_make_nifp(&p->region, ofs, nm->body, R, R,
-						   0, 0, txs, rxs, true) :
-			       -ENOMEM;
-	pm_region_unlock(&p->region);
-	if (ret)
-		return pm_open_error(p, -ENOMEM, "region '%s' has no room for the "
-				     "rings (%u buffers needed, %u free)",
-				     p->region.name, R * (txs + rxs),
-				     pm_region_free_count(&p->region));
-	p->nifp = pm_region_ptr(&p->region, ofs);
-	ret = pm_port_bind_krings(p);
+	ret = pm_port_own_rings(p, c, "tap", nm->body, R, R, txs, rxs);
 	if (ret)
 		return ret;
 	p->mode = PKTMAP_MODE_EMULATED;

@@ -1,6 +1,7 @@
 /* null: counts and checks every TX slot, produces nothing. */
 #include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "t.h"
@@ -67,6 +68,25 @@ int main(void)
 		}
 		CHECK_EQ(n, 100);
 		pktmap_close(p);
+	}
+
+	/* Ports in a shared region give their ring buffers back at close. */
+	char name[96], name2[96];
+	snprintf(name, sizeof(name), "null:@conf:bufs=8192@mem:utnull%d",
+		 (int)getpid());
+	snprintf(name2, sizeof(name2), "null:@conf:slots=128@mem:utnull%d",
+		 (int)getpid());
+	struct pktmap_port *a = NULL, *b = NULL;
+	CHECK(pktmap_open(&a, name, &o) == 0, "%s", err);
+	if (a) {
+		uint32_t before = pm_region_free_count(&a->region);
+		for (int i = 0; i < 3; i++) {
+			CHECK(pktmap_open(&b, name2, &o) == 0, "%s", err);
+			CHECK_EQ(pm_region_free_count(&a->region), before - 256);
+			pktmap_close(b);
+			CHECK_EQ(pm_region_free_count(&a->region), before);
+		}
+		pktmap_close(a);
 	}
 	return t_done("null");
 }
