@@ -13,12 +13,16 @@
 
 void usage_ports(void)
 {
-	printf("usage: pktmap ports\n"
+	printf("usage: pktmap ports [--gc]\n"
 	       "\n"
 	       "List the port back ends: name, port name syntax, mode\n"
 	       "(zerocopy: buffers are shared end to end; copy: the kernel\n"
 	       "copies once; emulated: a socket or file, one copy) and what\n"
-	       "each is for.\n");
+	       "each is for; then the named regions of this machine and\n"
+	       "whether a process has them open.\n"
+	       "\n"
+	       "  --gc    remove the regions no process has open (left behind\n"
+	       "          by a process that was killed)\n");
 }
 
 static int width(const char *s, int w)
@@ -34,12 +38,17 @@ int cmd_ports(int argc, char **argv)
 	int wn = 4, ws = 6, wm = 4;
 	unsigned i;
 
-	if (argc > 1) {
-		if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+	int gc = 0;
+	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
 			usage_ports();
 			return 0;
 		}
-		cli_err("ports: unexpected argument '%s'", argv[1]);
+		if (strcmp(argv[a], "--gc") == 0) {
+			gc = 1;
+			continue;
+		}
+		cli_err("ports: unexpected argument '%s'", argv[a]);
 		return EXIT_USAGE;
 	}
 	for (i = 0; (d = pktmap_backend(i)); i++) {
@@ -53,5 +62,17 @@ int cmd_ports(int argc, char **argv)
 		printf("%-*s  %-*s  %-*s  %s\n", wn, d->name ? d->name : "",
 		       ws, d->syntax ? d->syntax : "", wm,
 		       d->mode ? d->mode : "", d->summary ? d->summary : "");
+
+	struct pktmap_region_desc regs[256];
+	int n = pktmap_regions(regs, 256, gc);
+	if (n > 256)
+		n = 256;
+	printf("\nREGIONS%s\n", n ? "" : ": none");
+	for (int r = 0; r < n; r++)
+		printf("%-32s %8.1f MiB  %s\n", regs[r].name,
+		       (double)regs[r].size / (1 << 20),
+		       regs[r].in_use ? "in use" :
+		       regs[r].removed ? "unused: removed" :
+					 "unused (pktmap ports --gc removes it)");
 	return 0;
 }

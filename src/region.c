@@ -348,6 +348,62 @@ static void region_unlink(struct pm_region *r)
 	closedir(d);
 }
 
+/* Look at one candidate file: is it a region, is it in use, remove it if
+ * asked and unused. Returns 1 when it is a region. */
+static int region_probe(const char *dir, const char *fname,
+			struct pktmap_region_desc *d, int gc)
+{
+	struct pm_region r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.name, sizeof(r.name), "%s", fname + strlen("pktmap."));
+	snprintf(r.path, sizeof(r.path), "%s/%s", dir, fname);
+	r.named = true;
+	r.fd = open(r.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (r.fd < 0)
+		return 0;
+	struct stat st;
+	if (fstat(r.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(r.fd);
+		return 0;
+	}
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", r.name);
+	snprintf(d->path, sizeof(d->path), "%s", r.path);
+	d->size = (uint64_t)st.st_size;
+	pm_region_lock(&r);
+	d->in_use = ofd_lock(r.fd, F_WRLCK, PM_LOCK_USERS, 0) != 0;
+	if (!d->in_use && gc) {
+		region_unlink(&r);
+		d->removed = 1;
+	}
+	pm_region_unlock(&r);
+	close(r.fd);
+	return 1;
+}
+
+int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
+{
+	static const char *const dirs[] = { "/dev/shm", "/dev/hugepages" };
+	int count = 0;
+	for (size_t i = 0; i < PM_ARRAY_SIZE(dirs); i++) {
+		DIR *dir = opendir(dirs[i]);
+		if (!dir)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(dir)) != NULL) {
+			if (strncmp(e->d_name, "pktmap.", 7) != 0 ||
+			    e->d_type == DT_FIFO)
+				continue;
+			struct pktmap_region_desc tmp;
+			struct pktmap_region_desc *d =
+				out && (unsigned)count < max ? &out[count] : &tmp;
+			count += region_probe(dirs[i], e->d_name, d, gc);
+		}
+		closedir(dir);
+	}
+	return count;
+}
+
 void pm_region_close(struct pm_region *r)
 {
 	if (r->fd < 0)

@@ -196,6 +196,21 @@ struct pktmap_backend_desc {
 /* The i-th back end, or NULL past the last. */
 PKTMAP_EXPORT const struct pktmap_backend_desc *pktmap_backend(unsigned i);
 
+/* A named region, as pktmap_regions() reports it. */
+struct pktmap_region_desc {
+	char name[64];    /* as in "@mem:NAME" (pipes: "pipe.PIPENAME") */
+	char path[128];   /* its file, /dev/shm/pktmap.NAME */
+	uint64_t size;    /* bytes */
+	int in_use;       /* some process has it open */
+	int removed;      /* gc: it was unused and has been removed */
+};
+
+/* List up to `max` named regions of this machine into out[] and return
+ * how many there are (which may exceed max). With gc nonzero, regions no
+ * process holds (left by a process that was killed) are removed. */
+PKTMAP_EXPORT int pktmap_regions(struct pktmap_region_desc *out, unsigned max,
+				 int gc);
+
 #ifdef __cplusplus
 }
 #endif
