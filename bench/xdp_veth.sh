@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# TX on a veth pair: `pktmap gen -i xdp:vethA` (AF_XDP, copy mode: veth has
+# no zero-copy) beside what a user would pick instead, counted by the
+# receiving veth's kernel counter (rx_packets) over a fixed window after a
+# warm-up:
+#
+#   pktmap_xdp     pktmap gen -i xdp:vethA (every frame stamped)
+#   pktmap_pkt     pktmap gen -i pkt:vethA (AF_PACKET, for reference)
+#   sendto         an AF_PACKET raw socket, one sendto() per frame
+#                  (bench/sendto_loop.c)
+#   testpmd_xdp    dpdk-testpmd txonly on net_af_xdp (if dpdk is installed)
+#
+#   netns pxA$$                          netns pxB$$
+#   [ sender, pinned to CPU 0 ] vethA ==== vethB [ kernel counts rx_packets ]
+#
+# Every sender's frames have the destination MAC 02:00:00:00:00:00 (what
+# testpmd txonly sends), not vethB's: the receiving stack drops them right
+# after counting (PACKET_OTHERHOST), the same work for every sender. By
+# default no RPS: the receiving veth's kernel work runs on the sending core;
+# RPS=1 moves it to CPU 1 (then the sender's own cost shows more). Each
+# point: RUNS runs of SECS seconds after WARM seconds, tools interleaved
+# within each run; median/min/max in packets per second.
+# Output: bench/results/xdp_veth.json.
+#
+# Usage: bench/xdp_veth.sh [PKTMAP]
+#        (env: SIZES="60" RUNS=3 SECS=3 WARM=1 RPS=0 OUT=...)
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PKTMAP=${1:-${PKTMAP:-$ROOT/build/apps/pktmap}}
+SIZES=${SIZES:-60}
+RUNS=${RUNS:-3}
+SECS=${SECS:-3}
+WARM=${WARM:-1}
+CPU=${CPU:-0}
+RPS=${RPS:-0}
+DMAC=02:00:00:00:00:00
+OUT=${OUT:-$ROOT/bench/results/xdp_veth.json}
+A=pxA$$
+B=pxB$$
+TMP=$(mktemp -d /tmp/xdp_bench.XXXXXX)
+
+cleanup() {
+	set +e
+	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
+	wait 2>/dev/null
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+[ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
+TOOLS="pktmap_xdp pktmap_pkt sendto"
+if command -v dpdk-testpmd >/dev/null; then
+	TOOLS="$TOOLS testpmd_xdp"
+else
+	echo "no dpdk-testpmd (apt-get install -y dpdk): skipping that peer" >&2
+fi
+cc -O2 -o "$TMP/sendto_loop" "$ROOT/bench/sendto_loop.c"
+
+ip netns add "$A"
+ip netns add "$B"
+ip link add vethA netns "$A" type veth peer name vethB netns "$B"
+for ns in "$A" "$B"; do
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+ip -n "$A" link set dev vethA up
+ip -n "$B" link set dev vethB up
+RPS_WHAT="no RPS: the receiving veth's kernel work on the sending core"
+if [ "$RPS" = 1 ]; then
+	RPS_WHAT="RPS: the receiving veth's kernel work on CPU 1"
+	# The receiving veth's kernel work on CPU 1, away from the sender.
+	ip netns exec "$B" sh -c 'echo 2 > /sys/class/net/vethB/queues/rx-0/rps_cpus'
+fi
+
+rx() { ip netns exec "$B" cat /sys/class/net/vethB/statistics/rx_packets; }
+
+# One run: packets per second the receiving veth counted in a window of
+# SECS seconds, WARM seconds after "$@" started.
+measure() {
+	local r0 r1 t0 t1 pid
+	ip netns exec "$A" taskset -c "$CPU" "$@" >/dev/null 2>&1 </dev/null &
+	pid=$!
+	sleep "$WARM"
+	r0=$(rx)
+	t0=$(date +%s.%N)
+	sleep "$SECS"
+	r1=$(rx)
+	t1=$(date +%s.%N)
+	kill -INT "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	python3 -c "print(int(($r1 - $r0) / ($t1 - $t0)))"
+}
+
+declare -A RES
+for size in $SIZES; do
+	rm -f "$TMP/f.pcap"
+	"$PKTMAP" gen -i "pcap:$TMP/f.pcap/T" -n 1 -l "$size" -D "$DMAC" -q >/dev/null
+	for run in $(seq "$RUNS"); do
+		for tool in $TOOLS; do
+			case $tool in
+			pktmap_xdp) v=$(measure "$PKTMAP" gen -i xdp:vethA -l "$size" -D "$DMAC" -T 0 -q) ;;
+			pktmap_pkt) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -D "$DMAC" -T 0 -q) ;;
+			sendto) v=$(measure "$TMP/sendto_loop" vethA "$TMP/f.pcap") ;;
+			testpmd_xdp)
+				# Forwarding lcore = CPU 0 (the main lcore 1 only waits).
+				v=$(measure dpdk-testpmd --no-huge -m 1024 --no-pci -l 0,1 \
+					--main-lcore 1 --file-prefix "px$$" \
+					--vdev net_af_xdp0,iface=vethA -- \
+					--forward-mode=txonly --txpkts="$size" --nb-cores=1 \
+					--total-num-mbufs=16384 --stats-period 1) ;;
+			esac
+			RES["$size,$tool"]="${RES["$size,$tool"]:-} $v"
+		done
+	done
+	for tool in $TOOLS; do
+		echo "size $size $tool:${RES["$size,$tool"]} pps" >&2
+	done
+done
+
+mkdir -p "$(dirname "$OUT")"
+{
+	echo "{"
+	echo "  \"bench\": \"xdp_veth\","
+	echo "  \"what\": \"TX packets/s on veth, counted by the peer's rx_packets over ${SECS} s after ${WARM} s; sender pinned to CPU $CPU; $RPS_WHAT; frames to a foreign unicast MAC\","
+	echo "  \"machine\": {\"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\", \"cores\": $(nproc), \"kernel\": \"$(uname -r)\"},"
+	echo "  \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\","
+	echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+	echo "  \"seconds\": $SECS, \"warmup\": $WARM, \"runs\": $RUNS, \"rps\": $RPS,"
+	echo "  \"points\": ["
+	first=1
+	for size in $SIZES; do
+		for tool in $TOOLS; do
+			[ $first = 1 ] || echo ","
+			first=0
+			python3 - "$size" "$tool" ${RES["$size,$tool"]} <<'EOF'
+import statistics, sys, json
+size, tool, vals = int(sys.argv[1]), sys.argv[2], [int(v) for v in sys.argv[3:]]
+print("    " + json.dumps({"size": size, "tool": tool, "pps_median": int(statistics.median(vals)),
+      "pps_min": min(vals), "pps_max": max(vals), "runs": vals}), end="")
+EOF
+		done
+	done
+	echo ""
+	echo "  ]"
+	echo "}"
+} >"$OUT"
+python3 - "$OUT" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {}
+for p in d["points"]:
+    by.setdefault(p["size"], {})[p["tool"]] = p["pps_median"]
+for size, t in by.items():
+    base = t.get("pktmap_xdp", 0)
+    others = ", ".join("%s %.0f kpps (pktmap xdp %.2fx)" % (k, v / 1e3, base / v if v else 0)
+                       for k, v in t.items() if k != "pktmap_xdp")
+    print("size %5d: pktmap xdp: %.0f kpps; %s" % (size, base / 1e3, others))
+EOF
+echo "wrote $OUT" >&2
