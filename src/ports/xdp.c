@@ -562,9 +562,24 @@ static void fill_refill(struct xdp_priv *xp, struct xdp_queue *q)
 	pm_xq_prod_submit(&q->fq);
 }
 
-static void rx_kick(struct xdp_queue *q)
+/* Wake the driver for the fill ring (zero-copy) or run busy polling.
+ * Returns false when the socket lost its device. */
+static bool rx_kick(struct xdp_queue *q)
 {
-	(void)recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	if (recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL) < 0 &&
+	    errno == ENXIO)
+		q->dead = true;
+	return !q->dead;
+}
+
+/* The interface went away (deleted, moved to another namespace): the
+ * kernel unbound the socket. For a reader that is the end of the source. */
+static void queue_gone(struct pktmap_port *p, struct xdp_queue *q)
+{
+	if (!(p->info_flags & PKTMAP_INFO_EOF))
+		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
+		       p->name, q->qid);
+	p->info_flags |= PKTMAP_INFO_EOF;
 }
 
 /* Give the kernel the descriptors queued in the TX ring. In copy mode
@@ -593,6 +608,7 @@ static int tx_kick(struct pktmap_port *p, struct xdp_queue *q)
 			return 0;
 		if (err == ENXIO || err == ENODEV) {
 			q->dead = true;
+			queue_gone(p, q);
 			return -ENODEV;
 		}
 		pm_log_ratelimited(p, &p->rl_ring, "%s: queue %u: sendto: %s: "
@@ -613,8 +629,10 @@ static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	const uint32_t n = k->nslots, shift = xp->bs_shift;
 	const uint32_t usable = p->bs.usable, nbufs = xp->nbufs;
 
-	if (pm_unlikely(q->dead))
-		return -ENODEV;
+	if (pm_unlikely(q->dead)) {
+		k->hwcur = k->rhead;
+		return 0; /* the end of the source: EOF is set */
+	}
 	k->hwcur = k->rhead;
 	uint32_t space = n - 1 - pm_ring_dist(k->hwcur, k->hwtail, n);
 	uint32_t got = pm_xq_cons_avail(&q->rx, space);
@@ -665,7 +683,7 @@ static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	p->st.rx_bytes += bytes;
 	fill_refill(xp, q);
 	if (xp->busy_poll || (got == 0 && pm_xq_needs_wakeup(&q->fq)))
-		rx_kick(q);
+		(void)rx_kick(q);
 	if (pkts && (ring->flags & NR_TIMESTAMP))
 		gettimeofday(&ring->ts, NULL);
 	return 0;
@@ -769,8 +787,12 @@ static int xdp_poll_arm(struct pktmap_port *p, short events)
 		uint32_t want = EPOLLET;
 		if ((events & POLLIN) && xp->rx) {
 			want |= EPOLLIN;
-			if (pm_xq_needs_wakeup(&q->fq))
-				rx_kick(q);
+			/* Also the only way to learn that the device is gone:
+			 * an unbound socket polls as idle, not as an error. */
+			if (!rx_kick(q)) {
+				queue_gone(p, q);
+				ready = 1;
+			}
 		}
 		if ((events & POLLOUT) && xp->tx) {
 			want |= EPOLLOUT;
@@ -799,20 +821,13 @@ static int xdp_poll_arm(struct pktmap_port *p, short events)
 	return ready;
 }
 
-/* After waking: consume the edge-triggered events; note a socket whose
- * device disappeared (the kernel reports it as an error on the socket). */
+/* After waking: consume the edge-triggered events. */
 static void xdp_poll_disarm(struct pktmap_port *p)
 {
 	struct xdp_priv *xp = p->priv;
 	struct epoll_event ev[16];
-	int n;
-	do {
-		n = epoll_wait(xp->epfd, ev, 16, 0);
-		for (int i = 0; i < n; i++)
-			if ((ev[i].events & (EPOLLERR | EPOLLHUP)) &&
-			    ev[i].data.u32 < xp->hi - xp->lo)
-				xp->q[ev[i].data.u32].dead = true;
-	} while (n == 16);
+	while (epoll_wait(xp->epfd, ev, 16, 0) == 16)
+		;
 }
 
 static void xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st)
@@ -1031,8 +1046,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		.buf_size = bsz,
 		.headroom = PM_XDP_HEADROOM,
 		.exact_headroom = true,
-		/* A named region may later host other ports: room for them. */
-		.obj_size = obj + (c->region[0] ? (1u << 20) : 0),
+		.obj_size = obj, /* (a named region gets room for others) */
 		.hugepages = c->hugepages,
 	};
 	if (c->bufs > rp.bufs)

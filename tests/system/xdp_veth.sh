@@ -14,7 +14,8 @@
 # 1. xdp -> xdp: N frames, exact count, no gaps, payload intact (recv
 #    --verify checks magic and sequence numbers), no kernel drops.
 # 2. two queues: gen -p 2 on xdp:vethC (queues 0 and 1), recv -p 2 on
-#    xdp:vethD (two ports, one process, one shared XDP program).
+#    xdp:vethD (two ports, one process, one shared XDP program); then
+#    two recv processes, one per queue, sharing the program.
 # 3. xdp -> kernel: vethB's rx_packets grows by exactly N.
 # 4. Ctrl-C: recv stops on SIGINT and its XDP program goes; a recv killed
 #    with SIGKILL leaves its program, which the next run replaces (and
@@ -138,6 +139,23 @@ q0=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["threads"][
 q1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["threads"][1]["packets"])' "$TMP/r2.json")
 echo "   queue 0: $q0, queue 1: $q1"
 [ "$q0" -gt 0 ] && [ "$q1" -gt 0 ] || fail "one queue got nothing"
+no_leftovers
+
+echo "== 2b. two processes: recv on xdp:vethD-0 and on xdp:vethD-1 share one program"
+timeout 60 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethD-0 --idle 3 -T 0 -q --json \
+	>"$TMP/r2a.json" &
+wait_bound vethD
+timeout 60 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethD-1 --idle 3 -T 0 -q --json \
+	>"$TMP/r2b.json" &
+sleep 0.5 # the second process joins the first one's program
+inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q --json >/dev/null
+wait %1 || fail "recv queue 0 failed"
+wait %2 || fail "recv queue 1 failed"
+a=$(json "$TMP/r2a.json" packets)
+b=$(json "$TMP/r2b.json" packets)
+echo "   queue 0: $a, queue 1: $b, gaps $(json "$TMP/r2a.json" gaps) + $(json "$TMP/r2b.json" gaps)"
+[ $((a + b)) = "$N" ] || fail "received $((a + b)) of $N"
+[ "$(json "$TMP/r2a.json" gaps)" = 0 ] && [ "$(json "$TMP/r2b.json" gaps)" = 0 ] || fail "gaps"
 no_leftovers
 
 echo "== 3. xdp -> kernel: vethB rx_packets"

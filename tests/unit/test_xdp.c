@@ -9,7 +9,8 @@
  * frames by swapping buffers, within a port and across ports, with every
  * buffer given back at close; rebinding a queue right after a close; a
  * program left behind by a killed process is replaced; the open errors;
- * and nothing (program, lock file) is left behind. Needs root.
+ * an interface deleted under open ports; and nothing (program, lock
+ * file) is left behind. Needs root.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -526,6 +527,33 @@ static void test_errors(void)
 	CHECK(prog_id("xa") == 0, "nothing left on xa");
 }
 
+static void test_device_gone(void)
+{
+	/* The interface disappears under open ports: a reader sees the end
+	 * of the source (POLLHUP), a writer an error; close still works. */
+	if (t_run("ip link add xc type veth peer name xd && "
+		  "ip link set dev xc up && ip link set dev xd up"))
+		return;
+	struct pktmap_port *rx = open_port("xdp:xd", PKTMAP_DIR_RX);
+	struct pktmap_port *tx = open_port("xdp:xc", PKTMAP_DIR_TX);
+	t_run("ip link del xc");
+	if (rx) {
+		int rev = 0;
+		int64_t end = now_ms() + 3000;
+		while (!(rev & POLLHUP) && now_ms() < end)
+			rev = pktmap_poll(rx, POLLIN, 100);
+		CHECK(rev > 0 && (rev & POLLHUP), "POLLHUP after the device went "
+		      "away: %d", rev);
+	}
+	if (tx) {
+		uint32_t seq = 0;
+		fill_tx(tx, 0, 60, &seq, 8);
+		CHECK_EQ(pktmap_txsync(tx), -ENODEV);
+	}
+	pktmap_close(rx);
+	pktmap_close(tx);
+}
+
 int main(void)
 {
 	t_need_root("xdp");
@@ -541,6 +569,7 @@ int main(void)
 	test_multiqueue();
 	test_shared_region();
 	test_stale_program();
+	test_device_gone();
 	CHECK(prog_id("xa") == 0 && prog_id("xb") == 0 && prog_id("qa") == 0 &&
 	      prog_id("qb") == 0, "no XDP program left");
 	struct stat ns;
