@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap capture: receive on a port, keep the packets a tcpdump filter
+ * expression selects (compiled by the system libpcap, run with its
+ * bpf_filter()), and write them to pcap or pcapng files, rotated by size
+ * or time as tcpdump does. This file is the command line, the setup, the
+ * report lines and the summary; the loop is in capture_work.c and the
+ * files in capture_out.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "cmds.h"
+#include "stats.h"
+
+atomic_int cap_stop_flag;
+
+void usage_capture(void)
+{
+	printf(
+"usage: pktmap capture -i PORT [-w FILE] [options] [FILTER...]\n"
+"\n"
+"Receive on PORT and write the packets FILTER selects (a tcpdump filter\n"
+"expression, compiled by the system libpcap) to a capture file.\n"
+"\n"
+"  -i, --port PORT       port to capture on (xdp:eth0, pkt:eth0, pipe:x}0, ...)\n"
+"  -w, --write FILE      write to FILE (\"-\": standard output); without -w\n"
+"                        packets are only counted\n"
+"  -c, --count N         stop after N packets matched the filter\n"
+"  -s, --snaplen N       bytes kept of each packet (default and 0: 262144)\n"
+"      --pcapng          write pcapng (default: pcap with ns time stamps)\n"
+"      --micro           pcap with microsecond time stamps (old readers)\n"
+"  -C, --file-size SIZE  start a new file before FILE passes SIZE: millions\n"
+"                        of bytes, or with a k, m, g suffix KiB, MiB, GiB;\n"
+"                        files are FILE, FILE1, FILE2, ... as tcpdump's\n"
+"  -G, --rotate SEC      start a new file every SEC seconds of packet time;\n"
+"                        FILE is a strftime(3) pattern (\"cap-%%H%%M%%S.pcap\")\n"
+"  -W, --file-count N    with -C: a ring of N files FILE0..; with -G: stop\n"
+"                        after N files\n"
+"      --per-queue       one file per RX ring (FILE-qN.ext), one thread each;\n"
+"                        default: all rings merged into one file by time\n"
+"  -a, --affinity CPU    pin worker I to CPU+I\n"
+"  -T, --interval SEC    a report line every SEC seconds (default 0: none)\n"
+"      --idle SEC        stop when nothing arrived for SEC seconds after the\n"
+"                        first packet\n"
+"      --json            print the summary as one JSON object on stdout\n"
+"  -q, --quiet           no summary lines\n"
+"  -v, --verbose         more library messages (twice: debug)\n"
+"\n"
+"Time stamps are the back end's when it stamps frames (pkt:, tap:, pcap:),\n"
+"else the time of the sync that received the packet. Ends after -c, at the\n"
+"end of a capture file port, after --idle, after -G -W's last file, or at\n"
+"Ctrl-C; then prints packets received, matched, written and dropped (by\n"
+"the kernel or device, and by the port) on standard error.\n");
+}
+
+enum {
+	OPT_PCAPNG = 256,
+	OPT_MICRO,
+	OPT_PER_QUEUE,
+	OPT_IDLE,
+	OPT_JSON,
+};
+
+static const struct option longopts[] = {
+	{"port", required_argument, NULL, 'i'},
+	{"write", required_argument, NULL, 'w'},
+	{"count", required_argument, NULL, 'c'},
+	{"snaplen", required_argument, NULL, 's'},
+	{"file-size", required_argument, NULL, 'C'},
+	{"rotate", required_argument, NULL, 'G'},
+	{"file-count", required_argument, NULL, 'W'},
+	{"affinity", required_argument, NULL, 'a'},
+	{"interval", required_argument, NULL, 'T'},
+	{"pcapng", no_argument, NULL, OPT_PCAPNG},
+	{"micro", no_argument, NULL, OPT_MICRO},
+	{"per-queue", no_argument, NULL, OPT_PER_QUEUE},
+	{"idle", required_argument, NULL, OPT_IDLE},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* tcpdump's -C: millions of bytes, or KiB/MiB/GiB with a suffix. */
+static int parse_size(const char *s, uint64_t *out, char *err, unsigned len)
+{
+	char *e;
+	double v;
+	uint64_t mul = 1000000;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (e == s || errno || v <= 0) {
+		snprintf(err, len, "'%s' is not a positive size", s);
+		return -1;
+	}
+	switch (*e) {
+	case 'k': case 'K': mul = 1024; e++; break;
+	case 'm': case 'M': mul = 1024 * 1024; e++; break;
+	case 'g': case 'G': mul = 1024 * 1024 * 1024; e++; break;
+	default: break;
+	}
+	if (*e || v * (double)mul > 1e18 || v * (double)mul < 1) {
+		snprintf(err, len, "'%s' is not a size", s);
+		return -1;
+	}
+	*out = (uint64_t)(v * (double)mul);
+	return 0;
+}
+
+/* The FILTER words joined by spaces, as tcpdump does. */
+static char *join(int argc, char **argv)
+{
+	size_t n = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		n += strlen(argv[i]) + 1;
+	s = malloc(n);
+	if (!s)
+		return NULL;
+	s[0] = 0;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static int parse(int argc, char **argv, struct capture_opts *o)
+{
+	char err[256];
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->cpu = -1;
+	o->snaplen = 262144;
+	opterr = 0;
+	/* Options may follow the filter words, as with tcpdump ("--" ends
+	 * them) */
+	while ((c = getopt_long(argc, argv, ":i:w:c:s:C:G:W:a:T:qvh", longopts,
+				NULL)) != -1) {
+		int bad = 0;
+
+		switch (c) {
+		case 'i': o->port = optarg; break;
+		case 'w': o->file = optarg; break;
+		case 'c':
+			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
+					    sizeof(err));
+			if (bad)
+				cli_err("capture: -c: count %s", err);
+			break;
+		case 's':
+			bad = cli_parse_u64(optarg, 262144, &v, err, sizeof(err));
+			o->snaplen = v ? (uint32_t)v : 262144;
+			if (bad)
+				cli_err("capture: -s: snapshot length %s", err);
+			break;
+		case 'C':
+			bad = parse_size(optarg, &o->rotate_bytes, err,
+					 sizeof(err));
+			if (bad)
+				cli_err("capture: -C: %s", err);
+			break;
+		case 'G':
+			bad = cli_parse_u64(optarg, 100u * 365 * 86400, &o->rotate_secs,
+					    err, sizeof(err));
+			if (!bad && !o->rotate_secs) {
+				snprintf(err, sizeof(err), "must be at least 1");
+				bad = 1;
+			}
+			if (bad)
+				cli_err("capture: -G: seconds %s", err);
+			break;
+		case 'W':
+			bad = cli_parse_u64(optarg, 1000000, &v, err, sizeof(err));
+			if (!bad && !v) {
+				snprintf(err, sizeof(err), "must be at least 1");
+				bad = 1;
+			}
+			o->max_files = (unsigned)v;
+			if (bad)
+				cli_err("capture: -W: file count %s", err);
+			break;
+		case 'a':
+			bad = cli_parse_u64(optarg, CPU_SETSIZE - CAP_MAX_WORKERS, &v,
+					    err, sizeof(err));
+			o->cpu = (int)v;
+			if (bad)
+				cli_err("capture: -a: CPU %s", err);
+			break;
+		case 'T':
+		case OPT_IDLE:
+			bad = cli_parse_seconds(optarg, 86400,
+						c == 'T' ? &o->interval : &o->idle,
+						err, sizeof(err));
+			if (bad)
+				cli_err("capture: %s: %s", c == 'T' ? "-T" : "--idle",
+					err);
+			break;
+		case OPT_PCAPNG: o->pcapng = true; break;
+		case OPT_MICRO: o->micro = true; break;
+		case OPT_PER_QUEUE: o->per_queue = true; break;
+		case OPT_JSON: o->json = true; break;
+		case 'q': o->quiet = true; break;
+		case 'v': o->verbose++; break;
+		case 'h': usage_capture(); return -1;
+		default:
+			cli_opt_error("capture", c, argv);
+			return EXIT_USAGE;
+		}
+		if (bad)
+			return EXIT_USAGE;
+	}
+	if (!o->port) {
+		cli_err("capture: no port given: use -i PORT (see 'pktmap help "
+			"capture')");
+		return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		o->filter = join(argc - optind, argv + optind);
+		if (!o->filter) {
+			cli_err("capture: out of memory");
+			return EXIT_RUNTIME;
+		}
+	}
+	if (o->pcapng && o->micro) {
+		cli_err("capture: --micro is for pcap: pcapng files carry "
+			"nanoseconds");
+		return EXIT_USAGE;
+	}
+	if ((o->rotate_bytes || o->rotate_secs || o->max_files ||
+	     o->per_queue) && !o->file) {
+		cli_err("capture: -C, -G, -W and --per-queue need a file (-w FILE)");
+		return EXIT_USAGE;
+	}
+	if (o->max_files && !o->rotate_bytes && !o->rotate_secs) {
+		cli_err("capture: -W needs -C or -G");
+		return EXIT_USAGE;
+	}
+	if (o->file && strcmp(o->file, "-") == 0 &&
+	    (o->rotate_bytes || o->rotate_secs || o->per_queue)) {
+		cli_err("capture: standard output cannot be rotated or split "
+			"per queue");
+		return EXIT_USAGE;
+	}
+	if (o->json && o->file && strcmp(o->file, "-") == 0) {
+		cli_err("capture: --json and -w - both want standard output");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (atomic_exchange(&cap_stop_flag, 1))
+		_exit(130);
+}
+
+struct log_ctx {
+	int max_level;
+	atomic_bool opening;
+};
+
+static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
+{
+	struct log_ctx *l = ctx;
+
+	if ((int)level > l->max_level)
+		return;
+	if (level == PKTMAP_LOG_ERR && atomic_load(&l->opening))
+		return; /* printed from errbuf */
+	fprintf(stderr, "pktmap: %s\n", msg);
+}
+
+static int open_port(const char *name, struct pktmap_port **port,
+		     struct log_ctx *l)
+{
+	struct pktmap_open_opts oo;
+	char errbuf[512] = "";
+	int rc;
+
+	memset(&oo, 0, sizeof(oo));
+	oo.sz = sizeof(oo);
+	oo.dir = PKTMAP_DIR_RX;
+	oo.errbuf = errbuf;
+	oo.errbuf_len = sizeof(errbuf);
+	atomic_store(&l->opening, true);
+	rc = pktmap_open(port, name, &oo);
+	atomic_store(&l->opening, false);
+	if (rc < 0) {
+		*port = NULL;
+		if (errbuf[0])
+			cli_err("capture: %s", errbuf);
+		else
+			cli_err("capture: %s: %s", name, pktmap_strerror(rc));
+		return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* The number of RX rings the port binds, and its link type. */
+static int port_facts(struct pktmap_port *port, const char *name,
+		      struct pktmap_info *info)
+{
+	info->sz = sizeof(*info);
+	int rc = pktmap_info(port, info);
+
+	if (rc < 0) {
+		cli_err("capture: %s: %s", name, pktmap_strerror(rc));
+		return EXIT_RUNTIME;
+	}
+	if (info->last_rx_ring < info->first_rx_ring || info->rx_slots == 0) {
+		cli_err("capture: %s: the port has no RX ring", name);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int compile_filter(struct capture *cap)
+{
+	pcap_t *dead;
+
+	if (!cap->o.filter)
+		return 0;
+	dead = pcap_open_dead((int)cap->linktype, (int)cap->o.snaplen);
+	if (!dead) {
+		cli_err("capture: libpcap: cannot make a handle to compile with");
+		return EXIT_RUNTIME;
+	}
+	if (pcap_compile(dead, &cap->prog, cap->o.filter, 1,
+			 PCAP_NETMASK_UNKNOWN) < 0) {
+		cli_err("capture: filter '%s': %s", cap->o.filter,
+			pcap_geterr(dead));
+		pcap_close(dead);
+		return EXIT_USAGE;
+	}
+	pcap_close(dead);
+	return 0;
+}
+
+/* Open the worker ports: one for all rings, or with --per-queue one per
+ * RX ring (PORT-I). */
+static int setup_workers(struct capture *cap, struct log_ctx *l)
+{
+	const struct capture_opts *o = &cap->o;
+	struct pktmap_port *first;
+	struct pktmap_info info;
+	char err[512];
+	int st;
+
+	st = open_port(o->port, &first, l);
+	if (st)
+		return st;
+	st = port_facts(first, o->port, &info);
+	if (st) {
+		pktmap_close(first);
+		return st;
+	}
+	cap->linktype = info.linktype;
+	unsigned nrings = info.last_rx_ring - info.first_rx_ring + 1;
+	cap->nworkers = o->per_queue ? nrings : 1;
+	if (cap->nworkers > CAP_MAX_WORKERS || nrings > CAP_MAX_WORKERS) {
+		cli_err("capture: %s: %u rings: at most %u are supported",
+			o->port, nrings, CAP_MAX_WORKERS);
+		pktmap_close(first);
+		return EXIT_USAGE;
+	}
+	cap->w = aligned_alloc(128, sizeof(*cap->w) * cap->nworkers);
+	if (!cap->w) {
+		pktmap_close(first);
+		cli_err("capture: out of memory");
+		return EXIT_RUNTIME;
+	}
+	memset(cap->w, 0, sizeof(*cap->w) * cap->nworkers);
+	bool stamps = strcmp(info.backend, "pkt") == 0 ||
+		      strcmp(info.backend, "tap") == 0 ||
+		      strcmp(info.backend, "pcap") == 0;
+	if (cap->nworkers > 1)
+		pktmap_close(first); /* reopened ring by ring */
+	for (unsigned i = 0; i < cap->nworkers; i++) {
+		struct cap_worker *w = &cap->w[i];
+		char pattern[PATH_MAX];
+
+		w->cap = cap;
+		w->idx = i;
+		w->ts_from_ptr = stamps;
+		if (cli_thread_port(o->port, cap->nworkers, i, w->portname,
+				    sizeof(w->portname))) {
+			cli_err("capture: port name too long: %s", o->port);
+			return EXIT_USAGE;
+		}
+		if (cap->nworkers == 1) {
+			w->port = first;
+		} else {
+			st = open_port(w->portname, &w->port, l);
+			if (st)
+				return st;
+			st = port_facts(w->port, w->portname, &info);
+			if (st)
+				return st;
+		}
+		w->nrings = info.last_rx_ring - info.first_rx_ring + 1;
+		w->rings = calloc(w->nrings, sizeof(*w->rings));
+		if (!w->rings) {
+			cli_err("capture: out of memory");
+			return EXIT_RUNTIME;
+		}
+		for (unsigned k = 0; k < w->nrings; k++)
+			w->rings[k] = NETMAP_RXRING(pktmap_nifp(w->port),
+						    info.first_rx_ring + k);
+		if (!o->file)
+			continue;
+		if (o->per_queue)
+			cap_queue_pattern(o->file, i, pattern, sizeof(pattern));
+		else
+			snprintf(pattern, sizeof(pattern), "%s", o->file);
+		if (cap_out_init(&w->out, o, pattern, cap->linktype, err,
+				 sizeof(err))) {
+			cli_err("capture: %s", err);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+static uint64_t ld(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+struct totals {
+	uint64_t received, matched, written, bytes, files;
+	uint64_t drop_kernel, drop_port, t_first, t_last;
+};
+
+static void sum(const struct capture *cap, struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < cap->nworkers; i++) {
+		struct cap_worker *w = &cap->w[i];
+		uint64_t tf = ld(&w->c.t_first), tl = ld(&w->c.t_last);
+
+		t->received += ld(&w->c.received);
+		t->matched += ld(&w->c.matched);
+		t->written += ld(&w->c.written);
+		t->bytes += ld(&w->c.bytes);
+		t->files += ld(&w->c.files);
+		t->drop_kernel += ld(&w->c.drop_kernel);
+		t->drop_port += ld(&w->c.drop_port);
+		if (tf && (!t->t_first || tf < t->t_first))
+			t->t_first = tf;
+		if (tl > t->t_last)
+			t->t_last = tl;
+	}
+}
+
+static void interval_line(const struct capture *cap, struct totals *last,
+			  double secs)
+{
+	struct totals t;
+	char rate[32];
+
+	sum(cap, &t);
+	stats_fmt_rate(rate, sizeof(rate),
+		       secs > 0 ? (double)(t.received - last->received) / secs : 0,
+		       "pps");
+	fprintf(stderr, "capture %s: %s received %llu, written %llu (%.1f MB), "
+		"dropped kernel %llu port %llu\n", cap->o.port, rate,
+		(unsigned long long)t.received, (unsigned long long)t.written,
+		(double)t.bytes / 1e6, (unsigned long long)t.drop_kernel,
+		(unsigned long long)t.drop_port);
+	*last = t;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+#define U(x) ((unsigned long long)(x))
+
+static void summary(const struct capture *cap, const char *end)
+{
+	const struct capture_opts *o = &cap->o;
+	struct totals t;
+	double secs;
+
+	sum(cap, &t);
+	secs = t.t_last > t.t_first ? (double)(t.t_last - t.t_first) / 1e9 : 0;
+	if (!o->quiet) {
+		fprintf(stderr, "%llu packets received on %s\n", U(t.received),
+			o->port);
+		if (o->filter)
+			fprintf(stderr, "%llu packets matched the filter\n",
+				U(t.matched));
+		if (o->file)
+			fprintf(stderr, "%llu packets written to %llu file%s "
+				"(%llu bytes)\n", U(t.written), U(t.files),
+				t.files == 1 ? "" : "s", U(t.bytes));
+		fprintf(stderr, "%llu packets dropped by the kernel\n",
+			U(t.drop_kernel));
+		fprintf(stderr, "%llu packets dropped by the port\n",
+			U(t.drop_port));
+	}
+	if (!o->json)
+		return;
+	printf("{\"cmd\":\"capture\",\"port\":");
+	json_str(stdout, o->port);
+	printf(",\"end\":");
+	json_str(stdout, end);
+	printf(",\"received\":%llu,\"matched\":%llu,\"written\":%llu,"
+	       "\"bytes\":%llu,\"files\":%llu,\"drop_kernel\":%llu,"
+	       "\"drop_port\":%llu,\"seconds\":%.6f,\"pps\":%.1f",
+	       U(t.received), U(t.matched), U(t.written), U(t.bytes),
+	       U(t.files), U(t.drop_kernel), U(t.drop_port), secs,
+	       secs > 0 ? (double)t.received / secs : 0.0);
+	printf(",\"queues\":[");
+	for (unsigned i = 0; i < cap->nworkers; i++) {
+		struct cap_worker *w = &cap->w[i];
+
+		printf("%s{\"port\":", i ? "," : "");
+		json_str(stdout, w->portname);
+		printf(",\"received\":%llu,\"written\":%llu,\"files\":%llu}",
+		       U(ld(&w->c.received)), U(ld(&w->c.written)),
+		       U(ld(&w->c.files)));
+	}
+	printf("]}\n");
+	fflush(stdout);
+}
+
+/* Start the workers (signals blocked in them, so the main thread takes
+ * Ctrl-C), report until all have ended. Returns the exit status. */
+static int go(struct capture *cap)
+{
+	const struct capture_opts *o = &cap->o;
+	sigset_t block, old;
+	struct totals last = {0};
+	int status = 0;
+	const char *end = "signal";
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (unsigned i = 0; i < cap->nworkers; i++) {
+		struct cap_worker *w = &cap->w[i];
+		pthread_attr_t attr;
+		int rc;
+
+		pthread_attr_init(&attr);
+		if (o->cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET((unsigned)o->cpu + i, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		rc = pthread_create(&w->tid, &attr, cap_work, w);
+		pthread_attr_destroy(&attr);
+		if (rc) {
+			cli_err("capture: cannot start worker %u: %s", i,
+				strerror(rc));
+			atomic_store(&cap_stop_flag, 1);
+			status = EXIT_RUNTIME;
+			break;
+		}
+		w->started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	if (o->interval > 0) {
+		uint64_t step = (uint64_t)(o->interval * 1e9);
+		uint64_t t0 = stats_now_ns(), next = t0 + step, prev = t0;
+
+		for (;;) {
+			struct timespec ts = {(time_t)(next / 1000000000u),
+					      (long)(next % 1000000000u)};
+			bool all_done = true;
+
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+					       NULL) == EINTR &&
+			       !cap_stopping())
+				;
+			for (unsigned i = 0; i < cap->nworkers; i++)
+				if (cap->w[i].started &&
+				    pthread_tryjoin_np(cap->w[i].tid, NULL) != 0)
+					all_done = false;
+				else
+					cap->w[i].started = false;
+			if (all_done)
+				break;
+			uint64_t now = stats_now_ns();
+			interval_line(cap, &last, (double)(now - prev) / 1e9);
+			prev = now;
+			next += step;
+			while (next <= now)
+				next += step;
+		}
+	}
+	for (unsigned i = 0; i < cap->nworkers; i++) {
+		struct cap_worker *w = &cap->w[i];
+
+		if (w->started)
+			pthread_join(w->tid, NULL);
+		w->started = false;
+		if (w->err[0]) {
+			cli_err("capture: %s", w->err);
+			status = EXIT_RUNTIME;
+			end = "error";
+		} else if (w->end && strcmp(end, "error") != 0) {
+			end = w->end;
+		}
+	}
+	summary(cap, end);
+	return status;
+}
+
+int cmd_capture(int argc, char **argv)
+{
+	struct capture *cap = calloc(1, sizeof(*cap));
+	struct log_ctx l = {.max_level = PKTMAP_LOG_WARN};
+	struct sigaction sa;
+	int status;
+
+	if (!cap) {
+		cli_err("capture: out of memory");
+		return EXIT_RUNTIME;
+	}
+	status = parse(argc, argv, &cap->o);
+	if (status) {
+		free(cap->o.filter);
+		free(cap);
+		return status < 0 ? 0 : status;
+	}
+	l.max_level = cap->o.verbose >= 2 ? PKTMAP_LOG_DEBUG
+		      : cap->o.verbose ? PKTMAP_LOG_INFO
+				       : PKTMAP_LOG_WARN;
+	pktmap_set_log(log_cb, &l, (enum pktmap_log_level)l.max_level);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: sleeps return EINTR */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	status = setup_workers(cap, &l);
+	if (!status)
+		status = compile_filter(cap);
+	if (!status)
+		status = go(cap);
+	for (unsigned i = 0; cap->w && i < cap->nworkers; i++) {
+		if (cap->w[i].port)
+			pktmap_close(cap->w[i].port);
+		free(cap->w[i].rings);
+	}
+	pcap_freecode(&cap->prog);
+	free(cap->w);
+	free(cap->o.filter);
+	free(cap);
+	pktmap_set_log(NULL, NULL, PKTMAP_LOG_ERR);
+	return status;
+}

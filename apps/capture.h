@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap capture: the command line and setup (capture.c), the receiving
+ * and writing loop of one worker (capture_work.c) and the output files
+ * with their rotation (capture_out.c).
+ *
+ * One worker thread drains one port: all its RX rings into one file, in
+ * time-stamp order (a merge over the rings of each batch), or, with
+ * --per-queue, one worker per ring, each with a port of its own
+ * (PORT-I) and a file of its own.
+ */
+#ifndef PKTMAP_APPS_CAPTURE_H
+#define PKTMAP_APPS_CAPTURE_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pcap/pcap.h>
+#include <pktmap/pcapfile.h>
+#include <pktmap/pktmap.h>
+
+#include "cli.h"
+
+#define CAP_MAX_WORKERS 64
+
+struct capture_opts {
+	const char *port;
+	const char *file;        /* -w: a name, "-" for stdout, NULL: count only */
+	char *filter;            /* the FILTER words joined, or NULL */
+	uint64_t count;          /* -c: stop after this many matched, 0: never */
+	uint32_t snaplen;        /* -s: bytes kept per packet */
+	uint64_t rotate_bytes;   /* -C: a new file before this size is passed */
+	uint64_t rotate_secs;    /* -G: a new file every so many seconds */
+	unsigned max_files;      /* -W: files in the -C ring, or -G's limit */
+	double interval;         /* -T: seconds between report lines, 0: none */
+	double idle;             /* --idle: stop after so long without packets */
+	int cpu;                 /* -a: pin worker I to CPU+I, -1: no */
+	bool pcapng, micro, per_queue, json, quiet;
+	int verbose;
+};
+
+/* One output stream: a file, renamed and reopened as it rotates. */
+struct cap_out {
+	const struct capture_opts *o;
+	char pattern[PATH_MAX];  /* -w, with -qN inserted for --per-queue */
+	char name[PATH_MAX];     /* the file being written */
+	struct pktmap_pcapw *w;
+	struct pktmap_pcapw_opts wopts;
+	uint64_t file_packets;   /* records in the current file */
+	uint64_t period_end;     /* -G: ns time stamp that starts a new file */
+	unsigned seq;            /* -C: number of the current file */
+	unsigned gen_files;      /* -G: files begun so far */
+	uint64_t files;          /* files opened in all */
+	uint64_t bytes_closed;   /* bytes of the files closed so far */
+	bool done;               /* -G -W: the last file is full */
+};
+
+/* Counters a worker publishes (relaxed) for the report lines. */
+struct cap_counters {
+	_Atomic uint64_t received;   /* packets taken from the rings */
+	_Atomic uint64_t matched;    /* of those, passed the filter */
+	_Atomic uint64_t written;    /* records appended to files */
+	_Atomic uint64_t bytes;      /* file bytes of those records */
+	_Atomic uint64_t drop_kernel; /* pktmap_stats drop_backend */
+	_Atomic uint64_t drop_port;  /* drop_too_long + drop_invalid */
+	_Atomic uint64_t files;
+	_Atomic uint64_t t_first, t_last; /* CLOCK_MONOTONIC ns of data */
+};
+
+struct capture;
+
+struct cap_worker {
+	struct capture *cap;
+	unsigned idx;
+	char portname[256];
+	struct pktmap_port *port;
+	struct netmap_ring **rings;
+	unsigned nrings;
+	struct cap_out out;
+	bool ts_from_ptr;          /* the back end stamps slot->ptr */
+	struct cap_counters c __attribute__((aligned(128)));
+	pthread_t tid;
+	bool started;
+	const char *end;           /* "count", "eof", "files", "signal" */
+	char err[512];             /* set when the worker failed */
+	struct pktmap_stats lib;   /* the port's counters at the end */
+};
+
+struct capture {
+	struct capture_opts o;
+	struct bpf_program prog;   /* compiled FILTER; bf_len 0 when none */
+	uint32_t linktype;
+	unsigned nworkers;
+	struct cap_worker *w;
+	_Atomic uint64_t matched_total; /* for -c across workers */
+};
+
+/* Set once by SIGINT/SIGTERM; workers look at it once per batch. */
+extern atomic_int cap_stop_flag;
+
+static inline bool cap_stopping(void)
+{
+	return atomic_load_explicit(&cap_stop_flag, memory_order_relaxed) != 0;
+}
+
+/* The worker thread's body: returns NULL; failures in w->err. */
+void *cap_work(void *arg);
+
+/* Prepare an output for pattern (nothing is opened until the first
+ * packet). Returns 0 or -1 with a message in err. */
+int cap_out_init(struct cap_out *out, const struct capture_opts *o,
+		 const char *pattern, uint32_t linktype, char *err,
+		 unsigned errlen);
+
+/* Append one packet, opening or rotating the file first when its time
+ * or size says so. Returns 0, 1 when -G -W's last file is done (the
+ * packet was not written), or a negative errno with a message in err. */
+int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
+		  uint32_t caplen, uint32_t len, uint64_t ts_ns, char *err,
+		  unsigned errlen);
+
+/* Flush and close the current file. Returns 0 or a negative errno with a
+ * message in err. */
+int cap_out_close(struct cap_out *out, char *err, unsigned errlen);
+
+/* The -w name for queue q with --per-queue: "-qN" before the extension
+ * of the last path component ("out.pcap" -> "out-q1.pcap"). */
+void cap_queue_pattern(const char *file, unsigned q, char *out, size_t len);
+
+#endif /* PKTMAP_APPS_CAPTURE_H */
