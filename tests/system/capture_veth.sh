@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Capture on a veth pair across two namespaces: the real tcpdump on
+# pktmap's libpcap (xdp: and pkt: ports), the stock tcpdump, and pktmap
+# capture, each given the same frames at a low rate.
+#
+#   netns pcA$$                          netns pcB$$
+#   +---------------------+              +--------------------------------+
+#   | pktmap gen          |              | tcpdump on pktmap's libpcap    |
+#   |   -i pkt:vethA      |              |   -i xdp:vethB | pkt:vethB     |
+#   |        vethA -------+==== veth ====+-- vethB   (stock tcpdump too)  |
+#   |        vethC -------+== veth, 2 q =+-- vethD   pktmap capture       |
+#   +---------------------+              +--------------------------------+
+#
+# 1. tcpdump -i xdp:vethB, pkt:vethB, and vethB with PKTMAP_PCAP_MAP=xdp:
+#    N frames captured, every seq in order, exit lines "N packets
+#    captured / N received by filter / 0 dropped by kernel", and packet
+#    for packet the same bytes as the stock tcpdump on vethB.
+# 2. filters apply on the wire: "udp port 9" over ports 8-10.
+# 3. pktmap capture -i xdp:vethB and pkt:vethB: N written, seqs in order.
+# 4. two queues (gen -p 2 on xdp:vethC): pktmap capture -i xdp:vethD into
+#    one file (both streams whole) and --per-queue (one file per queue).
+# After each step no XDP program is left on any interface. Needs root.
+set -euo pipefail
+
+PKTMAP=${PKTMAP:-pktmap}
+N=${N:-20000}
+RATE=${RATE:-50000}
+A=pcA$$
+B=pcB$$
+
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
+'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
+'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
+
+need_root
+need_cmd ip
+need_cmd tcpdump
+
+ip netns add "$A"
+ip netns add "$B"
+ip link add vethA netns "$A" type veth peer name vethB netns "$B"
+ip link add name vethC netns "$A" numtxqueues 2 numrxqueues 2 type veth \
+	peer name vethD netns "$B" numtxqueues 2 numrxqueues 2
+for ns in "$A" "$B"; do
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+for l in vethA vethC; do ip -n "$A" link set "$l" up; done
+for l in vethB vethD; do ip -n "$B" link set "$l" up; done
+
+inA() { ip netns exec "$A" "$@"; }
+inB() { ip netns exec "$B" "$@"; }
+
+no_leftovers() {
+	local l
+	l=$( (ip -n "$A" -o link; ip -n "$B" -o link) | grep xdp || true)
+	[ -z "$l" ] || fail "XDP program left behind: $l"
+}
+
+# Wait until a capture is listening: its line on stderr (tcpdump), or
+# its socket / program on the interface.
+wait_listening() {
+	local f=$1 i
+	for i in $(seq 300); do
+		grep -q "listening on" "$f" 2>/dev/null && { sleep 0.3; return 0; }
+		sleep 0.05
+	done
+	fail "tcpdump did not start: $(cat "$f")"
+}
+wait_port() {
+	local dev=$1 i
+	for i in $(seq 300); do
+		if inB ip link show dev "$dev" | grep -q prog/xdp ||
+		   [ "$(inB awk 'NR > 1' /proc/net/packet | wc -l)" -gt 0 ]; then
+			sleep 0.3
+			return 0
+		fi
+		sleep 0.05
+	done
+	fail "capture did not open $dev"
+}
+
+send() { inA "$PKTMAP" gen -i pkt:vethA -R "$RATE" -T 0 -q "$@"; }
+
+recv_file() {
+	"$PKTMAP" recv -i "pcap:$1/R" -T 0 -q --json >"$TMP/r.json"
+	echo "$(json "$TMP/r.json" packets) $(json "$TMP/r.json" gaps)" \
+	     "$(json "$TMP/r.json" reordered)"
+}
+
+# The packets of a file without their time stamps.
+bytes_of() { tcpdump -nn -t -x -r "$1" 2>/dev/null; }
+
+# tcpdump_run NAME ENV... -- TCPDUMP_ARGS: tcpdump in B, in the background.
+tcpdump_run() {
+	local name=$1
+	shift
+	bg ip netns exec "$B" env "$@" 2>"$TMP/$name.err"
+	TPID=$BG_PID
+	wait_listening "$TMP/$name.err"
+}
+
+echo "== 1. stock tcpdump -i vethB, $N frames at $RATE pps"
+tcpdump_run stock tcpdump -Z root -i vethB -c "$N" -w "$TMP/stock.pcap"
+send -n "$N"
+wait_bg "$TPID"
+expect_eq "stock file" "$(recv_file "$TMP/stock.pcap")" "$N 0 0"
+bytes_of "$TMP/stock.pcap" >"$TMP/stock.txt"
+
+for dev in xdp:vethB pkt:vethB vethB; do
+	echo "== 1. tcpdump on pktmap's libpcap -i $dev"
+	tcpdump_run lib PKTMAP_PCAP_MAP=xdp "$PKTMAP" pcap-run tcpdump -Z root \
+		-i "$dev" -c "$N" -w "$TMP/lib.pcap"
+	send -n "$N"
+	wait_bg "$TPID"
+	expect_eq "$dev: tcpdump exit" "$WAIT_RC" 0
+	expect_eq "$dev: file" "$(recv_file "$TMP/lib.pcap")" "$N 0 0"
+	bytes_of "$TMP/lib.pcap" >"$TMP/lib.txt"
+	cmp -s "$TMP/stock.txt" "$TMP/lib.txt" ||
+		fail "$dev: packets differ from the stock tcpdump's"
+	grep -q "^$N packets captured$" "$TMP/lib.err" || fail "$(cat "$TMP/lib.err")"
+	grep -q "^$N packets received by filter$" "$TMP/lib.err" ||
+		fail "$(cat "$TMP/lib.err")"
+	grep -q "^0 packets dropped by kernel$" "$TMP/lib.err" ||
+		fail "$(cat "$TMP/lib.err")"
+	echo "   $(tail -3 "$TMP/lib.err" | tr '\n' ';') same bytes as stock"
+	no_leftovers
+done
+
+echo "== 2. filter udp port 9 on xdp:vethB"
+tcpdump_run f "$PKTMAP" pcap-run tcpdump -Z root -i xdp:vethB -c 5000 \
+	-w "$TMP/f.pcap" udp port 9
+send -n 15000 -d 10.1.0.1:8-10
+wait_bg "$TPID"
+expect_eq "filter packets" "$(tcpdump -nn -r "$TMP/f.pcap" 2>/dev/null | wc -l)" 5000
+expect_eq "filter port 9" \
+	"$(tcpdump -nn -r "$TMP/f.pcap" 2>/dev/null | grep -c '\.9: UDP')" 5000
+no_leftovers
+
+for port in xdp:vethB pkt:vethB; do
+	echo "== 3. pktmap capture -i $port"
+	bg ip netns exec "$B" "$PKTMAP" capture -i "$port" -c "$N" \
+		-w "$TMP/c.pcap" --json -q >"$TMP/c.json"
+	cpid=$BG_PID
+	wait_port "${port#*:}"
+	send -n "$N"
+	wait_bg "$cpid"
+	expect_eq "$port: capture exit" "$WAIT_RC" 0
+	expect_eq "$port: written" "$(json "$TMP/c.json" written)" "$N"
+	expect_eq "$port: file" "$(recv_file "$TMP/c.pcap")" "$N 0 0"
+	bytes_of "$TMP/c.pcap" >"$TMP/c.txt"
+	cmp -s "$TMP/stock.txt" "$TMP/c.txt" ||
+		fail "$port: packets differ from the stock tcpdump's"
+	no_leftovers
+done
+
+echo "== 4. two queues: xdp:vethD merged, then --per-queue"
+bg ip netns exec "$B" "$PKTMAP" capture -i xdp:vethD -c "$N" -w "$TMP/m.pcap" \
+	--json -q >"$TMP/m.json"
+cpid=$BG_PID
+wait_port vethD
+inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$cpid"
+expect_eq "merged: written" "$(json "$TMP/m.json" written)" "$N"
+expect_eq "merged: file" "$(recv_file "$TMP/m.pcap")" "$N 0 0"
+no_leftovers
+bg ip netns exec "$B" "$PKTMAP" capture -i xdp:vethD -c "$N" -w "$TMP/q.pcap" \
+	--per-queue --json -q >"$TMP/q.json"
+cpid=$BG_PID
+wait_port vethD
+sleep 0.5 # the second queue's port joins the program
+inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$cpid"
+read -r q0 g0 _ <<<"$(recv_file "$TMP/q-q0.pcap")"
+read -r q1 g1 _ <<<"$(recv_file "$TMP/q-q1.pcap")"
+echo "   queue 0: $q0, queue 1: $q1"
+[ "$q0" -gt 0 ] && [ "$q1" -gt 0 ] || fail "a queue got nothing"
+expect_eq "per queue: sum" "$((q0 + q1))" "$N"
+expect_eq "per queue: gaps" "$g0 $g1" "0 0"
+no_leftovers
+
+echo "PASS"
