@@ -18,11 +18,13 @@ static const struct cli_cmd cmds[] = {
 	{"recv", cmd_recv, "receive on a port, count and check gen's frames",
 	 usage_recv},
 	{"ports", cmd_ports, "list the port back ends", usage_ports},
+	{"bridge", cmd_bridge, "forward between two ports, both ways (zero-copy "
+	 "in one region)", usage_bridge},
 	{"capture", cmd_capture, "capture to pcap/pcapng files (tcpdump "
 	 "filters, rotation)", usage_capture},
 	{"pcap-run", cmd_pcap_run, "run tcpdump, tshark, ... on pktmap's "
 	 "libpcap", usage_pcap_run},
-	/* Later: bridge, router, switch, capture. */
+	/* Later: router, switch. */
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
