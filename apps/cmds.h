@@ -14,6 +14,8 @@ int cmd_ports(int argc, char **argv);
 void usage_ports(void);
 int cmd_bridge(int argc, char **argv);
 void usage_bridge(void);
+int cmd_router(int argc, char **argv);
+void usage_router(void);
 int cmd_capture(int argc, char **argv);
 void usage_capture(void);
 int cmd_pcap_run(int argc, char **argv);

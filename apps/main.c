@@ -20,11 +20,13 @@ static const struct cli_cmd cmds[] = {
 	{"ports", cmd_ports, "list the port back ends", usage_ports},
 	{"bridge", cmd_bridge, "forward between two ports, both ways (zero-copy "
 	 "in one region)", usage_bridge},
+	{"router", cmd_router, "forward among N ports on lock-free queues "
+	 "(MapRouter)", usage_router},
 	{"capture", cmd_capture, "capture to pcap/pcapng files (tcpdump "
 	 "filters, rotation)", usage_capture},
 	{"pcap-run", cmd_pcap_run, "run tcpdump, tshark, ... on pktmap's "
 	 "libpcap", usage_pcap_run},
-	/* Later: router, switch. */
+	/* Later: switch. */
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap router: forward among N ports, MapRouter's way (router.h). This
+ * file is the command line and the main thread: it sets the router up,
+ * prints a line per interval, decides when to stop, and prints the
+ * summary. The stages are in router_stage.c, the decisions in
+ * router_classify.c and router_lpm.c, the output in router_stats.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "router.h"
+
+void usage_router(void)
+{
+	printf(
+"usage: pktmap router -i PORT -i PORT ... [options]\n"
+"\n"
+"Forward among N ports (MapRouter): per input an RX stage classifies each\n"
+"frame and queues (buffer, length) on the lock-free queue of its (input,\n"
+"output) pair; per output a TX stage serves its queues round-robin and\n"
+"sends the freed buffers back to their input on a recycle queue. Ports in\n"
+"one region (pipes and xdp ports named with the same @mem:NAME) forward\n"
+"zero-copy; between regions the TX stage copies. A full queue drops only\n"
+"that output's frames: an input never waits for an output.\n"
+"\n"
+"  -i, --port PORT       a port, 1 to 16 of them; its index is its order\n"
+"  -m, --mode MODE       static (default): input i to output (i+1) mod N,\n"
+"                        or --map; random: a random output for each frame\n"
+"                        (the paper's experiment); hash: a flow hash of\n"
+"                        addresses and ports; lpm: IPv4 longest-prefix\n"
+"                        match (--routes), TTL - 1; l2: learning bridge\n"
+"  -r, --routes FILE     lpm: lines \"10.1.0.0/16 2\" (prefix, output index;\n"
+"                        \"default 1\"); '#' comments\n"
+"      --map LIST        static: the output of each input, \"1,0,3,2\"\n"
+"  -p, --threads N       threads (default 2): RX stages spread over the first\n"
+"                        ceil(N/2), TX stages over the rest; 1 runs all;\n"
+"                        at most 2 per port\n"
+"  -a, --affinity LIST   pin thread K to the K-th CPU of LIST (0,1 or 0-3),\n"
+"                        wrapping around\n"
+"  -b, --batch N         slots per stage step (default 256)\n"
+"      --queue N         forward queue capacity, a power of two (default\n"
+"                        1024 up to 4 ports, 512 up to 8, 256 beyond)\n"
+"      --stash N         free buffers per input (default ports x queue +\n"
+"                        2 x batch: no stalled output can exhaust them)\n"
+"      --seed N          random: the generator's seed\n"
+"  -n, --count N         stop once about N frames were sent\n"
+"      --duration SEC    stop after SEC seconds\n"
+"      --idle SEC        stop when nothing arrived for SEC seconds after the\n"
+"                        first frame\n"
+"      --copy            copy frames even between ports of one region\n"
+"  -T, --interval SEC    seconds between report lines, 0 = none (default 1)\n"
+"      --json            print the summary as one JSON object on stdout\n"
+"                        (report lines then go to stderr)\n"
+"  -q, --quiet           no start line, report lines or human summary\n"
+"  -v, --verbose         more library messages (twice: debug)\n"
+"\n"
+"Ports in one region must be created big enough for all of them: the\n"
+"router asks for room for its ports when it creates the region (start it\n"
+"before its peers, or give @conf:bufs=N). Pipes in one region are told\n"
+"apart by their number: pipe:r{0@mem:rt, pipe:r{1@mem:rt, ...\n"
+"At exit every buffer is accounted for (free + in flight = total) and the\n"
+"exit status is 1 if one is missing.\n");
+}
+
+enum {
+	OPT_MAP = 256, OPT_QUEUE, OPT_STASH, OPT_SEED, OPT_DURATION, OPT_IDLE,
+	OPT_COPY, OPT_JSON,
+};
+
+static const struct option longopts[] = {
+	{"port", required_argument, NULL, 'i'},
+	{"mode", required_argument, NULL, 'm'},
+	{"routes", required_argument, NULL, 'r'},
+	{"map", required_argument, NULL, OPT_MAP},
+	{"threads", required_argument, NULL, 'p'},
+	{"affinity", required_argument, NULL, 'a'},
+	{"batch", required_argument, NULL, 'b'},
+	{"queue", required_argument, NULL, OPT_QUEUE},
+	{"stash", required_argument, NULL, OPT_STASH},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"count", required_argument, NULL, 'n'},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"idle", required_argument, NULL, OPT_IDLE},
+	{"copy", no_argument, NULL, OPT_COPY},
+	{"interval", required_argument, NULL, 'T'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_mode(const char *s, enum rt_mode *m)
+{
+	static const enum rt_mode all[] = {RT_STATIC, RT_RANDOM, RT_HASH,
+					   RT_LPM, RT_L2};
+
+	for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+		if (strcmp(s, rt_mode_name(all[k])) == 0) {
+			*m = all[k];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* "1,0,3,2": one output index per input. */
+static int parse_map(const char *s, struct rt_opts *o, char *err, unsigned len)
+{
+	const char *p = s;
+	unsigned n = 0;
+
+	while (*p) {
+		char *e;
+		unsigned long v;
+
+		if (*p < '0' || *p > '9' || n == RT_MAX_PORTS)
+			goto bad;
+		v = strtoul(p, &e, 10);
+		if (v >= RT_MAX_PORTS)
+			goto bad;
+		o->map[n++] = (int)v;
+		p = e;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			goto bad;
+	}
+	if (n == 0)
+		goto bad;
+	o->map_set = true;
+	return (int)n;
+bad:
+	snprintf(err, len, "'%s' is not a list of output indices (1,0,3,2)", s);
+	return -1;
+}
+
+static int parse(int argc, char **argv, struct rt_opts *o)
+{
+	char err[256];
+	uint64_t v;
+	int c, nmap = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->interval = 1;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:m:r:p:a:b:n:T:qvh", longopts,
+				NULL)) != -1) {
+		int bad = 0;
+
+		switch (c) {
+		case 'i':
+			if (o->nports == RT_MAX_PORTS) {
+				cli_err("router: at most %d ports", RT_MAX_PORTS);
+				return EXIT_USAGE;
+			}
+			o->port[o->nports++] = optarg;
+			break;
+		case 'm':
+			if (parse_mode(optarg, &o->mode)) {
+				cli_err("router: -m: no mode '%s' (static, random, "
+					"hash, lpm, l2)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'r': o->routes = optarg; break;
+		case OPT_MAP:
+			nmap = parse_map(optarg, o, err, sizeof(err));
+			bad = nmap < 0;
+			if (bad)
+				cli_err("router: --map: %s", err);
+			break;
+		case 'p':
+			bad = cli_parse_u64(optarg, RT_MAX_THREADS, &v, err,
+					    sizeof(err));
+			if (!bad && v == 0) {
+				snprintf(err, sizeof(err), "must be at least 1");
+				bad = 1;
+			}
+			o->threads = (unsigned)v;
+			if (bad)
+				cli_err("router: -p: threads %s", err);
+			break;
+		case 'a': {
+			int k = fwd_parse_cpus(optarg, o->cpus, RT_MAX_THREADS,
+					       err, sizeof(err));
+			bad = k < 0;
+			o->ncpus = bad ? 0 : (unsigned)k;
+			if (bad)
+				cli_err("router: -a: %s", err);
+			break;
+		}
+		case 'b':
+		case OPT_QUEUE:
+		case OPT_STASH:
+			bad = cli_parse_u64(optarg, c == OPT_STASH ? (1u << 24) : 65536,
+					    &v, err, sizeof(err));
+			if (!bad && v < (c == 'b' ? 1 : 2)) {
+				snprintf(err, sizeof(err), "is too small");
+				bad = 1;
+			}
+			if (!bad && c == OPT_QUEUE && (v & (v - 1))) {
+				snprintf(err, sizeof(err), "must be a power of two");
+				bad = 1;
+			}
+			if (c == 'b')
+				o->batch = (uint32_t)v;
+			else if (c == OPT_QUEUE)
+				o->queue = (uint32_t)v;
+			else
+				o->stash = (uint32_t)v;
+			if (bad)
+				cli_err("router: %s: %s %s", c == 'b' ? "-b" :
+					c == OPT_QUEUE ? "--queue" : "--stash",
+					optarg, err);
+			break;
+		case OPT_SEED:
+			bad = cli_parse_u64(optarg, UINT64_MAX, &o->seed, err,
+					    sizeof(err));
+			if (bad)
+				cli_err("router: --seed: %s", err);
+			break;
+		case 'n':
+			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
+					    sizeof(err));
+			if (bad)
+				cli_err("router: -n: count %s", err);
+			break;
+		case 'T':
+		case OPT_DURATION:
+		case OPT_IDLE:
+			bad = cli_parse_seconds(optarg, 86400 * 365,
+						c == 'T' ? &o->interval :
+						c == OPT_IDLE ? &o->idle : &o->duration,
+						err, sizeof(err));
+			if (bad)
+				cli_err("router: %s: %s", c == 'T' ? "-T" :
+					c == OPT_IDLE ? "--idle" : "--duration", err);
+			break;
+		case OPT_COPY: o->copy = true; break;
+		case OPT_JSON: o->json = true; break;
+		case 'q': o->quiet = true; break;
+		case 'v': o->verbose++; break;
+		case 'h': usage_router(); return -1;
+		default:
+			cli_opt_error("router", c, argv);
+			return EXIT_USAGE;
+		}
+		if (bad)
+			return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		cli_err("router: unexpected argument '%s' (ports are given with "
+			"-i)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o->nports == 0) {
+		cli_err("router: no port given: use -i PORT for each (see "
+			"'pktmap help router')");
+		return EXIT_USAGE;
+	}
+	if (o->mode == RT_LPM && !o->routes) {
+		cli_err("router: --mode lpm needs --routes FILE");
+		return EXIT_USAGE;
+	}
+	if (o->mode != RT_LPM && o->routes) {
+		cli_err("router: --routes is for --mode lpm");
+		return EXIT_USAGE;
+	}
+	if (o->map_set) {
+		if (o->mode != RT_STATIC) {
+			cli_err("router: --map is for --mode static");
+			return EXIT_USAGE;
+		}
+		if ((unsigned)nmap != o->nports) {
+			cli_err("router: --map: %d outputs for %u ports", nmap,
+				o->nports);
+			return EXIT_USAGE;
+		}
+		for (unsigned i = 0; i < o->nports; i++) {
+			if ((unsigned)o->map[i] >= o->nports) {
+				cli_err("router: --map: output %d of input %u: "
+					"there are %u ports", o->map[i], i,
+					o->nports);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	if (o->threads > 2 * o->nports) {
+		cli_err("router: -p: %u threads for %u ports: at most %u (one "
+			"per stage)", o->threads, o->nports, 2 * o->nports);
+		return EXIT_USAGE;
+	}
+	if (o->stash && o->batch && o->stash < 2 * o->batch) {
+		cli_err("router: --stash %u: at least twice the batch (%u)",
+			o->stash, 2 * o->batch);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void announce(struct rt_router *rt)
+{
+	FILE *e = stderr;
+
+	fprintf(e, "router: %u ports, mode %s, %u threads:", rt->n,
+		rt_mode_name(rt->o->mode), rt->nthreads);
+	if (rt->all_zc)
+		fprintf(e, " zero-copy (all in region '%s')\n",
+			rt->ports[0].info.region);
+	else if (rt->o->copy)
+		fprintf(e, " copying (--copy)\n");
+	else if (!rt->any_zc)
+		fprintf(e, " copying (the ports are in different regions: name "
+			"them all with @mem:NAME for zero-copy)\n");
+	else
+		fprintf(e, " zero-copy within regions, copying between them\n");
+	for (unsigned i = 0; i < rt->n; i++)
+		fprintf(e, "router:   port %u %s (region '%s', %s)\n", i,
+			rt->ports[i].info.name, rt->ports[i].info.region,
+			rt->ports[i].info.mode_name);
+}
+
+/* The main thread while the stages run: report lines, and the end. */
+static void watch(struct rt_router *rt, FILE *out)
+{
+	const struct rt_opts *o = rt->o;
+	uint64_t tick = 100000000ull, step = (uint64_t)(o->interval * 1e9);
+	uint64_t start = stats_now_ns(), next_line = start + step, wake = start;
+	uint64_t seen = 0, last_change = start;
+	bool started = false;
+	struct rt_report rep;
+
+	rt_report_init(rt, &rep);
+	for (;;) {
+		struct timespec ts;
+		uint64_t now, moved;
+
+		wake += tick;
+		ts.tv_sec = (time_t)(wake / 1000000000u);
+		ts.tv_nsec = (long)(wake % 1000000000u);
+		while (!run_stopping() &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+		now = stats_now_ns();
+		if (run_stopping()) {
+			rt->end = "signal";
+			return;
+		}
+		if (atomic_load(&rt->stop)) {
+			rt->end = "error";
+			return;
+		}
+		if (step && now >= next_line) {
+			if (!o->quiet)
+				rt_interval(rt, &rep, out);
+			next_line += step;
+			if (next_line < now)
+				next_line = now + step;
+		}
+		moved = rt_total_received(rt);
+		if (moved != seen) {
+			seen = moved;
+			last_change = now;
+			started = true;
+		}
+		if (o->count && rt_total_sent(rt) >= o->count) {
+			rt->end = "count";
+			return;
+		}
+		if (o->duration > 0 && now - start >= (uint64_t)(o->duration * 1e9)) {
+			rt->end = "duration";
+			return;
+		}
+		if (o->idle > 0 && started &&
+		    now - last_change >= (uint64_t)(o->idle * 1e9)) {
+			rt->end = "idle";
+			return;
+		}
+	}
+}
+
+int cmd_router(int argc, char **argv)
+{
+	struct rt_opts o;
+	struct rt_router *rt;
+	struct run r;
+	int status = parse(argc, argv, &o);
+
+	if (status)
+		return status < 0 ? 0 : status;
+	if (run_init(&r, "router", o.port[0], 1, -1, o.interval, o.verbose,
+		     o.json, o.quiet))
+		return EXIT_RUNTIME;
+	fwd_soft_sigterm();
+	rt = aligned_alloc(64, (sizeof(*rt) + 63) & ~(size_t)63);
+	if (!rt) {
+		cli_err("router: out of memory");
+		run_fini(&r);
+		return EXIT_RUNTIME;
+	}
+	status = rt_setup(rt, &o, &r);
+	if (status)
+		goto out;
+	if (!o.quiet)
+		announce(rt);
+	status = rt_start(rt);
+	if (!status)
+		watch(rt, r.stats.out);
+	rt_stop(rt);
+	rt_join(rt);
+	rt_account(rt);
+	if (!o.quiet)
+		rt_summary(rt, r.stats.out);
+	if (o.json)
+		rt_json(rt);
+	for (unsigned k = 0; k < rt->nthreads; k++) {
+		if (rt->th[k].error) {
+			cli_err("%s", rt->th[k].err);
+			status = EXIT_RUNTIME;
+		}
+	}
+	if (!rt->bufs.ok) {
+		cli_err("router: buffers not conserved: total %llu, free %llu, "
+			"in flight %llu, %llu bad, %llu duplicate",
+			(unsigned long long)rt->bufs.total,
+			(unsigned long long)rt->bufs.free,
+			(unsigned long long)(rt->bufs.fwd_queued +
+					     rt->bufs.recycling),
+			(unsigned long long)rt->bufs.bad,
+			(unsigned long long)rt->bufs.duplicate);
+		status = EXIT_RUNTIME;
+	}
+out:
+	rt_teardown(rt);
+	free(rt);
+	run_fini(&r);
+	return status;
+}

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The router's output: a line per interval (rates in and out, per port),
+ * the summary at the end (ports, queues, buffers, threads) and the same
+ * as one JSON object. The counters are published by the stages with
+ * relaxed stores (one writer each) and read here.
+ */
+#include <string.h>
+
+#include "router.h"
+
+#define U(x) ((unsigned long long)(x))
+
+static uint64_t ld(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Frames dropped by input p's RX stage, for any reason. */
+static uint64_t rx_dropped(struct rt_router *rt, struct rt_port *p)
+{
+	struct rt_rxstats *s = &p->rxs;
+	uint64_t d = ld(&s->no_route) + ld(&s->ttl) + ld(&s->not_ip) +
+		     ld(&s->filtered) + ld(&s->chain_drop);
+
+	for (unsigned o = 0; o < rt->n; o++)
+		d += ld(&rt->qs[p->id * rt->n + o].full);
+	return d;
+}
+
+uint64_t rt_total_sent(struct rt_router *rt)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < rt->n; i++)
+		t += ld(&rt->ports[i].txs.packets);
+	return t;
+}
+
+uint64_t rt_total_received(struct rt_router *rt)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < rt->n; i++)
+		t += ld(&rt->ports[i].rxs.packets);
+	return t;
+}
+
+static uint64_t total_dropped(struct rt_router *rt)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < rt->n; i++)
+		t += rx_dropped(rt, &rt->ports[i]) +
+		     ld(&rt->ports[i].txs.too_long);
+	return t;
+}
+
+void rt_report_init(struct rt_router *rt, struct rt_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ns = stats_now_ns();
+	(void)rt;
+}
+
+void rt_interval(struct rt_router *rt, struct rt_report *r, FILE *out)
+{
+	uint64_t now = stats_now_ns(), rx = 0, tx = 0, drop;
+	double dt = (double)(now - r->ns) / 1e9;
+	char a[32], b[32], c[32];
+
+	if (dt <= 0)
+		return;
+	for (unsigned i = 0; i < rt->n; i++) {
+		rx += ld(&rt->ports[i].rxs.packets);
+		tx += ld(&rt->ports[i].txs.packets);
+	}
+	drop = total_dropped(rt);
+	uint64_t prx = 0, ptx = 0;
+
+	for (unsigned i = 0; i < rt->n; i++) {
+		prx += r->rx[i];
+		ptx += r->tx[i];
+	}
+	stats_fmt_rate(a, sizeof(a), (double)(rx - prx) / dt, "pps");
+	stats_fmt_rate(b, sizeof(b), (double)(tx - ptx) / dt, "pps");
+	stats_fmt_rate(c, sizeof(c), (double)(drop - r->drop) / dt, "pps");
+	fprintf(out, "router  in %s  out %s  dropped %s |", a, b, c);
+	for (unsigned i = 0; i < rt->n; i++) {
+		uint64_t pr = ld(&rt->ports[i].rxs.packets);
+		uint64_t pt = ld(&rt->ports[i].txs.packets);
+
+		fprintf(out, " %u: %.2f/%.2f", i,
+			(double)(pr - r->rx[i]) / dt / 1e6,
+			(double)(pt - r->tx[i]) / dt / 1e6);
+		r->rx[i] = pr;
+		r->tx[i] = pt;
+	}
+	fprintf(out, " Mpps in/out\n");
+	fflush(out);
+	r->drop = drop;
+	r->ns = now;
+}
+
+static double seconds(struct rt_router *rt)
+{
+	return rt->t_last > rt->t_first
+		       ? (double)(rt->t_last - rt->t_first) / 1e9
+		       : 0.0;
+}
+
+static const char *zc_word(struct rt_router *rt)
+{
+	return rt->all_zc ? "zero-copy" : rt->any_zc ? "partly zero-copy"
+						     : "copying";
+}
+
+/* Cycles per packet of the threads that run RX (resp. TX) stages. */
+static void cycles(struct rt_router *rt, double *rx, double *tx,
+		   uint64_t *busy)
+{
+	uint64_t brx = 0, btx = 0, srx = 0, stx = 0, all = 0;
+
+	for (unsigned k = 0; k < rt->nthreads; k++) {
+		struct rt_thread *t = &rt->th[k];
+		uint64_t b = ld(&t->busy_cycles);
+
+		all += b;
+		if (t->nrx && t->ntx)
+			continue; /* one thread does both: counted below */
+		if (t->nrx) {
+			brx += b;
+			srx += ld(&t->rx_slots);
+		} else {
+			btx += b;
+			stx += ld(&t->tx_slots);
+		}
+	}
+	if (rt->nthreads == 1) {
+		brx = all;
+		srx = ld(&rt->th[0].rx_slots);
+	}
+	*rx = srx ? (double)brx / (double)srx : 0.0;
+	*tx = stx ? (double)btx / (double)stx : 0.0;
+	*busy = all;
+}
+
+void rt_summary(struct rt_router *rt, FILE *o)
+{
+	uint64_t in = rt_total_received(rt), out = rt_total_sent(rt), busy;
+	double s = seconds(rt), crx, ctx;
+	struct rt_bufs *b = &rt->bufs;
+	char rate[32];
+
+	stats_fmt_rate(rate, sizeof(rate), s > 0 ? (double)out / s : 0, "pps");
+	fprintf(o, "router  %u ports, mode %s, %u threads, %s\n", rt->n,
+		rt_mode_name(rt->o->mode), rt->nthreads, zc_word(rt));
+	fprintf(o, "router  %llu frames in, %llu out, %llu dropped in %.3f s "
+		"(%s): %s out\n", U(in), U(out), U(total_dropped(rt)), s,
+		rt->end ? rt->end : "done", rate);
+	for (unsigned i = 0; i < rt->n; i++) {
+		struct rt_port *p = &rt->ports[i];
+		struct rt_rxstats *x = &p->rxs;
+		uint64_t full = 0;
+
+		for (unsigned k = 0; k < rt->n; k++)
+			full += ld(&rt->qs[i * rt->n + k].full);
+		fprintf(o, "port %u %s  in %llu, out %llu; dropped: queue full "
+			"%llu", i, p->info.name, U(ld(&x->packets)),
+			U(ld(&p->txs.packets)), U(full));
+		if (rt->o->mode == RT_LPM)
+			fprintf(o, ", no route %llu, ttl %llu, not ipv4 %llu",
+				U(ld(&x->no_route)), U(ld(&x->ttl)),
+				U(ld(&x->not_ip)));
+		if (rt->o->mode == RT_L2)
+			fprintf(o, ", same port %llu; flooded %llu (copies "
+				"without a buffer %llu)", U(ld(&x->filtered)),
+				U(ld(&x->flooded)), U(ld(&x->no_buf)));
+		if (ld(&p->txs.too_long) || ld(&x->chain_drop))
+			fprintf(o, ", too long %llu, broken chains %llu",
+				U(ld(&p->txs.too_long)), U(ld(&x->chain_drop)));
+		if (p->tx_left)
+			fprintf(o, "; %llu left in TX at exit", U(p->tx_left));
+		if (p->lib.drop_invalid || p->lib.drop_backend ||
+		    p->lib.drop_too_long || p->lib.invalid_ring)
+			fprintf(o, "; port dropped %llu invalid, %llu too long, "
+				"%llu in the back end", U(p->lib.drop_invalid),
+				U(p->lib.drop_too_long), U(p->lib.drop_backend));
+		fputc('\n', o);
+	}
+	fprintf(o, "queues  (input -> output: queued / dropped full / sent)\n");
+	for (unsigned i = 0; i < rt->n; i++) {
+		for (unsigned k = 0; k < rt->n; k++) {
+			struct rt_qstats *q = &rt->qs[i * rt->n + k];
+
+			if (ld(&q->enq) || ld(&q->full))
+				fprintf(o, "  %u -> %u: %llu / %llu / %llu\n", i, k,
+					U(ld(&q->enq)), U(ld(&q->full)),
+					U(ld(&q->sent)));
+		}
+	}
+	fprintf(o, "buffers total %llu = free %llu + in flight %llu (queued "
+		"%llu, recycling %llu): %s; %llu queued frames dropped at exit\n",
+		U(b->total), U(b->free), U(b->fwd_queued + b->recycling),
+		U(b->fwd_queued), U(b->recycling),
+		b->ok ? "conserved" : "NOT CONSERVED", U(b->dropped_at_exit));
+	if (b->bad || b->duplicate)
+		fprintf(o, "buffers %llu bad and %llu duplicate indices\n",
+			U(b->bad), U(b->duplicate));
+	cycles(rt, &crx, &ctx, &busy);
+	for (unsigned k = 0; k < rt->nthreads; k++) {
+		struct rt_thread *t = &rt->th[k];
+
+		fprintf(o, "thread %u (CPU %d):", k, t->cpu);
+		for (unsigned x = 0; x < t->nrx; x++)
+			fprintf(o, " rx%u", t->rx[x]->id);
+		for (unsigned x = 0; x < t->ntx; x++)
+			fprintf(o, " tx%u", t->tx[x]->id);
+		fprintf(o, "  busy %.1f Mcycles\n",
+			(double)ld(&t->busy_cycles) / 1e6);
+	}
+	if (crx || ctx)
+		fprintf(o, "cycles  %.1f per frame in the RX stages, %.1f in the "
+			"TX stages (busy rounds only)\n", crx, ctx);
+	fflush(o);
+}
+
+void rt_json(struct rt_router *rt)
+{
+	FILE *o = stdout;
+	struct rt_bufs *b = &rt->bufs;
+	uint64_t out = rt_total_sent(rt), busy;
+	double s = seconds(rt), crx, ctx;
+
+	cycles(rt, &crx, &ctx, &busy);
+	fprintf(o, "{\"cmd\":\"router\",\"version\":\"%s\",\"mode\":\"%s\","
+		"\"nports\":%u,\"nthreads\":%u,\"zerocopy\":\"%s\",\"end\":",
+		PKTMAP_VERSION, rt_mode_name(rt->o->mode), rt->n, rt->nthreads,
+		rt->all_zc ? "all" : rt->any_zc ? "some" : "none");
+	fwd_json_str(o, rt->end ? rt->end : "done");
+	fprintf(o, ",\"rx_packets\":%llu,\"tx_packets\":%llu,\"dropped\":%llu,"
+		"\"seconds\":%.6f,\"pps\":%.1f,\"busy_cycles\":%llu,"
+		"\"rx_cycles_per_packet\":%.2f,\"tx_cycles_per_packet\":%.2f,"
+		"\"batch\":%u,\"queue\":%u,\"stash\":%u,"
+		"\"buffers_total\":%llu,\"buffers_free\":%llu,"
+		"\"buffers_in_flight\":%llu,\"buffers_queued\":%llu,"
+		"\"buffers_recycling\":%llu,\"dropped_at_exit\":%llu,"
+		"\"buffers_bad\":%llu,\"buffers_duplicate\":%llu,"
+		"\"conserved\":%s,\"ports\":[",
+		U(rt_total_received(rt)), U(out), U(total_dropped(rt)), s,
+		s > 0 ? (double)out / s : 0.0, U(busy), crx, ctx, rt->batch,
+		rt->qcap, rt->stash, U(b->total), U(b->free),
+		U(b->fwd_queued + b->recycling), U(b->fwd_queued),
+		U(b->recycling), U(b->dropped_at_exit), U(b->bad),
+		U(b->duplicate), b->ok ? "true" : "false");
+	for (unsigned i = 0; i < rt->n; i++) {
+		struct rt_port *p = &rt->ports[i];
+		struct rt_rxstats *x = &p->rxs;
+		uint64_t full = 0;
+
+		for (unsigned k = 0; k < rt->n; k++)
+			full += ld(&rt->qs[i * rt->n + k].full);
+		fprintf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", i);
+		fwd_json_str(o, p->info.name);
+		fprintf(o, ",\"region\":");
+		fwd_json_str(o, p->info.region);
+		fprintf(o, ",\"rx_packets\":%llu,\"rx_bytes\":%llu,"
+			"\"tx_packets\":%llu,\"tx_bytes\":%llu,\"queue_full\":%llu,"
+			"\"no_route\":%llu,\"ttl\":%llu,\"not_ip\":%llu,"
+			"\"filtered\":%llu,\"flooded\":%llu,\"no_buf\":%llu,"
+			"\"chain_drop\":%llu,\"too_long\":%llu,\"stalls\":%llu,"
+			"\"lost\":%llu,\"tx_left\":%llu,",
+			U(ld(&x->packets)), U(ld(&x->bytes)),
+			U(ld(&p->txs.packets)), U(ld(&p->txs.bytes)), U(full),
+			U(ld(&x->no_route)), U(ld(&x->ttl)), U(ld(&x->not_ip)),
+			U(ld(&x->filtered)), U(ld(&x->flooded)),
+			U(ld(&x->no_buf)), U(ld(&x->chain_drop)),
+			U(ld(&p->txs.too_long)), U(ld(&x->stalls)),
+			U(ld(&p->txs.lost)), U(p->tx_left));
+		fwd_json_lib(o, &p->lib);
+		fputc('}', o);
+	}
+	fprintf(o, "],\"queues\":[");
+	for (unsigned i = 0, first = 1; i < rt->n; i++) {
+		for (unsigned k = 0; k < rt->n; k++, first = 0) {
+			struct rt_qstats *q = &rt->qs[i * rt->n + k];
+
+			fprintf(o, "%s{\"in\":%u,\"out\":%u,\"queued\":%llu,"
+				"\"full\":%llu,\"sent\":%llu,\"zerocopy\":%s}",
+				first ? "" : ",", i, k, U(ld(&q->enq)),
+				U(ld(&q->full)), U(ld(&q->sent)),
+				rt->zc[i][k] ? "true" : "false");
+		}
+	}
+	fprintf(o, "],\"threads\":[");
+	for (unsigned k = 0; k < rt->nthreads; k++) {
+		struct rt_thread *t = &rt->th[k];
+
+		fprintf(o, "%s{\"id\":%u,\"cpu\":%d,\"rx\":[", k ? "," : "", k,
+			t->cpu);
+		for (unsigned x = 0; x < t->nrx; x++)
+			fprintf(o, "%s%u", x ? "," : "", t->rx[x]->id);
+		fprintf(o, "],\"tx\":[");
+		for (unsigned x = 0; x < t->ntx; x++)
+			fprintf(o, "%s%u", x ? "," : "", t->tx[x]->id);
+		fprintf(o, "],\"busy_cycles\":%llu,\"rx_slots\":%llu,"
+			"\"tx_slots\":%llu}", U(ld(&t->busy_cycles)),
+			U(ld(&t->rx_slots)), U(ld(&t->tx_slots)));
+	}
+	fprintf(o, "]}\n");
+	fflush(o);
+}
