@@ -447,11 +447,10 @@ int cmd_bridge(int argc, char **argv)
 			fprintf(stderr, "bridge: %s <-> %s: copying (--copy)\n",
 				b.info[0].name, b.info[1].name);
 		else
-			fprintf(stderr, "bridge: %s <-> %s: copying (regions "
-				"'%s' and '%s' differ: name both ports with "
+			fprintf(stderr, "bridge: %s <-> %s: copying (the ports "
+				"are in different regions: name both with "
 				"@mem:NAME for zero-copy)\n", b.info[0].name,
-				b.info[1].name, b.info[0].region,
-				b.info[1].region);
+				b.info[1].name);
 	}
 	status = go(&b, &r);
 out:

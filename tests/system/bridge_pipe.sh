@@ -130,7 +130,9 @@ bg "$PKTMAP" bridge "pipe:${PIPE}g}0@mem:${R}5" "pipe:${PIPE}g{1@mem:${R}5" \
 	--copy -T 0 --json >"$TMP/b5.json" 2>"$TMP/b5.err"
 bpid=$BG_PID
 wait_for "$TMP/b5.err" "copying \(--copy\)"
-kill -INT "$bpid"
+# SIGINT to the bridge itself: the timeout around it would pass it on
+# twice (to its child and to its group), and a second one quits at once
+kill -INT "$(pgrep -P "$bpid")"
 wait_bg "$bpid"
 expect_eq "5: exit status after SIGINT" "$WAIT_RC" 0
 expect_eq "5: end" "$(json "$TMP/b5.json" end)" signal

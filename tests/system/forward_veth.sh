@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# pktmap bridge and pktmap router on xdp: ports, veth pairs across three
+# namespaces.
+#
+#   netns fA$$           netns fB$$                        netns fC$$
+#   +---------+          +---------------------------+     +----------+
+#   | gen     |          | pktmap bridge / router    |     | recv     |
+#   |  xdp:va +== veth ==+ xdp:vb1   xdp:vb2 ----------veth-+ xdp:vc   |
+#   +---------+          |           xdp:vb3 ----------veth-+ xdp:vd   |
+#                        +---------------------------+     +----------+
+#
+# 1. bridge vb1 <-> vb2, both ports in one region (@mem): zero-copy, every
+#    frame delivered once, in order, intact.
+# 2. the same with the ports in their own regions: copying.
+# 3. router vb1, vb2, vb3 (lpm, one region): each recv gets exactly the
+#    frames routed to it, checksums right after the TTL decrement.
+# 4. bridge given one port (vb1 with its host rings): runs, or says in one
+#    line that the back end has no host rings.
+# After each step no XDP program is left on any interface. Needs root;
+# under CI=true it may not skip. Everything it makes is removed on exit.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+N=${N:-50000}
+RATE=${RATE:-100k} # veth in AF_XDP copy mode, on a busy 2-core machine
+A=fA$$
+B=fB$$
+C=fC$$
+trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
+'for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done; '\
+'rm -f /dev/shm/pktmap."$PIPE"*; (exit $rc); cleanup' EXIT
+
+need_root
+need_cmd ip
+
+ip netns add "$A"
+ip netns add "$B"
+ip netns add "$C"
+ip link add va netns "$A" type veth peer name vb1 netns "$B"
+ip link add vb2 netns "$B" type veth peer name vc netns "$C"
+ip link add vb3 netns "$B" type veth peer name vd netns "$C"
+for ns in "$A" "$B" "$C"; do
+	# No IPv6 chatter: only our frames cross.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+done
+ip -n "$A" link set va up
+for i in vb1 vb2 vb3; do ip -n "$B" link set "$i" up; done
+ip -n "$C" link set vc up
+ip -n "$C" link set vd up
+
+nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+# Nothing of ours may stay on a link.
+no_leftovers() {
+	local l
+	l=$( (ip -n "$A" -o link; ip -n "$B" -o link; ip -n "$C" -o link) |
+		grep xdp || true)
+	[ -z "$l" ] || fail "XDP program left behind: $l"
+}
+# Wait until pktmap's program is on interface $2 of netns $1.
+wait_bound() {
+	local i
+	for i in $(seq 200); do
+		nsx "$1" ip link show dev "$2" | grep -q "prog/xdp" && return 0
+		sleep 0.05
+	done
+	fail "nothing opened xdp:$2"
+}
+recv_in_c() { # TAG IF COUNT
+	bg ip netns exec "$C" "$PKTMAP" recv -i "xdp:$2" -n "$3" --idle 3 --csum \
+		-T 0 -q --json >"$TMP/$1.json"
+	RCV=$BG_PID
+	wait_bound "$C" "$2"
+}
+recv_ok() { # TAG COUNT [split]
+	local f="$TMP/$1.json"
+	echo "   $1: $(json "$f" packets) frames, gaps $(json "$f" gaps)," \
+	     "bad $(json "$f" bad), bad checksums $(json "$f" bad_csum)"
+	expect_eq "$1 packets" "$(json "$f" packets)" "$2"
+	[ -n "${3:-}" ] || expect_eq "$1 gaps" "$(json "$f" gaps)" 0
+	expect_eq "$1 reordered" "$(json "$f" reordered)" 0
+	expect_eq "$1 bad" "$(json "$f" bad)" 0
+	expect_eq "$1 checksums" "$(json "$f" bad_csum)" 0
+}
+gen_in_a() { # ARGS...
+	nsx "$A" timeout 60 "$PKTMAP" gen -i xdp:va -R "$RATE" -T 0 -q "$@" >/dev/null
+}
+
+n=0
+for mode in zerocopy copy; do
+	n=$((n + 1))
+	echo "$n. bridge vb1 <-> vb2, $mode"
+	if [ $mode = zerocopy ]; then
+		ports=("xdp:vb1@mem:${PIPE}x" "xdp:vb2@mem:${PIPE}x")
+	else
+		ports=(xdp:vb1 xdp:vb2)
+	fi
+	bg ip netns exec "$B" "$PKTMAP" bridge "${ports[@]}" -T 0 --json \
+		>"$TMP/b$n.json" 2>"$TMP/b$n.err"
+	bpid=$BG_PID
+	wait_bound "$B" vb1
+	wait_bound "$B" vb2
+	recv_in_c "r$n" vc "$N"
+	gen_in_a -n "$N"
+	wait_bg "$RCV"
+	kill -TERM "$bpid"
+	wait_bg "$bpid"
+	expect_eq "$n: bridge exit status" "$WAIT_RC" 0
+	sed 's/^/   /' "$TMP/b$n.err" | head -1
+	expect_eq "$n: bridge mode" "$(json "$TMP/b$n.json" mode)" "$mode"
+	recv_ok "r$n" "$N"
+	no_leftovers
+done
+
+echo "3. router vb1, vb2, vb3: lpm"
+cat >"$TMP/routes" <<EOF
+10.9.0.0/31 1
+10.9.0.2/31 2
+EOF
+R="@mem:${PIPE}r"
+bg ip netns exec "$B" "$PKTMAP" router -i "xdp:vb1$R" -i "xdp:vb2$R" \
+	-i "xdp:vb3$R" -m lpm -r "$TMP/routes" -T 0 --json \
+	>"$TMP/rt.json" 2>"$TMP/rt.err"
+rpid=$BG_PID
+for i in vb1 vb2 vb3; do wait_bound "$B" $i; done
+recv_in_c rc vc $((N / 2))
+r1=$RCV
+recv_in_c rd vd $((N / 2))
+r2=$RCV
+gen_in_a -n "$N" -d 10.9.0.0-10.9.0.3
+wait_bg "$r1"
+wait_bg "$r2"
+kill -TERM "$rpid"
+wait_bg "$rpid"
+expect_eq "3: router exit status" "$WAIT_RC" 0
+head -1 "$TMP/rt.err" | sed 's/^/   /'
+recv_ok rc $((N / 2)) split
+recv_ok rd $((N / 2)) split
+expect_eq "3: conserved" "$(json "$TMP/rt.json" conserved)" true
+expect_eq "3: zero-copy" "$(json "$TMP/rt.json" zerocopy)" all
+no_leftovers
+
+echo "4. bridge with one port: its host rings"
+rc=0
+# --foreground: one SIGINT to the bridge, not a second one to its group
+nsx "$B" timeout --foreground -s INT 2 "$PKTMAP" bridge xdp:vb1 -T 0 --json \
+	>"$TMP/b4.json" 2>"$TMP/b4.err" || rc=$?
+if [ "$rc" = 0 ]; then
+	expect_eq "4: end" "$(json "$TMP/b4.json" end)" signal
+	echo "   bridged xdp:vb1 with xdp:vb1^ until SIGINT"
+else
+	expect_eq "4: error lines" "$(wc -l <"$TMP/b4.err")" 1
+	grep -q '^pktmap: ' "$TMP/b4.err" || fail "4: $(cat "$TMP/b4.err")"
+	echo "   $(cat "$TMP/b4.err")"
+fi
+no_leftovers
+
+echo "PASS"
