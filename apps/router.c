@@ -39,6 +39,8 @@ void usage_router(void)
 "  -r, --routes FILE     lpm: lines \"10.1.0.0/16 2\" (prefix, output index;\n"
 "                        \"default 1\"); '#' comments\n"
 "      --map LIST        static: the output of each input, \"1,0,3,2\"\n"
+"      --outputs LIST    random, hash: choose among these ports only (\"2,3\";\n"
+"                        default: all)\n"
 "  -p, --threads N       threads (default 2): RX stages spread over the first\n"
 "                        ceil(N/2), TX stages over the rest; 1 runs all;\n"
 "                        at most 2 per port\n"
@@ -70,7 +72,7 @@ void usage_router(void)
 }
 
 enum {
-	OPT_MAP = 256, OPT_QUEUE, OPT_STASH, OPT_SEED, OPT_DURATION, OPT_IDLE,
+	OPT_MAP = 256, OPT_OUTPUTS, OPT_QUEUE, OPT_STASH, OPT_SEED, OPT_DURATION, OPT_IDLE,
 	OPT_COPY, OPT_JSON,
 };
 
@@ -79,6 +81,7 @@ static const struct option longopts[] = {
 	{"mode", required_argument, NULL, 'm'},
 	{"routes", required_argument, NULL, 'r'},
 	{"map", required_argument, NULL, OPT_MAP},
+	{"outputs", required_argument, NULL, OPT_OUTPUTS},
 	{"threads", required_argument, NULL, 'p'},
 	{"affinity", required_argument, NULL, 'a'},
 	{"batch", required_argument, NULL, 'b'},
@@ -111,8 +114,8 @@ static int parse_mode(const char *s, enum rt_mode *m)
 	return -1;
 }
 
-/* "1,0,3,2": one output index per input. */
-static int parse_map(const char *s, struct rt_opts *o, char *err, unsigned len)
+/* "1,0,3,2": a list of port indices into v[]; returns how many. */
+static int parse_list(const char *s, int *v_out, char *err, unsigned len)
 {
 	const char *p = s;
 	unsigned n = 0;
@@ -126,7 +129,7 @@ static int parse_map(const char *s, struct rt_opts *o, char *err, unsigned len)
 		v = strtoul(p, &e, 10);
 		if (v >= RT_MAX_PORTS)
 			goto bad;
-		o->map[n++] = (int)v;
+		v_out[n++] = (int)v;
 		p = e;
 		if (*p == ',' && p[1])
 			p++;
@@ -135,10 +138,9 @@ static int parse_map(const char *s, struct rt_opts *o, char *err, unsigned len)
 	}
 	if (n == 0)
 		goto bad;
-	o->map_set = true;
 	return (int)n;
 bad:
-	snprintf(err, len, "'%s' is not a list of output indices (1,0,3,2)", s);
+	snprintf(err, len, "'%s' is not a list of port indices (1,0,3,2)", s);
 	return -1;
 }
 
@@ -173,11 +175,21 @@ static int parse(int argc, char **argv, struct rt_opts *o)
 			break;
 		case 'r': o->routes = optarg; break;
 		case OPT_MAP:
-			nmap = parse_map(optarg, o, err, sizeof(err));
+			nmap = parse_list(optarg, o->map, err, sizeof(err));
 			bad = nmap < 0;
+			o->map_set = !bad;
 			if (bad)
 				cli_err("router: --map: %s", err);
 			break;
+		case OPT_OUTPUTS: {
+			int k = parse_list(optarg, o->outs, err, sizeof(err));
+
+			bad = k < 0;
+			o->nouts = bad ? 0 : (unsigned)k;
+			if (bad)
+				cli_err("router: --outputs: %s", err);
+			break;
+		}
 		case 'p':
 			bad = cli_parse_u64(optarg, RT_MAX_THREADS, &v, err,
 					    sizeof(err));
@@ -290,6 +302,19 @@ static int parse(int argc, char **argv, struct rt_opts *o)
 				cli_err("router: --map: output %d of input %u: "
 					"there are %u ports", o->map[i], i,
 					o->nports);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	if (o->nouts) {
+		if (o->mode != RT_RANDOM && o->mode != RT_HASH) {
+			cli_err("router: --outputs is for --mode random and hash");
+			return EXIT_USAGE;
+		}
+		for (unsigned i = 0; i < o->nouts; i++) {
+			if ((unsigned)o->outs[i] >= o->nports) {
+				cli_err("router: --outputs: port %d: there are %u "
+					"ports", o->outs[i], o->nports);
 				return EXIT_USAGE;
 			}
 		}

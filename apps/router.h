@@ -64,6 +64,8 @@ struct rt_opts {
 	const char *routes;          /* lpm: the routes file */
 	int map[RT_MAX_PORTS];       /* static: output of each input */
 	bool map_set;
+	int outs[RT_MAX_PORTS];      /* random, hash: the outputs to use */
+	unsigned nouts;              /* 0: every port */
 	unsigned threads;            /* 0: 2 (1 with one port) */
 	int cpus[RT_MAX_THREADS];    /* thread k on cpus[k % ncpus] */
 	unsigned ncpus;
@@ -198,6 +200,8 @@ struct rt_router {
 	bool all_zc, any_zc;
 	uint32_t batch, qcap, stash;
 	int static_out[RT_MAX_PORTS];
+	int outs[RT_MAX_PORTS];      /* random, hash: choose among these */
+	unsigned nouts;
 	struct rt_lpm lpm;
 	_Atomic uint64_t *l2;        /* l2: the MAC table */
 	struct rt_thread th[RT_MAX_THREADS];

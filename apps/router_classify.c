@@ -4,8 +4,9 @@
  * stage (static and random are decided inline in router_stage.c):
  *
  *  hash  a flow hash of the IPv4 addresses, protocol and TCP/UDP ports
- *        (of the MAC addresses for anything else) spread over the ports;
- *        a flow always takes the same output, so it stays in order.
+ *        (of the MAC addresses for anything else) spread over the ports
+ *        (or --outputs); a flow always takes the same output, so it stays
+ *        in order.
  *  lpm   IPv4 longest-prefix match on the destination (router_lpm.h),
  *        TTL decrement with an incremental checksum update; frames with
  *        no route, TTL <= 1 or that are not IPv4 are dropped and counted.
@@ -190,7 +191,7 @@ int rt_classify(struct rt_port *p, uint8_t *frame, uint32_t len)
 
 	switch (rt->o->mode) {
 	case RT_HASH:
-		return hash_out(frame, len, rt->n);
+		return rt->outs[hash_out(frame, len, rt->nouts)];
 	case RT_LPM:
 		return lpm_out(rt, frame, len);
 	case RT_L2:

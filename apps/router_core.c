@@ -180,6 +180,9 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run)
 	rt->nthreads = o->threads ? o->threads : (n == 1 ? 1 : 2);
 	for (unsigned i = 0; i < n; i++)
 		rt->static_out[i] = o->map_set ? o->map[i] : (int)((i + 1) % n);
+	rt->nouts = o->nouts ? o->nouts : n;
+	for (unsigned i = 0; i < rt->nouts; i++)
+		rt->outs[i] = o->nouts ? o->outs[i] : (int)i;
 
 	if (o->mode == RT_LPM) {
 		struct rt_route *routes = NULL;

@@ -18,8 +18,9 @@
 #  3. TTL: a routing loop through both ends of one pipe drops every frame
 #     after exactly 63 hops (TTL 64 -> 1).
 #  4. 4 ports, static --map with two inputs and two outputs.
-#  5. random and hash: every frame accounted for (sent to a recv, to the
-#     unread output 0, or dropped on a full queue), no reordering.
+#  5. random (over --outputs 1,2,3: every frame arrives) and hash (over
+#     all four: every frame sent to a recv, to the unread output 0, or
+#     dropped on a full queue), no reordering.
 #  6. head of line: output 3 is never read; outputs 1 and 2 still get all
 #     of theirs; queue 0->3 counts the drops; buffers conserved through
 #     SIGTERM with frames still queued.
@@ -189,8 +190,12 @@ echo "5. random and hash: every frame accounted for"
 n=50000
 for mode in random hash; do
 	R=$mode
+	# random chooses among outputs 1-3 only, hash among all four
+	outs=()
+	[ $mode = hash ] || outs=(--outputs 1,2,3)
 	start_router "$mode" -i "$(port "${mode}{0" $R)" -i "$(port "${mode}{1" $R)" \
-		-i "$(port "${mode}{2" $R)" -i "$(port "${mode}{3" $R)" -m "$mode"
+		-i "$(port "${mode}{2" $R)" -i "$(port "${mode}{3" $R)" -m "$mode" \
+		"${outs[@]}"
 	pids=()
 	for k in 1 2 3; do
 		start_recv "$mode$k" "$(port "${mode}}$k" $R)"
@@ -215,6 +220,7 @@ for mode in random hash; do
 	all=$(pyj "$TMP/$mode.json" 'sum(x["queued"]+x["full"] for x in j["queues"] if x["in"]==0)')
 	echo "  $mode: outputs 1-3 got $got; queued or dropped: $all"
 	expect_eq "5: $mode total" "$all" "$n"
+	[ $mode = hash ] || expect_eq "5: random to outputs 1-3 only" "$got" "$n"
 done
 
 echo "6. head of line: output 3 is never read"
@@ -318,6 +324,8 @@ bad 2 -i "$x" -i "pipe:${PIPE}x{1" --map 1,2
 bad 2 -i "$x" -p 3
 bad 2 -i "$x" --queue 1000
 bad 2 -i "$x" -a 0,x
+bad 2 -i "$x" -i "pipe:${PIPE}x{1" -m random --outputs 0,2
+bad 2 -i "$x" --outputs 0
 bad 2 -i "$x" extra
 "$PKTMAP" router --help | grep -q "usage: pktmap router" || fail "--help"
 
