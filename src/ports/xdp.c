@@ -110,6 +110,9 @@ struct xdp_priv {
 	bool zc;
 	uint64_t bad_desc;      /* descriptors the kernel gave that we refused */
 	struct pm_xdp_prog prog;
+	bool host;              /* host rings too (xdp:IF^, xdp:IF*) */
+	bool host_claimed;
+	struct pm_xdp_host hostr;
 	struct umem_share *share;
 	struct xdp_priv *share_next;
 };
@@ -629,6 +632,8 @@ static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	const uint32_t n = k->nslots, shift = xp->bs_shift;
 	const uint32_t usable = p->bs.usable, nbufs = xp->nbufs;
 
+	if (pm_unlikely(k->host))
+		return pm_xdp_host_rxsync(p, k, k->priv);
 	if (pm_unlikely(q->dead)) {
 		k->hwcur = k->rhead;
 		return 0; /* the end of the source: EOF is set */
@@ -720,6 +725,8 @@ static int xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t i = k->hwcur;
 	int ret = 0;
 
+	if (pm_unlikely(k->host))
+		return pm_xdp_host_txsync(p, k, k->priv);
 	if (pm_unlikely(q->dead))
 		return -ENODEV;
 	tx_reap(xp, q);
@@ -818,6 +825,9 @@ static int xdp_poll_arm(struct pktmap_port *p, short events)
 				ready = 1;
 		}
 	}
+	if (xp->host && (events & POLLIN) && xp->rx &&
+	    pm_xdp_host_rx_ready(&xp->hostr))
+		ready = 1;
 	return ready;
 }
 
@@ -844,16 +854,16 @@ static void xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 			st->drop_backend += xs.rx_dropped + xs.rx_ring_full +
 					    xs.rx_invalid_descs + xs.tx_invalid_descs;
 	}
-	st->drop_backend += xp->bad_desc;
+	st->drop_backend += xp->bad_desc + xp->hostr.drops;
 }
 
 /* ------------------------------------------------------------------ */
 /* Open and close. */
 
-static size_t obj_size(uint32_t nq, uint32_t txs, uint32_t rxs)
+static size_t obj_size(uint32_t nq, uint32_t nh, uint32_t txs, uint32_t rxs)
 {
-	return pm_nifp_size(nq, nq, 0, 0) + nq * (pm_ring_size(txs) +
-						  pm_ring_size(rxs));
+	return pm_nifp_size(nq, nq, nh, nh) + (nq + nh) * (pm_ring_size(txs) +
+							   pm_ring_size(rxs));
 }
 
 static uint32_t claim_of(struct xdp_priv *xp, uint32_t qid)
@@ -868,8 +878,8 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 		       uint32_t txs, uint32_t rxs)
 {
 	struct pm_region *r = &p->region;
-	uint32_t nb = xp->hi - xp->lo;
-	uint32_t slots = nb * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0));
+	uint32_t nb = xp->hi - xp->lo, nh = xp->host ? 1 : 0;
+	uint32_t slots = (nb + nh) * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0));
 	uint32_t total = slots + xp->free_cap;
 	char key[48];
 	struct stat ns;
@@ -879,11 +889,11 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 		ns.st_ino = 0;
 	/* One object per interface and queue range: claims make sure only
 	 * one user at a time has it. */
-	snprintf(key, sizeof(key), "xdp:%s@%lx:%u-%u", xp->ifname,
-		 (unsigned long)ns.st_ino, xp->lo, xp->hi - 1);
+	snprintf(key, sizeof(key), "xdp:%s@%lx:%u+%u%s", xp->ifname,
+		 (unsigned long)ns.st_ino, xp->lo, nb, nh ? "^" : "");
 	xp->claim_base = (1u << 24) +
 			 (((uint32_t)xp->ifindex * 2654435761u ^
-			   (uint32_t)ns.st_ino) & 0x3ffffu) * PM_MAX_RINGS;
+			   (uint32_t)ns.st_ino) & 0x3ffffu) * (PM_MAX_RINGS + 1);
 
 	uint32_t *all = malloc((size_t)total * sizeof(*all));
 	if (!all)
@@ -899,9 +909,19 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 						     xp->lo + xp->nclaims, xp->ifname,
 						     r->name);
 			}
+		if (nh) {
+			if (pm_region_claim(r, claim_of(xp, PM_MAX_RINGS))) {
+				pm_region_unlock(r);
+				free(all);
+				return pm_open_error(p, -EBUSY, "the host rings of %s "
+						     "are already open in region '%s'",
+						     xp->ifname, r->name);
+			}
+			xp->host_claimed = true;
+		}
 	}
 	bool created;
-	uint64_t ofs = pm_region_object(r, key, obj_size(xp->nq, txs, rxs),
+	uint64_t ofs = pm_region_object(r, key, obj_size(xp->nq, nh, txs, rxs),
 					&created);
 	if (!ofs) {
 		pm_region_unlock(r);
@@ -910,7 +930,7 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 				     "rings of %s (open the xdp: port first, it "
 				     "sizes the region)", r->name, xp->ifname);
 	}
-	ret = pm_region_make_nifp(r, ofs, xp->ifname, xp->nq, xp->nq, 0, 0, txs,
+	ret = pm_region_make_nifp(r, ofs, xp->ifname, xp->nq, xp->nq, nh, nh, txs,
 				  rxs, false);
 	if (ret == 0)
 		ret = pm_region_alloc_bufs(r, all, total);
@@ -927,7 +947,10 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 
 	p->nifp = pm_region_ptr(r, ofs);
 	uint32_t k = 0;
-	for (uint32_t qid = xp->lo; qid < xp->hi; qid++) {
+	/* The bound NIC rings, then the host rings (index nq). */
+	for (uint32_t qid = xp->lo; qid < xp->hi + nh; qid++) {
+		if (nh && qid == xp->hi)
+			qid = xp->nq;
 		if (xp->rx) {
 			struct netmap_ring *ring = NETMAP_RXRING(p->nifp, qid);
 			for (uint32_t s = 0; s < rxs; s++) {
@@ -965,6 +988,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	p->priv = xp;
 	xp->epfd = -1;
 	pm_xdp_prog_init(&xp->prog);
+	pm_xdp_host_init(&xp->hostr);
 	snprintf(xp->ifname, sizeof(xp->ifname), "%s", nm->body);
 	xp->rx = p->dir & PKTMAP_DIR_RX;
 	xp->tx = p->dir & PKTMAP_DIR_TX;
@@ -974,9 +998,9 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		return pm_open_error(p, -EINVAL, "'@conf:rings' does not apply: "
 				     "an interface has the queues it has (ethtool "
 				     "-L %s combined N)", xp->ifname);
-	if (c->host_tx_rings || c->host_rx_rings)
-		return pm_open_error(p, -EINVAL, "host rings are not supported "
-				     "by the xdp back end yet");
+	if (c->host_tx_rings > 1 || c->host_rx_rings > 1)
+		return pm_open_error(p, -EINVAL, "an interface has one host ring "
+				     "pair");
 
 	xp->ifindex = (int)if_nametoindex(xp->ifname);
 	if (xp->ifindex == 0)
@@ -993,7 +1017,14 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		mtu = (uint32_t)ifr.ifr_mtu;
 	close(s);
 
-	if (nm->ring >= 0) {
+	xp->host = nm->reg == NR_REG_SW || nm->reg == NR_REG_ONE_SW ||
+		   nm->reg == NR_REG_NIC_SW;
+	if (nm->reg == NR_REG_ONE_SW && nm->ring != 0)
+		return pm_open_error(p, -EINVAL, "host ring %d does not exist: an "
+				     "interface has one host ring pair", nm->ring);
+	if (nm->reg == NR_REG_SW || nm->reg == NR_REG_ONE_SW) {
+		xp->lo = xp->hi = 0; /* host rings only */
+	} else if (nm->reg == NR_REG_ONE_NIC) {
 		if ((uint32_t)nm->ring >= xp->nq)
 			return pm_open_error(p, -EINVAL, "queue %d does not exist: "
 					     "%s has %u queue%s", nm->ring,
@@ -1039,9 +1070,10 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	uint32_t nb = xp->hi - xp->lo;
 	xp->free_cap = xp->rx ? nb * xp->fq_size : 0;
 
-	size_t obj = obj_size(xp->nq, txs, rxs);
+	uint32_t nh = xp->host ? 1 : 0;
+	size_t obj = obj_size(xp->nq, nh, txs, rxs);
 	struct pm_region_params rp = {
-		.bufs = 2 + nb * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0)) +
+		.bufs = 2 + (nb + nh) * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0)) +
 			xp->free_cap + c->extra_bufs + 64,
 		.buf_size = bsz,
 		.headroom = PM_XDP_HEADROOM,
@@ -1072,7 +1104,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	xp->rx_own = calloc(words, sizeof(uint64_t));
 	xp->tx_own = calloc(words, sizeof(uint64_t));
 	xp->free = calloc(xp->free_cap ? xp->free_cap : 1, sizeof(uint32_t));
-	xp->q = calloc(nb, sizeof(*xp->q));
+	xp->q = calloc(nb ? nb : 1, sizeof(*xp->q));
 	if (!xp->rx_own || !xp->tx_own || !xp->free || !xp->q)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < nb; j++) {
@@ -1093,8 +1125,12 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		pm_txkring(p, xp->lo + j)->priv = &xp->q[j];
 		pm_rxkring(p, xp->lo + j)->priv = &xp->q[j];
 	}
+	if (xp->host) {
+		pm_txkring(p, xp->nq)->priv = &xp->hostr;
+		pm_rxkring(p, xp->nq)->priv = &xp->hostr;
+	}
 
-	ret = open_sockets(p, xp, nm->flags);
+	ret = nb ? open_sockets(p, xp, nm->flags) : 0;
 	if (ret)
 		return ret;
 	if (xp->rx)
@@ -1103,7 +1139,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 
 	/* RX needs the program; a port opened for TX only leaves the
 	 * interface's receive side to the host stack. */
-	if (xp->rx) {
+	if (xp->rx && nb) {
 		uint32_t qids[PM_MAX_RINGS];
 		int fds[PM_MAX_RINGS];
 		for (uint32_t j = 0; j < nb; j++) {
@@ -1111,7 +1147,15 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 			fds[j] = xp->q[j].fd;
 		}
 		ret = pm_xdp_prog_attach(p, &xp->prog, xp->ifindex, xp->ifname,
-					 xp->driver, xp->zc, qids, fds, nb);
+					 xp->driver, xp->zc || xp->host, qids, fds,
+					 nb);
+		if (ret)
+			return ret;
+	}
+	if (xp->host) {
+		/* (Native XDP only with NIC rings: a generic-mode program
+		 * would see the frames given to the host stack again.) */
+		ret = pm_xdp_host_open(p, &xp->hostr, xp->ifindex, xp->ifname);
 		if (ret)
 			return ret;
 	}
@@ -1127,16 +1171,27 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 			return pm_open_error(p, -errno, "epoll_ctl: %s",
 					     strerror(errno));
 	}
+	if (xp->host) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET,
+					  .data.u32 = UINT32_MAX };
+		if (epoll_ctl(xp->epfd, EPOLL_CTL_ADD, xp->hostr.rb_fd, &ev) != 0)
+			return pm_open_error(p, -errno, "epoll_ctl: %s",
+					     strerror(errno));
+	}
 	p->fd = xp->epfd;
 	p->mode = xp->zc ? PKTMAP_MODE_ZEROCOPY : PKTMAP_MODE_COPY;
-	char qs[32];
-	if (nb == 1)
-		snprintf(qs, sizeof(qs), "queue %u", xp->lo);
+	char qs[64];
+	if (nb == 0)
+		snprintf(qs, sizeof(qs), "host rings");
+	else if (nb == 1)
+		snprintf(qs, sizeof(qs), "queue %u of %u%s", xp->lo, xp->nq,
+			 xp->host ? " and host rings" : "");
 	else
-		snprintf(qs, sizeof(qs), "queues %u-%u", xp->lo, xp->hi - 1);
-	pm_log(p, PKTMAP_LOG_INFO, "%s: %s %s of %u, %s mode, XDP program %s",
-	       p->name, xp->driver, qs, xp->nq, xp->zc ? "zero-copy" : "copy",
-	       !xp->rx ? "not needed (TX only)" :
+		snprintf(qs, sizeof(qs), "queues %u-%u of %u%s", xp->lo, xp->hi - 1,
+			 xp->nq, xp->host ? " and host rings" : "");
+	pm_log(p, PKTMAP_LOG_INFO, "%s: %s %s, %s mode, XDP program %s",
+	       p->name, xp->driver, qs, xp->zc ? "zero-copy" : "copy",
+	       !xp->rx || !nb ? "not needed" :
 	       xp->prog.generic ? "in generic mode" : "in native mode");
 	return 0;
 }
@@ -1174,8 +1229,11 @@ static void return_buffers(struct pktmap_port *p, struct xdp_priv *xp)
 		free(b.list);
 		return; /* the buffers come back when the region is rebuilt */
 	}
-	for (uint32_t qid = xp->lo; p->nifp && qid < xp->hi; qid++) {
-		struct xdp_queue *q = &xp->q[qid - xp->lo];
+	uint32_t nh = xp->host ? 1 : 0;
+	for (uint32_t qid = xp->lo; p->nifp && qid < xp->hi + nh; qid++) {
+		struct xdp_queue *q = qid < xp->hi ? &xp->q[qid - xp->lo] : NULL;
+		if (!q)
+			qid = xp->nq; /* the host rings */
 		if (xp->rx) {
 			struct netmap_ring *ring = NETMAP_RXRING(p->nifp, qid);
 			for (uint32_t s = 0; s < ring->num_slots; s++)
@@ -1185,7 +1243,7 @@ static void return_buffers(struct pktmap_port *p, struct xdp_priv *xp)
 			struct netmap_ring *ring = NETMAP_TXRING(p->nifp, qid);
 			for (uint32_t s = 0; s < ring->num_slots; s++) {
 				bufset_add(&b, ring->slot[s].buf_idx);
-				if (q->tx_sent)
+				if (q && q->tx_sent)
 					bufset_add(&b, q->tx_sent[s]);
 			}
 		}
@@ -1233,8 +1291,11 @@ static void xdp_close(struct pktmap_port *p)
 	} else {
 		pm_xdp_prog_release(p, &xp->prog, xp->ifindex, NULL, 0);
 	}
+	pm_xdp_host_close(p, &xp->hostr);
 	if (xp->bufs_taken)
 		return_buffers(p, xp);
+	if (xp->host_claimed)
+		pm_region_unclaim(&p->region, claim_of(xp, PM_MAX_RINGS));
 	for (uint32_t i = 0; i < xp->nclaims; i++)
 		pm_region_unclaim(&p->region, claim_of(xp, xp->lo + i));
 	if (xp->epfd >= 0)
@@ -1254,12 +1315,12 @@ static void xdp_close(struct pktmap_port *p)
 const struct pm_port_ops pm_xdp_ops = {
 	.desc = {
 		.name = "xdp",
-		.syntax = "xdp:IFACE | xdp:IFACE-Q [/Z|/C]",
+		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C]",
 		.mode = "zerocopy or copy",
 		.summary = "AF_XDP socket per queue, the region is the UMEM; "
 			   "zero-copy where the driver supports it",
 	},
-	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY,
+	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY | PM_CAP_HOST,
 	.open = xdp_open,
 	.txsync = xdp_txsync,
 	.rxsync = xdp_rxsync,

@@ -20,6 +20,7 @@
 #define PKTMAP_PORTS_XDP_H
 
 #include <linux/if_xdp.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -140,5 +141,46 @@ void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
 			 int ifindex, const uint32_t *qids, uint32_t n);
 
 void pm_xdp_prog_init(struct pm_xdp_prog *pr);
+
+/* Around calls into libbpf: its messages go to p's log (debug level). */
+void pm_xdp_libbpf_enter(const struct pktmap_port *p);
+void pm_xdp_libbpf_leave(void);
+
+/* ------------------------------------------------------------------ */
+/* Host rings (xdp_host.c). */
+
+#define PM_XDP_HOST_NOFF 3 /* offloads turned off: tx csum, TSO, GSO */
+
+struct pm_xdp_host {
+	int lock_fd;
+	int ifindex;
+	int eg_fd, in_fd, rb_fd;  /* TC egress program, XDP_PASS program, ringbuf */
+	uint64_t *cons_pos;       /* ring buffer: ours to write */
+	const uint64_t *prod_pos; /* the kernel's */
+	const uint8_t *data;      /* rb_size bytes, mapped twice in a row */
+	void *cons_map, *prod_map;
+	size_t prod_map_len;
+	uint32_t rb_size;
+	bool hook_created, tc_attached;
+	int saved_off[PM_XDP_HOST_NOFF]; /* -1: untouched */
+	int64_t saved_gso_segs;   /* -1: untouched */
+	uint64_t drops;           /* frames the host stack refused */
+	char ifname[IFNAMSIZ];
+	char lock_path[128];
+};
+
+void pm_xdp_host_init(struct pm_xdp_host *h);
+/* Take the host rings of `ifindex`: load and attach the programs, map the
+ * ring buffer, turn off the offloads that would hand over unfinished
+ * frames. Returns 0 or -errno with the open error set. */
+int pm_xdp_host_open(struct pktmap_port *p, struct pm_xdp_host *h,
+		     int ifindex, const char *ifname);
+int pm_xdp_host_rxsync(struct pktmap_port *p, struct pm_kring *k,
+		       struct pm_xdp_host *h);
+int pm_xdp_host_txsync(struct pktmap_port *p, struct pm_kring *k,
+		       struct pm_xdp_host *h);
+bool pm_xdp_host_rx_ready(const struct pm_xdp_host *h);
+/* Detach, restore the offloads, unmap. Safe on a partly opened `h`. */
+void pm_xdp_host_close(struct pktmap_port *p, struct pm_xdp_host *h);
 
 #endif /* PKTMAP_PORTS_XDP_H */

@@ -87,7 +87,7 @@ static int libbpf_forward(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-static void libbpf_enter(const struct pktmap_port *p)
+void pm_xdp_libbpf_enter(const struct pktmap_port *p)
 {
 	libbpf_port = p;
 	libbpf_last[0] = 0;
@@ -96,7 +96,7 @@ static void libbpf_enter(const struct pktmap_port *p)
 		libbpf_prev = old;
 }
 
-static void libbpf_leave(void)
+void pm_xdp_libbpf_leave(void)
 {
 	libbpf_port = NULL;
 }
@@ -204,18 +204,18 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = PROG_NAME);
 	int ret;
 
-	libbpf_enter(p);
+	pm_xdp_libbpf_enter(p);
 	struct bpf_object *obj =
 		bpf_object__open_mem(pm_xdp_bpf_obj, pm_xdp_bpf_obj_len, &oo);
 	if (!obj) {
 		ret = -errno;
-		libbpf_leave();
+		pm_xdp_libbpf_leave();
 		return pm_open_error(p, ret, "cannot open the embedded XDP "
 				     "program: %s", strerror(-ret));
 	}
 	ret = bpf_object__load(obj);
 	if (ret) {
-		libbpf_leave();
+		pm_xdp_libbpf_leave();
 		bpf_object__close(obj);
 		if (ret == -EPERM || ret == -EACCES)
 			return perm_error(p, ret);
@@ -226,7 +226,7 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, PROG_NAME);
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, MAP_NAME);
 	if (!prog || !map) {
-		libbpf_leave();
+		pm_xdp_libbpf_leave();
 		bpf_object__close(obj);
 		return pm_open_error(p, -ENOENT, "the embedded XDP object has no "
 				     "%s", prog ? MAP_NAME : PROG_NAME);
@@ -236,14 +236,14 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	pr->map_fd = fcntl(bpf_map__fd(map), F_DUPFD_CLOEXEC, 3);
 	bpf_object__close(obj);
 	if (pr->prog_fd < 0 || pr->map_fd < 0) {
-		libbpf_leave();
+		pm_xdp_libbpf_leave();
 		return pm_open_error(p, -errno, "dup: %s", strerror(errno));
 	}
 
 	/* Sockets first: from its first frame on, the program finds them. */
 	ret = insert_all(p, pr, qids, fds, n);
 	if (ret) {
-		libbpf_leave();
+		pm_xdp_libbpf_leave();
 		return ret;
 	}
 	pr->mode_flags = XDP_FLAGS_DRV_MODE;
@@ -265,7 +265,7 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 			       "program runs in generic (SKB) mode", p->name,
 			       driver, why);
 	}
-	libbpf_leave();
+	pm_xdp_libbpf_leave();
 	if (ret == -EPERM || ret == -EACCES)
 		return perm_error(p, ret);
 	if (ret == -EBUSY || ret == -EEXIST)
@@ -399,9 +399,9 @@ void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
 			if (pr->prog_fd >= 0) {
 				LIBBPF_OPTS(bpf_xdp_attach_opts, ao,
 					    .old_prog_fd = pr->prog_fd);
-				libbpf_enter(p);
+				pm_xdp_libbpf_enter(p);
 				int r = bpf_xdp_detach(ifindex, pr->mode_flags, &ao);
-				libbpf_leave();
+				pm_xdp_libbpf_leave();
 				if (r && r != -ENODEV)
 					pm_log(p, PKTMAP_LOG_WARN,
 					       "%s: cannot detach XDP program %u: %s",

@@ -12,9 +12,13 @@
  * an interface deleted under open ports; and nothing (program, lock
  * file) is left behind. Needs root.
  */
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -488,7 +492,7 @@ static void test_errors(void)
 		     "driver veth has no zero-copy AF_XDP support: drop /Z to run "
 		     "in copy mode");
 	expect_error("xdp:xa-3", PKTMAP_DIR_RX, "queue 3 does not exist");
-	expect_error("xdp:xa^", PKTMAP_DIR_RX, "host rings");
+	expect_error("xdp:xa^1", PKTMAP_DIR_RX, "host ring 1 does not exist");
 	expect_error("xdp:xa@conf:buf-size=8192", PKTMAP_DIR_RX,
 		     "2048 or 4096");
 	if (t_run("ip link set xa mtu 3000") == 0) {
@@ -525,6 +529,274 @@ static void test_errors(void)
 	expect_error("xdp:xa", PKTMAP_DIR_RX, "is busy");
 	pktmap_close(p);
 	CHECK(prog_id("xa") == 0, "nothing left on xa");
+}
+
+/* ---- host rings: the machine's own ping and TCP through the application */
+
+static atomic_int bridge_stop;
+
+/* Move what arrived on one ring to the other by swapping buffers (the
+ * host and NIC rings of one port share its region). */
+static void bridge_rings(struct netmap_ring *in, struct netmap_ring *out)
+{
+	while (!nm_ring_empty(in) && !nm_ring_empty(out)) {
+		struct netmap_slot *a = &in->slot[in->head];
+		struct netmap_slot *b = &out->slot[out->head];
+		uint32_t t = b->buf_idx;
+		b->buf_idx = a->buf_idx;
+		b->len = a->len;
+		b->flags = NS_BUF_CHANGED;
+		a->buf_idx = t;
+		a->flags = NS_BUF_CHANGED;
+		in->head = in->cur = nm_ring_next(in, in->head);
+		out->head = out->cur = nm_ring_next(out, out->head);
+	}
+}
+
+/* netmap's "bridge xdp:yb xdp:yb^" in one port: NIC rings <-> host rings. */
+static void *bridge_main(void *arg)
+{
+	struct pktmap_port *p = arg;
+	struct netmap_if *nifp = pktmap_nifp(p);
+	uint32_t n = nifp->ni_rx_rings;
+	while (!atomic_load(&bridge_stop)) {
+		pktmap_poll(p, POLLIN, 20);
+		for (uint32_t r = 0; r < n; r++)
+			bridge_rings(NETMAP_RXRING(nifp, r), NETMAP_TXRING(nifp, n));
+		bridge_rings(NETMAP_RXRING(nifp, n), NETMAP_TXRING(nifp, 0));
+		pktmap_txsync(p);
+	}
+	return NULL;
+}
+
+static uint16_t csum16(const uint8_t *b, size_t len)
+{
+	uint32_t sum = 0;
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)(b[len - 1] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* One ICMP echo to addr; 1 if the reply came within a second. */
+static int ping_once(const char *addr, uint16_t seq)
+{
+	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	if (fd < 0)
+		return 0;
+	struct timeval tv = { .tv_sec = 1 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	uint8_t req[64] = { 8, 0, 0, 0, 0x70, 0x6b, (uint8_t)(seq >> 8),
+			    (uint8_t)seq };
+	uint16_t c = csum16(req, sizeof(req));
+	req[2] = (uint8_t)(c >> 8), req[3] = (uint8_t)c;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	inet_pton(AF_INET, addr, &to.sin_addr);
+	int ok = 0;
+	if (sendto(fd, req, sizeof(req), 0, (struct sockaddr *)&to, sizeof(to)) > 0) {
+		uint8_t buf[256];
+		ssize_t n;
+		while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+			uint32_t hl = (buf[0] & 15u) * 4;
+			if ((size_t)n >= hl + 8 && buf[hl] == 0 && buf[hl + 4] == 0x70 &&
+			    buf[hl + 5] == 0x6b && buf[hl + 7] == (uint8_t)seq) {
+				ok = 1;
+				break;
+			}
+		}
+	}
+	close(fd);
+	return ok;
+}
+
+/* Child side of the host-ring test: a network namespace of its own with
+ * veth ya in it, and a TCP echo server on 10.9.0.1:5001. */
+static void peer_main(int ready, int go)
+{
+	char c = 1;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (unshare(CLONE_NEWNET) != 0)
+		_exit(1);
+	if (write(ready, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(1);
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(5001) };
+	inet_pton(AF_INET, "10.9.0.1", &a.sin_addr);
+	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(ls, 1) != 0)
+		_exit(1);
+	if (write(ready, &c, 1) != 1)
+		_exit(1);
+	int s = accept(ls, NULL, NULL);
+	char buf[65536];
+	ssize_t n;
+	while (s >= 0 && (n = read(s, buf, sizeof(buf))) > 0)
+		if (write(s, buf, (size_t)n) != n)
+			break;
+	pause(); /* the namespace (and ya) lives until the test kills us */
+	_exit(0);
+}
+
+static void test_host_rings(void)
+{
+	int ready[2], go[2];
+	char cmd[320], c = 0;
+	if (pipe(ready) || pipe(go))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		close(go[1]);
+		peer_main(ready[1], go[0]);
+	}
+	close(ready[1]);
+	close(go[0]);
+	CHECK(read(ready[0], &c, 1) == 1, "peer namespace");
+	/* veth hands XDP the peer's frames with the checksum left to
+	 * offload (a wire never does): the peer computes its own. */
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add ya type veth peer name yb && ip link set ya netns %d "
+		 "&& nsenter -t %d -n sh -c 'ip addr add 10.9.0.1/24 dev ya && "
+		 "ip link set dev ya up && ethtool -K ya tx off >/dev/null'",
+		 (int)pid, (int)pid);
+	CHECK(t_run(cmd) == 0, "peer set up");
+	CHECK(t_run("ip addr add 10.9.0.2/24 dev yb && ip link set dev yb up") == 0,
+	      "yb up");
+	CHECK(write(go[1], &c, 1) == 1 && read(ready[0], &c, 1) == 1,
+	      "peer listening");
+
+	/* NIC rings and host rings in one port, bridged by a thread. */
+	struct pktmap_port *p = open_port("xdp:yb*", PKTMAP_DIR_BOTH);
+	if (!p)
+		goto out;
+	CHECK_EQ(pktmap_nifp(p)->ni_host_rx_rings, 1);
+	CHECK(t_run("tc filter show dev yb egress | grep -q pktmap_host_eg") == 0,
+	      "TC egress program attached");
+	CHECK(t_run("ethtool -k yb | grep -q 'tx-checksumming: off'") == 0,
+	      "checksum offload off while the host rings are open");
+	CHECK(t_run("ip -d link show dev yb | grep -q 'gso_max_segs 1 '") == 0,
+	      "one segment per skb while the host rings are open");
+	pthread_t th;
+	atomic_store(&bridge_stop, 0);
+	pthread_create(&th, NULL, bridge_main, p);
+
+	int pings = 0;
+	for (uint16_t i = 1; i <= 5; i++)
+		pings += ping_once("10.9.0.1", i);
+	CHECK_EQ(pings, 5);
+
+	/* TCP: 4 MB echoed back byte for byte. */
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(5001) };
+	inet_pton(AF_INET, "10.9.0.1", &a.sin_addr);
+	struct timeval tv = { .tv_sec = 5 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	size_t total = (size_t)1 << (getenv("TCPMB_SHIFT") ? atoi(getenv("TCPMB_SHIFT")) : 22), sent = 0, got = 0;
+	int bad = 0;
+	int cr = connect(s, (struct sockaddr *)&a, sizeof(a));
+	CHECK(cr == 0, "connect: %s", strerror(errno));
+	if (cr == 0) {
+		static uint8_t out[4096], in[65536];
+		int64_t end = now_ms() + 30000;
+		while (got < total && now_ms() < end) {
+			if (sent < total) {
+				for (size_t k = 0; k < sizeof(out); k++)
+					out[k] = (uint8_t)((sent + k) * 13);
+				size_t want = total - sent < sizeof(out) ?
+						      total - sent : sizeof(out);
+				ssize_t n = send(s, out, want, MSG_DONTWAIT);
+				if (n > 0)
+					sent += (size_t)n;
+				else if (n < 0 && errno != EAGAIN)
+					break;
+			}
+			ssize_t n = recv(s, in, sizeof(in), sent < total ? MSG_DONTWAIT : 0);
+			if (n == 0 || (n < 0 && errno != EAGAIN) ||
+			    (n < 0 && sent == total))
+				break; /* closed, failed, or 5 s of silence */
+			for (ssize_t k = 0; k < n; k++)
+				bad += in[k] != (uint8_t)((got + (size_t)k) * 13);
+			if (n > 0)
+				got += (size_t)n;
+		}
+	}
+	close(s);
+	CHECK(got == total, "TCP: %zu of %zu bytes echoed (%zu sent)", got, total,
+	      sent);
+	CHECK_EQ(bad, 0);
+
+	atomic_store(&bridge_stop, 1);
+	pthread_join(th, NULL);
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(p, &st);
+	fprintf(stderr, "  bridge: %llu frames received, %llu sent; dropped %llu "
+		"invalid, %llu too long, %llu in the kernel\n",
+		(unsigned long long)st.rx_packets, (unsigned long long)st.tx_packets,
+		(unsigned long long)st.drop_invalid,
+		(unsigned long long)st.drop_too_long,
+		(unsigned long long)st.drop_backend);
+	if (got != total) {
+		t_run("nstat -a | grep -E 'Tcp|IpOut|IpIn'");
+		snprintf(cmd, sizeof(cmd), "nsenter -t %d -n nstat -a | grep -E "
+			 "'Tcp|IpOut|IpIn'", (int)pid);
+		t_run(cmd);
+	}
+	pktmap_close(p);
+	CHECK(t_run("tc filter show dev yb egress | grep -q pktmap") != 0,
+	      "TC program detached");
+	CHECK(t_run("tc qdisc show dev yb | grep -q clsact") != 0,
+	      "clsact qdisc removed");
+	CHECK(t_run("ethtool -k yb | grep -q 'tx-checksumming: on'") == 0,
+	      "checksum offload restored");
+	CHECK(t_run("ip -d link show dev yb | grep -q 'gso_max_segs 65535'") == 0,
+	      "gso_max_segs restored");
+	CHECK(prog_id("yb") == 0, "XDP program detached");
+
+	/* Without the application nothing passes: netmap mode. */
+	p = open_port("xdp:yb*", PKTMAP_DIR_BOTH);
+	CHECK(ping_once("10.9.0.1", 99) == 0, "no bridge, no ping");
+	pktmap_close(p);
+	CHECK(ping_once("10.9.0.1", 100) == 1, "the host stack has the link back");
+
+	/* A process killed with the host rings open leaves its TC program;
+	 * the next one replaces it and says so. */
+	int sync[2];
+	if (pipe(sync) == 0) {
+		pid_t k = fork();
+		if (k == 0) {
+			struct pktmap_port *q = NULL;
+			char err[300];
+			c = try_open(&q, "xdp:yb^", PKTMAP_DIR_BOTH, err,
+				     sizeof(err)) == 0;
+			if (write(sync[1], &c, 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		CHECK(read(sync[0], &c, 1) == 1 && c == 1, "child has yb^");
+		kill(k, SIGKILL);
+		waitpid(k, NULL, 0);
+		close(sync[0]);
+		close(sync[1]);
+		CHECK(t_run("tc filter show dev yb egress | grep -q pktmap_host_eg") ==
+			      0, "the TC program stays behind");
+		logbuf[0] = 0;
+		p = open_port("xdp:yb^", PKTMAP_DIR_BOTH);
+		CHECK(strstr(logbuf, "replacing the pktmap TC egress program"),
+		      "replacement reported: %s", logbuf);
+		pktmap_close(p);
+		CHECK(t_run("tc filter show dev yb egress | grep -q pktmap") != 0,
+		      "TC program detached");
+	}
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	t_run("ip link del yb 2>/dev/null");
 }
 
 static void test_device_gone(void)
@@ -570,6 +842,7 @@ int main(void)
 	test_shared_region();
 	test_stale_program();
 	test_device_gone();
+	test_host_rings();
 	CHECK(prog_id("xa") == 0 && prog_id("xb") == 0 && prog_id("qa") == 0 &&
 	      prog_id("qb") == 0, "no XDP program left");
 	struct stat ns;
