@@ -36,6 +36,8 @@ void usage_capture(void)
 "                        packets are only counted\n"
 "  -c, --count N         stop after N packets matched the filter\n"
 "  -s, --snaplen N       bytes kept of each packet (default and 0: 262144)\n"
+"  -B, --ring-slots N    RX ring slots for xdp:, pkt: and tap: ports unless\n"
+"                        the port name sets them (default 8192)\n"
 "      --pcapng          write pcapng (default: pcap with ns time stamps)\n"
 "      --micro           pcap with microsecond time stamps (old readers)\n"
 "  -C, --file-size SIZE  start a new file before FILE passes SIZE: millions\n"
@@ -75,6 +77,7 @@ static const struct option longopts[] = {
 	{"write", required_argument, NULL, 'w'},
 	{"count", required_argument, NULL, 'c'},
 	{"snaplen", required_argument, NULL, 's'},
+	{"ring-slots", required_argument, NULL, 'B'},
 	{"file-size", required_argument, NULL, 'C'},
 	{"rotate", required_argument, NULL, 'G'},
 	{"file-count", required_argument, NULL, 'W'},
@@ -147,10 +150,11 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->cpu = -1;
 	o->snaplen = 262144;
+	o->slots = CAP_DEFAULT_SLOTS;
 	opterr = 0;
 	/* Options may follow the filter words, as with tcpdump ("--" ends
 	 * them) */
-	while ((c = getopt_long(argc, argv, ":i:w:c:s:C:G:W:a:T:qvh", longopts,
+	while ((c = getopt_long(argc, argv, ":i:w:c:s:B:C:G:W:a:T:qvh", longopts,
 				NULL)) != -1) {
 		int bad = 0;
 
@@ -168,6 +172,17 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 			o->snaplen = v ? (uint32_t)v : 262144;
 			if (bad)
 				cli_err("capture: -s: snapshot length %s", err);
+			break;
+		case 'B':
+			bad = cli_parse_u64(optarg, 1u << 20, &v, err, sizeof(err));
+			if (!bad && (v < 64 || (v & (v - 1)))) {
+				snprintf(err, sizeof(err),
+					 "must be a power of two, at least 64");
+				bad = 1;
+			}
+			o->slots = (uint32_t)v;
+			if (bad)
+				cli_err("capture: -B: ring slots %s", err);
 			break;
 		case 'C':
 			bad = parse_size(optarg, &o->rotate_bytes, err,
@@ -287,16 +302,22 @@ static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
 	fprintf(stderr, "pktmap: %s\n", msg);
 }
 
-static int open_port(const char *name, struct pktmap_port **port,
-		     struct log_ctx *l)
+static int open_port(const char *name, uint32_t slots,
+		     struct pktmap_port **port, struct log_ctx *l)
 {
 	struct pktmap_open_opts oo;
-	char errbuf[512] = "";
+	char errbuf[512] = "", be[16];
 	int rc;
 
 	memset(&oo, 0, sizeof(oo));
 	oo.sz = sizeof(oo);
 	oo.dir = PKTMAP_DIR_RX;
+	/* Deep rings where the kernel fills them (a name's @conf wins);
+	 * a pipe's size is its creator's. */
+	cli_backend_of(name, be, sizeof(be));
+	if (strcmp(be, "xdp") == 0 || strcmp(be, "pkt") == 0 ||
+	    strcmp(be, "tap") == 0)
+		oo.slots = slots;
 	oo.errbuf = errbuf;
 	oo.errbuf_len = sizeof(errbuf);
 	atomic_store(&l->opening, true);
@@ -363,7 +384,7 @@ static int setup_workers(struct capture *cap, struct log_ctx *l)
 	char err[512];
 	int st;
 
-	st = open_port(o->port, &first, l);
+	st = open_port(o->port, o->slots, &first, l);
 	if (st)
 		return st;
 	st = port_facts(first, o->port, &info);
@@ -399,6 +420,7 @@ static int setup_workers(struct capture *cap, struct log_ctx *l)
 		w->cap = cap;
 		w->idx = i;
 		w->ts_from_ptr = stamps;
+		w->coalesce = strcmp(info.backend, "xdp") == 0;
 		if (cli_thread_port(o->port, cap->nworkers, i, w->portname,
 				    sizeof(w->portname))) {
 			cli_err("capture: port name too long: %s", o->port);
@@ -407,7 +429,7 @@ static int setup_workers(struct capture *cap, struct log_ctx *l)
 		if (cap->nworkers == 1) {
 			w->port = first;
 		} else {
-			st = open_port(w->portname, &w->port, l);
+			st = open_port(w->portname, o->slots, &w->port, l);
 			if (st)
 				return st;
 			st = port_facts(w->port, w->portname, &info);

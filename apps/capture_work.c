@@ -25,6 +25,14 @@
 
 #define CAP_POLL_MS 200
 #define CAP_MAX_FRAGS 32
+/* Batching for ports that deliver packets a few at a time (xdp: on
+ * veth wakes its reader every two or three frames): after a batch of
+ * fewer than CAP_COALESCE_MIN packets, let the ring fill for
+ * CAP_COALESCE_NS before the next sync, as TPACKET_V3's block timeout
+ * does for AF_PACKET. The ring (8192 slots by default) holds many times
+ * that at any rate a core can capture. */
+#define CAP_COALESCE_MIN 64
+#define CAP_COALESCE_NS 50000
 /* How often the port's drop counters are read while running. */
 #define CAP_STATS_NS 200000000ull
 
@@ -288,6 +296,11 @@ void *cap_work(void *arg)
 			else
 				w->end = b.stop == 1 ? "count" : "files";
 			break;
+		}
+		if (w->coalesce && b.received && b.received < CAP_COALESCE_MIN) {
+			struct timespec d = {0, CAP_COALESCE_NS};
+
+			nanosleep(&d, NULL);
 		}
 		if (!b.received) {
 			struct pktmap_info info = {.sz = sizeof(info)};
