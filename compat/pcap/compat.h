@@ -106,6 +106,8 @@ struct pmc {
 	uint32_t buf_usable;
 	int linktype;
 	bool ts_from_ptr;        /* the back end stamps slot->ptr */
+	bool coalesce;           /* wait for batches (live.c) */
+	bool small_batch;        /* the last read found few packets */
 	bool select_timeout;     /* the port's fd wakes no select() */
 	struct timeval sel_tv;   /* pcap_get_required_select_timeout() */
 	int sel_fd;              /* pcap_get_selectable_fd() for those: an

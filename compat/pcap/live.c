@@ -31,10 +31,20 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define PMC_ARENA_SLOTS 256
+/* Ring sizes for kernel-fed ports (see ring_slots()). */
+#define PMC_MIN_SLOTS 8192u
+#define PMC_MAX_SLOTS 65536u
 #define PMC_MAXSNAP 262144
 /* The longest a wait sleeps before it looks at breakloop again (a
  * breakloop from another thread interrupts no system call). */
 #define PMC_SLICE_MS 100
+/* Batching for ports that deliver a few packets at a time (xdp: on veth
+ * wakes its reader every two or three frames): after a batch of fewer
+ * than PMC_COALESCE_MIN, the next read lets the ring fill for
+ * PMC_COALESCE_NS first, as TPACKET_V3's block timeout does in libpcap.
+ * Not in immediate mode, where a tool asked for each packet at once. */
+#define PMC_COALESCE_MIN 64
+#define PMC_COALESCE_NS 50000
 /* Internal: the port's source has ended (a pcap: file port). */
 #define PMC_EOF (-100)
 
@@ -202,6 +212,24 @@ static int status_of(int err)
 	}
 }
 
+/* RX slots for a kernel-fed port: libpcap's buffer size at an average of
+ * 256 bytes a packet (TPACKET_V3 packs small frames that densely), at
+ * least PMC_MIN_SLOTS; a port name's @conf wins. Pipes keep the size
+ * their creator gave. */
+static uint32_t ring_slots(const struct pmc *h)
+{
+	uint32_t want = h->buffer_size > 0 ? (uint32_t)h->buffer_size / 256 : 0;
+	uint32_t s = PMC_MIN_SLOTS;
+
+	if (strncmp(h->portname, "xdp:", 4) != 0 &&
+	    strncmp(h->portname, "pkt:", 4) != 0 &&
+	    strncmp(h->portname, "tap:", 4) != 0)
+		return 0;
+	while (s < want && s < PMC_MAX_SLOTS)
+		s <<= 1;
+	return s;
+}
+
 static int open_port(struct pmc *h, uint32_t dir)
 {
 	struct pktmap_open_opts o;
@@ -209,6 +237,7 @@ static int open_port(struct pmc *h, uint32_t dir)
 	memset(&o, 0, sizeof(o));
 	o.sz = sizeof(o);
 	o.dir = dir;
+	o.slots = ring_slots(h);
 	o.errbuf = h->errbuf;
 	o.errbuf_len = sizeof(h->errbuf);
 	h->errbuf[0] = 0;
@@ -267,6 +296,7 @@ int pmc_activate(struct pmc *h)
 		h->ntx = 0;
 	h->buf_usable = info.buf_usable;
 	h->linktype = (int)info.linktype;
+	h->coalesce = !h->immediate && strcmp(info.backend, "xdp") == 0;
 	h->ts_from_ptr = strcmp(info.backend, "pkt") == 0 ||
 			 strcmp(info.backend, "tap") == 0 ||
 			 strcmp(info.backend, "pcap") == 0;
@@ -398,6 +428,13 @@ static int64_t mono_ms(void)
 static int wait_rx(struct pmc *h)
 {
 	int64_t deadline = h->timeout_ms > 0 ? mono_ms() + h->timeout_ms : -1;
+
+	if (h->small_batch && !h->nonblock) {
+		struct timespec d = {0, PMC_COALESCE_NS};
+
+		h->small_batch = false;
+		nanosleep(&d, NULL);
+	}
 
 	for (;;) {
 		int slice = h->nonblock ? 0 : PMC_SLICE_MS, rc;
@@ -532,6 +569,7 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 	}
 	if (++h->rx_next >= h->nrx)
 		h->rx_next = 0;
+	h->small_batch = h->coalesce && n < PMC_COALESCE_MIN;
 	return n;
 }
 
