@@ -15,6 +15,10 @@
  * for. "xdp:eth0" binds every queue, which disconnects the whole
  * interface from the host stack, as netmap does.
  *
+ * "xdp.frags": the program handles multi-buffer frames (it only looks at
+ * the queue index), so drivers let it run with an MTU above a page and
+ * AF_XDP hands such frames to pktmap as NS_MOREFRAG chains.
+ *
  * The program is built at build time and embedded in libpktmap; the name
  * "pktmap_xdp" is how a later run recognises a program left behind by a
  * crashed one.
@@ -30,7 +34,7 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } pktmap_xsks SEC(".maps");
 
-SEC("xdp")
+SEC("xdp.frags")
 int pktmap_xdp(struct xdp_md *ctx)
 {
 	/* The flags argument is the action when the lookup fails. */

@@ -63,6 +63,16 @@
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9
 #endif
+/* Linux 6.6: multi-buffer frames (a descriptor per buffer, all but the
+ * last flagged as continued). */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+/* Buffers in one frame: MAX_SKB_FRAGS + 1, what copy mode takes. */
+#define XDP_MAX_FRAGS 17u
 
 /* How long a bind that finds the queue busy is retried: the kernel frees
  * a closed socket's hold on its queue in deferred work, so a queue can
@@ -80,7 +90,6 @@ struct xdp_queue {
 	uint32_t tx_done;       /* first TX slot not known to be completed */
 	uint32_t *tx_sent;      /* buffer posted from each TX slot, 0: none */
 	uint32_t ep_events;     /* what epoll waits for on fd */
-	bool chain_drop;        /* dropping the rest of a NS_MOREFRAG chain */
 	bool zc;
 	bool dead;              /* the device went away under the socket */
 };
@@ -108,6 +117,7 @@ struct xdp_priv {
 	int epfd;
 	bool busy_poll;
 	bool zc;
+	bool sg;                /* frames span several buffers (NS_MOREFRAG) */
 	uint64_t bad_desc;      /* descriptors the kernel gave that we refused */
 	struct pm_xdp_prog prog;
 	bool host;              /* host rings too (xdp:IF^, xdp:IF*) */
@@ -417,7 +427,8 @@ static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
 		sa.sxdp_flags = XDP_SHARED_UMEM; /* the mode is the UMEM's */
 		sa.sxdp_shared_umem_fd = (uint32_t)umem_fd;
 	} else {
-		sa.sxdp_flags = XDP_USE_NEED_WAKEUP | mode_flag;
+		sa.sxdp_flags = XDP_USE_NEED_WAKEUP | mode_flag |
+				(xp->sg ? XDP_USE_SG : 0);
 	}
 	ret = bind_retry(fd, &sa);
 	if (ret) {
@@ -622,6 +633,40 @@ static int tx_kick(struct pktmap_port *p, struct xdp_queue *q)
 	return 0;
 }
 
+/* Multi-buffer: of the `avail` descriptors that fit, keep only whole
+ * frames (a frame is never split across syncs). A frame longer than the
+ * whole ring could never be delivered: its descriptors are consumed, its
+ * buffers recycled, and it is counted as too long. */
+static uint32_t rx_whole_frames(struct pktmap_port *p, struct xdp_priv *xp,
+				struct xdp_queue *q, uint32_t avail,
+				bool ring_empty)
+{
+	uint32_t cons = q->rx.cached_cons, whole = 0;
+	for (uint32_t i = 0; i < avail; i++)
+		if (!(pm_xq_desc(&q->rx, cons + i)->options & XDP_PKT_CONTD))
+			whole = i + 1;
+	if (whole || !ring_empty || avail == 0)
+		return whole;
+	uint32_t all = pm_xq_cons_avail(&q->rx, UINT32_MAX), i = 0;
+	for (; i < all; i++) {
+		const struct xdp_desc *d = pm_xq_desc(&q->rx, cons + i);
+		uint64_t idx = d->addr >> xp->bs_shift;
+		if (idx >= 2 && idx < xp->nbufs && bit_test(xp->rx_own, (uint32_t)idx)) {
+			bit_clear(xp->rx_own, (uint32_t)idx);
+			q->rx_inflight--;
+			free_push(xp, (uint32_t)idx);
+		}
+		if (!(d->options & XDP_PKT_CONTD)) {
+			i++;
+			p->st.drop_too_long++;
+			break;
+		}
+	}
+	q->rx.cached_cons = cons + i;
+	pm_xq_cons_release(&q->rx);
+	return 0;
+}
+
 /* Receive: release [hwcur, head) (the slots keep their buffers), then
  * swap newly arrived frames into [hwtail, hwcur - 1). */
 static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
@@ -643,6 +688,8 @@ static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t got = pm_xq_cons_avail(&q->rx, space);
 	uint32_t j = k->hwtail, cons = q->rx.cached_cons;
 	uint64_t pkts = 0, bytes = 0;
+	if (xp->sg)
+		got = rx_whole_frames(p, xp, q, got, space == n - 1);
 
 	for (uint32_t i = 0; i < got; i++) {
 		const struct xdp_desc *d = pm_xq_desc(&q->rx, cons + i);
@@ -657,8 +704,9 @@ static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		}
 		bit_clear(xp->rx_own, (uint32_t)idx);
 		q->rx_inflight--;
+		uint32_t contd = d->options & XDP_PKT_CONTD;
 		if (pm_unlikely(ofs != PM_XDP_HEADROOM || len > usable ||
-				(d->options & 1 /* XDP_PKT_CONTD */))) {
+				(contd && !xp->sg))) {
 			xp->bad_desc++;
 			free_push(xp, (uint32_t)idx);
 			continue;
@@ -674,9 +722,9 @@ static int xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 			pm_slot_reject(p, k, j, old, s->len, PM_SLOT_BAD_IDX);
 		s->buf_idx = (uint32_t)idx;
 		s->len = (uint16_t)len;
-		s->flags = 0;
+		s->flags = contd ? NS_MOREFRAG : 0;
 		j = j + 1 == n ? 0 : j + 1;
-		pkts++;
+		pkts += !contd;
 		bytes += len;
 	}
 	if (got) {
@@ -736,34 +784,62 @@ static int xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t room = pm_xq_prod_space(&q->tx, pm_ring_dist(i, head, n));
 	uint32_t prod = q->tx.cached_prod, posted = 0;
 	uint64_t pkts = 0, bytes = 0;
-	while (i != head && posted < room) {
-		struct netmap_slot *s = &ring->slot[i];
-		uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
-		enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
-		q->tx_sent[i] = 0;
-		if (pm_likely(v == PM_SLOT_OK) &&
-		    pm_unlikely(bit_test(xp->tx_own, idx) || bit_test(xp->rx_own, idx)))
-			v = PM_SLOT_BAD_IDX; /* the kernel holds that buffer */
+	while (i != head) {
+		/* One frame: a slot, or a chain of slots flagged NS_MOREFRAG
+		 * but the last. Each slot is read once, into fr[]. */
+		struct { uint32_t idx, len; } fr[XDP_MAX_FRAGS];
+		uint32_t nf = 0, e = i, flen = 0;
+		bool whole = false;
+		enum pm_slot_verdict v = PM_SLOT_OK;
+		uint32_t bad_at = i, bad_idx = 0, bad_len = 0;
+		do {
+			const struct netmap_slot *s = &ring->slot[e];
+			uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
+			q->tx_sent[e] = 0;
+			if (nf < XDP_MAX_FRAGS) {
+				fr[nf].idx = idx;
+				fr[nf].len = len;
+			}
+			enum pm_slot_verdict sv = pm_slot_check(&p->bs, idx, len, 1);
+			if (sv == PM_SLOT_OK &&
+			    (bit_test(xp->tx_own, idx) || bit_test(xp->rx_own, idx)))
+				sv = PM_SLOT_BAD_IDX; /* the kernel holds that buffer */
+			if (sv != PM_SLOT_OK && v == PM_SLOT_OK) {
+				v = sv;
+				bad_at = e, bad_idx = idx, bad_len = len;
+			}
+			nf++;
+			flen += len;
+			e = e + 1 == n ? 0 : e + 1;
+			whole = !(fl & NS_MOREFRAG);
+		} while (!whole && e != head);
+		if (!whole && pm_ring_dist(i, head, n) < n - 1)
+			break; /* the rest of the chain is not submitted yet */
+		if (whole && v == PM_SLOT_OK && nf <= XDP_MAX_FRAGS &&
+		    (nf == 1 || xp->sg) && nf > room - posted)
+			break; /* no room for the whole frame: later */
 		if (pm_unlikely(v != PM_SLOT_OK)) {
-			pm_slot_reject(p, k, i, idx, len, v);
-		} else if (pm_unlikely((fl & NS_MOREFRAG) || q->chain_drop)) {
-			/* A frame spread over several slots: this port sends
-			 * one buffer per frame. Drop the whole chain. */
-			if (!(fl & NS_MOREFRAG))
-				p->st.drop_too_long++;
-			q->chain_drop = fl & NS_MOREFRAG;
+			pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
+		} else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS ||
+				       (nf > 1 && !xp->sg))) {
+			p->st.drop_too_long++; /* a chain this port cannot send */
 		} else {
-			struct xdp_desc *d = pm_xq_desc(&q->tx, prod + posted);
-			d->addr = ((uint64_t)idx << xp->bs_shift) + PM_XDP_HEADROOM;
-			d->len = len;
-			d->options = 0;
-			bit_set(xp->tx_own, idx);
-			q->tx_sent[i] = idx;
-			posted++;
+			uint32_t at = i;
+			for (uint32_t f = 0; f < nf; f++) {
+				struct xdp_desc *d = pm_xq_desc(&q->tx, prod + posted);
+				d->addr = ((uint64_t)fr[f].idx << xp->bs_shift) +
+					  PM_XDP_HEADROOM;
+				d->len = fr[f].len;
+				d->options = f + 1 < nf ? XDP_PKT_CONTD : 0;
+				bit_set(xp->tx_own, fr[f].idx);
+				q->tx_sent[at] = fr[f].idx;
+				at = at + 1 == n ? 0 : at + 1;
+				posted++;
+			}
 			pkts++;
-			bytes += len;
+			bytes += flen;
 		}
-		i = i + 1 == n ? 0 : i + 1;
+		i = e;
 	}
 	if (posted) {
 		q->tx.cached_prod = prod + posted;
@@ -1041,22 +1117,17 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (bsz != 2048 && bsz != 4096)
 		return pm_open_error(p, -EINVAL, "'@conf:buf-size=%u': AF_XDP "
 				     "buffers are 2048 or 4096 bytes", bsz);
+	/* A frame larger than a buffer spans several (NS_MOREFRAG chains,
+	 * AF_XDP multi-buffer), up to what the kernel takes in one frame. */
 	uint32_t frame = mtu + 14 + 4; /* Ethernet header and one VLAN tag */
-	if (frame > bsz - PM_XDP_HEADROOM) {
-		if (bsz < 4096 && frame <= 4096 - PM_XDP_HEADROOM)
-			return pm_open_error(p, -EMSGSIZE, "MTU %u: frames up to %u "
-					     "bytes do not fit a %u-byte buffer: use "
-					     "@conf:buf-size=4096 or lower the MTU "
-					     "(ip link set dev %s mtu %u)", mtu,
-					     frame, bsz - PM_XDP_HEADROOM,
-					     xp->ifname,
-					     bsz - PM_XDP_HEADROOM - 18);
+	uint32_t usable = bsz - PM_XDP_HEADROOM;
+	xp->sg = frame > usable;
+	if (frame > usable * XDP_MAX_FRAGS)
 		return pm_open_error(p, -EMSGSIZE, "MTU %u: frames up to %u bytes "
-				     "do not fit a %u-byte buffer: lower the MTU "
-				     "(ip link set dev %s mtu %u)", mtu, frame,
-				     bsz - PM_XDP_HEADROOM, xp->ifname,
-				     4096 - PM_XDP_HEADROOM - 18);
-	}
+				     "need more than %u buffers of %u bytes: lower "
+				     "the MTU (ip link set dev %s mtu %u)", mtu,
+				     frame, XDP_MAX_FRAGS, usable, xp->ifname,
+				     usable * XDP_MAX_FRAGS - 18);
 
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
 	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;

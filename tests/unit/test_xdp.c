@@ -495,18 +495,19 @@ static void test_errors(void)
 	expect_error("xdp:xa^1", PKTMAP_DIR_RX, "host ring 1 does not exist");
 	expect_error("xdp:xa@conf:buf-size=8192", PKTMAP_DIR_RX,
 		     "2048 or 4096");
-	if (t_run("ip link set xa mtu 3000") == 0) {
-		expect_error("xdp:xa", PKTMAP_DIR_RX, "MTU 3000");
-		struct pktmap_port *p =
-			open_port("xdp:xa@conf:buf-size=4096", PKTMAP_DIR_RX);
-		if (p) {
-			struct pktmap_info info = { .sz = sizeof(info) };
-			pktmap_info(p, &info);
-			CHECK_EQ(info.buf_usable, 4096 - 256);
-		}
-		pktmap_close(p);
+	if (t_run("ip link set xa mtu 40000") == 0) {
+		expect_error("xdp:xa", PKTMAP_DIR_RX,
+			     "MTU 40000: frames up to 40018 bytes need more than 17 "
+			     "buffers of 1792 bytes");
 		t_run("ip link set xa mtu 1500");
 	}
+	struct pktmap_port *p4 = open_port("xdp:xa@conf:buf-size=4096", PKTMAP_DIR_RX);
+	if (p4) {
+		struct pktmap_info info = { .sz = sizeof(info) };
+		pktmap_info(p4, &info);
+		CHECK_EQ(info.buf_usable, 4096 - 256);
+	}
+	pktmap_close(p4);
 	/* Another program on the interface is not ours to replace. */
 	struct bpf_insn pass[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 2 }, /* r0 = XDP_PASS */
@@ -799,6 +800,69 @@ out:
 	t_run("ip link del yb 2>/dev/null");
 }
 
+/* Frames larger than a buffer: NS_MOREFRAG chains both ways (AF_XDP
+ * multi-buffer), with a 9000-byte MTU. */
+static void test_multibuffer(void)
+{
+	if (t_run("ip link set dev xa mtu 9000 && ip link set dev xb mtu 9000"))
+		return;
+	struct pktmap_port *rx = open_port("xdp:xb", PKTMAP_DIR_RX);
+	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
+	static uint8_t frame[9100], got[9100];
+	uint32_t lens[] = { 60, 1792, 1793, 5000, 9014 };
+	uint32_t sent = 0, ok = 0, bad = 0, total = 0;
+	if (!rx || !tx)
+		goto out;
+	struct netmap_ring *t = NETMAP_TXRING(pktmap_nifp(tx), 0);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(rx), 0);
+	uint32_t usable = 2048 - 256, glen = 0;
+	int64_t end = now_ms() + 10000;
+	total = 2000;
+	while ((sent < total || ok + bad < total) && now_ms() < end) {
+		/* Send one frame as a chain, when the ring has room for it. */
+		uint32_t len = lens[sent % 5], nfr = (len + usable - 1) / usable;
+		if (sent < total && nm_ring_space(t) >= nfr) {
+			t_frame(frame, len, sent, 0);
+			for (uint32_t f = 0, o = 0; f < nfr; f++) {
+				struct netmap_slot *sl = &t->slot[t->head];
+				uint32_t l = len - o < usable ? len - o : usable;
+				memcpy(NETMAP_BUF(t, sl->buf_idx), frame + o, l);
+				sl->len = (uint16_t)l;
+				sl->flags = f + 1 < nfr ? NS_MOREFRAG : 0;
+				o += l;
+				t->head = t->cur = nm_ring_next(t, t->head);
+			}
+			sent++;
+		}
+		pktmap_txsync(tx);
+		pktmap_rxsync(rx);
+		while (!nm_ring_empty(r)) {
+			struct netmap_slot *sl = &r->slot[r->head];
+			if (glen + sl->len <= sizeof(got))
+				memcpy(got + glen, NETMAP_BUF(r, sl->buf_idx), sl->len);
+			glen += sl->len;
+			r->head = r->cur = nm_ring_next(r, r->head);
+			if (sl->flags & NS_MOREFRAG)
+				continue;
+			uint32_t seq;
+			int v = t_frame_check(got, glen, &seq);
+			if (v == 1 && glen == lens[seq % 5])
+				ok++;
+			else if (v >= 0)
+				bad++;
+			glen = 0;
+		}
+	}
+	CHECK_EQ(sent, total);
+	CHECK_EQ(ok, total);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(glen, 0);
+out:
+	pktmap_close(rx);
+	pktmap_close(tx);
+	t_run("ip link set dev xa mtu 1500 && ip link set dev xb mtu 1500");
+}
+
 static void test_device_gone(void)
 {
 	/* The interface disappears under open ports: a reader sees the end
@@ -842,6 +906,7 @@ int main(void)
 	test_shared_region();
 	test_stale_program();
 	test_device_gone();
+	test_multibuffer();
 	test_host_rings();
 	CHECK(prog_id("xa") == 0 && prog_id("xb") == 0 && prog_id("qa") == 0 &&
 	      prog_id("qb") == 0, "no XDP program left");
