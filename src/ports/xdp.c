@@ -77,7 +77,7 @@
 /* How long a bind that finds the queue busy is retried: the kernel frees
  * a closed socket's hold on its queue in deferred work, so a queue can
  * look busy for a moment right after its previous user closed it. */
-#define BIND_BUSY_WAIT_MS 2000
+#define BIND_BUSY_WAIT_MS 5000
 #define XDP_MIN_RX_RING 2048u
 #define BIND_BUSY_STEP_MS 20
 

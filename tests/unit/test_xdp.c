@@ -267,6 +267,23 @@ static void test_basic(void)
 	pktmap_stats(tx, &s);
 	CHECK_EQ(s.drop_invalid, 1);
 
+	/* Busy polling (best effort) changes nothing visible but speed. */
+	pktmap_close(rx);
+	rx = NULL;
+	{
+		char err[300] = "";
+		struct pktmap_open_opts o = { .sz = sizeof(o), .dir = PKTMAP_DIR_RX,
+					      .flags = PKTMAP_OPEN_BUSY_POLL,
+					      .errbuf = err, .errbuf_len = sizeof(err),
+					      .log = log_cb };
+		CHECK(pktmap_open(&rx, "xdp:xb", &o) == 0, "busy poll: %s", err);
+		if (rx) {
+			struct rxstate bst = { 0 };
+			run_traffic(tx, 0, rx, 5000, 60, &bst);
+			CHECK_EQ(bst.got, 5000);
+		}
+	}
+
 	/* xdp -> the peer's kernel stack (no program on xb any more). */
 	pktmap_close(rx);
 	rx = NULL;
