@@ -501,10 +501,17 @@ static void interval_line(const struct capture *cap, struct totals *last,
 	stats_fmt_rate(rate, sizeof(rate),
 		       secs > 0 ? (double)(t.received - last->received) / secs : 0,
 		       "pps");
-	fprintf(stderr, "capture %s: %s received %llu, written %llu (%.1f MB), "
-		"dropped kernel %llu port %llu\n", cap->o.port, rate,
-		(unsigned long long)t.received, (unsigned long long)t.written,
-		(double)t.bytes / 1e6, (unsigned long long)t.drop_kernel,
+	char matched[48] = "", written[64] = "";
+
+	if (cap->o.filter)
+		snprintf(matched, sizeof(matched), ", matched %llu",
+			 (unsigned long long)t.matched);
+	if (cap->o.file)
+		snprintf(written, sizeof(written), ", written %llu (%.1f MB)",
+			 (unsigned long long)t.written, (double)t.bytes / 1e6);
+	fprintf(stderr, "capture %s: %s, received %llu%s%s, dropped kernel %llu "
+		"port %llu\n", cap->o.port, rate, (unsigned long long)t.received,
+		matched, written, (unsigned long long)t.drop_kernel,
 		(unsigned long long)t.drop_port);
 	*last = t;
 }
