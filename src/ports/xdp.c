@@ -118,6 +118,7 @@ struct xdp_priv {
 	bool busy_poll;
 	bool zc;
 	bool sg;                /* frames span several buffers (NS_MOREFRAG) */
+	char umem_from[IFNAMSIZ]; /* the port whose UMEM we share, or "" */
 	uint64_t bad_desc;      /* descriptors the kernel gave that we refused */
 	struct pm_xdp_prog prog;
 	bool host;              /* host rings too (xdp:IF^, xdp:IF*) */
@@ -494,6 +495,9 @@ static int open_sockets(struct pktmap_port *p, struct xdp_priv *xp,
 		if (d && !((flags & PKTMAP_OPEN_ZEROCOPY) && !d->zc) &&
 		    !((flags & PKTMAP_OPEN_COPY) && d->zc)) {
 			ret = xsk_open(p, xp, &xp->q[0], d->q[0].fd, 0);
+			if (ret == 0)
+				snprintf(xp->umem_from, sizeof(xp->umem_from), "%s",
+					 d->ifname);
 			if (ret) {
 				/* Different driver modes cannot share: own UMEM
 				 * over the same pages. */
@@ -1260,8 +1264,9 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	else
 		snprintf(qs, sizeof(qs), "queues %u-%u of %u%s", xp->lo, xp->hi - 1,
 			 xp->nq, xp->host ? " and host rings" : "");
-	pm_log(p, PKTMAP_LOG_INFO, "%s: %s %s, %s mode, XDP program %s",
+	pm_log(p, PKTMAP_LOG_INFO, "%s: %s %s, %s mode%s%s, XDP program %s",
 	       p->name, xp->driver, qs, xp->zc ? "zero-copy" : "copy",
+	       xp->umem_from[0] ? ", UMEM shared with " : "", xp->umem_from,
 	       !xp->rx || !nb ? "not needed" :
 	       xp->prog.generic ? "in generic mode" : "in native mode");
 	return 0;

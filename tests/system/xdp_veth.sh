@@ -206,6 +206,12 @@ expect_err "xdp:eth9: no such interface" inA "$PKTMAP" recv -i xdp:eth9 -n 1 -q
 expect_err "xdp:vethA/Z: driver veth has no zero-copy AF_XDP support: drop /Z to run in copy mode" \
 	inA "$PKTMAP" recv -i xdp:vethA/Z -n 1 -q
 expect_err "queue 2 does not exist" inA "$PKTMAP" recv -i xdp:vethC-2 -n 1 -q
+if command -v setpriv >/dev/null &&
+	setpriv --reuid 65534 --regid 65534 --clear-groups test -x "$PKTMAP"; then
+	expect_err "xdp:vethA: needs CAP_NET_RAW and CAP_BPF: run as root" \
+		inA setpriv --reuid 65534 --regid 65534 --clear-groups \
+		"$PKTMAP" recv -i xdp:vethA -n 1 -q
+fi
 inA ip link set dev vethA mtu 40000
 expect_err "need more than 17 buffers of 1792 bytes: lower the MTU" inA "$PKTMAP" recv -i xdp:vethA -n 1 -q
 inA ip link set dev vethA mtu 1500

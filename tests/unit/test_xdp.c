@@ -367,11 +367,14 @@ static void test_shared_region(void)
 	if (!a)
 		return;
 	uint32_t f0 = free_bufs(a);
+	logbuf[0] = 0;
 	struct pktmap_port *b = open_port(nb, PKTMAP_DIR_BOTH);
 	if (!b) {
 		pktmap_close(a);
 		return;
 	}
+	CHECK(strstr(logbuf, "UMEM shared with xa") != NULL,
+	      "one UMEM for the two ports of the region: %s", logbuf);
 	CHECK(f0 > free_bufs(b), "b took buffers");
 
 	/* a sends; b bounces every frame back by swapping its RX buffer into
