@@ -31,6 +31,13 @@
  * Every slot crosses the checker (pm_slot_check) on TX; on RX the
  * kernel's descriptors are checked too (inside the UMEM, at offset 256,
  * a buffer we posted) before a slot points at them.
+ *
+ * A frame larger than a buffer (a jumbo MTU) is a chain of slots,
+ * NS_MOREFRAG on all but the last, and AF_XDP multi-buffer descriptors
+ * (XDP_PKT_CONTD) on the socket side; chains cross a sync whole.
+ *
+ * The host rings (xdp:IFACE^, xdp:IFACE*) are in xdp_host.c, the XDP
+ * program and its sharing among processes in xdp_prog.c.
  */
 #include <dirent.h>
 #include <fcntl.h>
