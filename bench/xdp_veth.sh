@@ -29,7 +29,15 @@
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PKTMAP=${1:-${PKTMAP:-$ROOT/build/apps/pktmap}}
+# --quick (bench/run): one short run per point.
+for a in "$@"; do
+	case $a in
+	--quick) RUNS=${RUNS:-1} SECS=${SECS:-2} ;;
+	--*) ;;
+	*) PKTMAP=$a ;;
+	esac
+done
+PKTMAP=${PKTMAP:-$ROOT/build/apps/pktmap}
 SIZES=${SIZES:-60}
 RUNS=${RUNS:-3}
 SECS=${SECS:-3}
