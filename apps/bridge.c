@@ -282,7 +282,8 @@ static void summary_human(struct bridge *b, FILE *o)
 			r ? (double)sl / (double)r : 0.0, U(ld(&d->c.drops)));
 	}
 	if (pk)
-		fprintf(o, "bridge busy %llu cycles, %.1f cycles/frame\n", U(busy),
+		fprintf(o, "bridge busy %.1f ns of CPU per frame (%.1f TSC cycles "
+			"of wall time)\n", (double)ld(&b->busy_cpu_ns) / (double)pk,
 			(double)busy / (double)pk);
 	for (int i = 0; i < 2; i++) {
 		struct pktmap_stats st = {.sz = sizeof(st)};
@@ -316,9 +317,11 @@ static void summary_json(struct bridge *b)
 	fwd_json_str(o, b->end ? b->end : "done");
 	fprintf(o, ",\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu,"
 		"\"seconds\":%.6f,\"pps\":%.1f,\"busy_cycles\":%llu,"
-		"\"cycles_per_packet\":%.2f,\"directions\":[", U(pk), U(by), U(dr),
-		s, s > 0 ? (double)pk / s : 0.0, U(busy),
-		pk ? (double)busy / (double)pk : 0.0);
+		"\"cycles_per_packet\":%.2f,\"busy_cpu_ns\":%llu,"
+		"\"cpu_ns_per_packet\":%.3f,\"directions\":[", U(pk), U(by),
+		U(dr), s, s > 0 ? (double)pk / s : 0.0, U(busy),
+		pk ? (double)busy / (double)pk : 0.0, U(ld(&b->busy_cpu_ns)),
+		pk ? (double)ld(&b->busy_cpu_ns) / (double)pk : 0.0);
 	for (int i = 0; i < 2; i++) {
 		struct bridge_dir *d = &b->dir[i];
 		uint64_t p = ld(&d->c.packets), r = ld(&d->c.rounds);

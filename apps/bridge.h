@@ -53,7 +53,8 @@ struct bridge {
 	struct bridge_dir dir[2];              /* A->B, B->A */
 	bool zerocopy;
 	/* Written by the forwarding thread. */
-	_Atomic uint64_t busy_cycles;          /* spent in rounds that moved */
+	_Atomic uint64_t busy_cycles;          /* TSC in rounds that moved */
+	_Atomic uint64_t busy_cpu_ns;          /* CPU time in those rounds */
 	_Atomic uint64_t t_first, t_last;      /* ns of the first/last move */
 	const char *end;                       /* why the loop ended */
 	int error;                             /* a sync's negative errno */

@@ -366,6 +366,7 @@ void bridge_work(struct bridge *b)
 	const struct bridge_opts *o = b->o;
 	uint64_t idle_ns = (uint64_t)(o->idle * 1e9), total = 0, seen = 0;
 	uint64_t t_last = 0, busy = 0;
+	struct fwd_span span = {0};
 	bool started = false;
 
 	for (;;) {
@@ -385,6 +386,7 @@ void bridge_work(struct bridge *b)
 			if (o->count - total < limit)
 				limit = (uint32_t)(o->count - total);
 		}
+		fwd_span_round(&span);
 		c0 = fwd_cycles();
 		m[0] = move_dir(b, &b->dir[0], limit, &r[0]);
 		m[1] = move_dir(b, &b->dir[1], limit, &r[1]);
@@ -407,10 +409,13 @@ void bridge_work(struct bridge *b)
 			}
 			busy += fwd_cycles() - c0;
 			run_pub(&b->busy_cycles, busy);
+			fwd_span_busy(&span);
 			if (failed(b, rc))
 				break;
 			continue;
 		}
+		fwd_span_close(&span);
+		run_pub(&b->busy_cpu_ns, span.total);
 
 		/* Nothing moved: wait for packets where the RX rings are
 		 * empty, for TX room where the other side has packets. */
@@ -461,6 +466,8 @@ void bridge_work(struct bridge *b)
 		}
 	}
 out:
+	fwd_span_close(&span);
+	run_pub(&b->busy_cpu_ns, span.total);
 	if (atomic_load_explicit(&b->dir[0].c.packets, memory_order_relaxed) +
 		    atomic_load_explicit(&b->dir[1].c.packets,
 					 memory_order_relaxed) != seen)

@@ -172,6 +172,7 @@ struct rt_thread {
 	bool own_inputs;             /* every input of its TX stages is its own */
 	struct fwd_waiter wait;      /* TX-only threads sleep here */
 	_Alignas(64) _Atomic uint64_t busy_cycles, rx_slots, tx_slots;
+	_Atomic uint64_t busy_cpu_ns;  /* CPU time of its busy rounds */
 	_Atomic uint64_t t_first, t_last; /* ns of its first/last busy round */
 	uint64_t idle_since;         /* ns: a TX-only thread spins a while */
 	pthread_t tid;

@@ -115,40 +115,43 @@ static const char *zc_word(struct rt_router *rt)
 						     : "copying";
 }
 
-/* Cycles per packet of the threads that run RX (resp. TX) stages. */
-static void cycles(struct rt_router *rt, double *rx, double *tx,
-		   uint64_t *busy)
-{
-	uint64_t brx = 0, btx = 0, srx = 0, stx = 0, all = 0;
+/* Cost per frame of the threads that run RX (resp. TX) stages: TSC
+ * cycles of wall time and ns of CPU time in their busy rounds. */
+struct cost {
+	double rx_cyc, tx_cyc, rx_ns, tx_ns;
+	uint64_t busy, cpu_ns;
+};
 
+static void costs(struct rt_router *rt, struct cost *c)
+{
+	uint64_t b[2] = {0, 0}, ns[2] = {0, 0}, s[2] = {0, 0};
+
+	memset(c, 0, sizeof(*c));
 	for (unsigned k = 0; k < rt->nthreads; k++) {
 		struct rt_thread *t = &rt->th[k];
-		uint64_t b = ld(&t->busy_cycles);
+		int tx = t->nrx == 0; /* one thread does both: counted as RX */
 
-		all += b;
-		if (t->nrx && t->ntx)
-			continue; /* one thread does both: counted below */
-		if (t->nrx) {
-			brx += b;
-			srx += ld(&t->rx_slots);
-		} else {
-			btx += b;
-			stx += ld(&t->tx_slots);
-		}
+		b[tx] += ld(&t->busy_cycles);
+		ns[tx] += ld(&t->busy_cpu_ns);
+		s[tx] += tx ? ld(&t->tx_slots) : ld(&t->rx_slots);
 	}
-	if (rt->nthreads == 1) {
-		brx = all;
-		srx = ld(&rt->th[0].rx_slots);
+	c->busy = b[0] + b[1];
+	c->cpu_ns = ns[0] + ns[1];
+	if (s[0]) {
+		c->rx_cyc = (double)b[0] / (double)s[0];
+		c->rx_ns = (double)ns[0] / (double)s[0];
 	}
-	*rx = srx ? (double)brx / (double)srx : 0.0;
-	*tx = stx ? (double)btx / (double)stx : 0.0;
-	*busy = all;
+	if (s[1]) {
+		c->tx_cyc = (double)b[1] / (double)s[1];
+		c->tx_ns = (double)ns[1] / (double)s[1];
+	}
 }
 
 void rt_summary(struct rt_router *rt, FILE *o)
 {
-	uint64_t in = rt_total_received(rt), out = rt_total_sent(rt), busy;
-	double s = seconds(rt), crx, ctx;
+	uint64_t in = rt_total_received(rt), out = rt_total_sent(rt);
+	double s = seconds(rt);
+	struct cost c;
 	struct rt_bufs *b = &rt->bufs;
 	char rate[32];
 
@@ -207,7 +210,7 @@ void rt_summary(struct rt_router *rt, FILE *o)
 	if (b->bad || b->duplicate)
 		fprintf(o, "buffers %llu bad and %llu duplicate indices\n",
 			U(b->bad), U(b->duplicate));
-	cycles(rt, &crx, &ctx, &busy);
+	costs(rt, &c);
 	for (unsigned k = 0; k < rt->nthreads; k++) {
 		struct rt_thread *t = &rt->th[k];
 
@@ -216,12 +219,13 @@ void rt_summary(struct rt_router *rt, FILE *o)
 			fprintf(o, " rx%u", t->rx[x]->id);
 		for (unsigned x = 0; x < t->ntx; x++)
 			fprintf(o, " tx%u", t->tx[x]->id);
-		fprintf(o, "  busy %.1f Mcycles\n",
-			(double)ld(&t->busy_cycles) / 1e6);
+		fprintf(o, "  busy %.1f ms of CPU\n",
+			(double)ld(&t->busy_cpu_ns) / 1e6);
 	}
-	if (crx || ctx)
-		fprintf(o, "cycles  %.1f per frame in the RX stages, %.1f in the "
-			"TX stages (busy rounds only)\n", crx, ctx);
+	if (c.rx_ns || c.tx_ns)
+		fprintf(o, "cost    %.1f ns of CPU per frame in the RX stages, %.1f "
+			"in the TX stages (busy rounds; %.1f and %.1f TSC cycles of "
+			"wall time)\n", c.rx_ns, c.tx_ns, c.rx_cyc, c.tx_cyc);
 	fflush(o);
 }
 
@@ -229,10 +233,11 @@ void rt_json(struct rt_router *rt)
 {
 	FILE *o = stdout;
 	struct rt_bufs *b = &rt->bufs;
-	uint64_t out = rt_total_sent(rt), busy;
-	double s = seconds(rt), crx, ctx;
+	uint64_t out = rt_total_sent(rt);
+	double s = seconds(rt);
+	struct cost c;
 
-	cycles(rt, &crx, &ctx, &busy);
+	costs(rt, &c);
 	fprintf(o, "{\"cmd\":\"router\",\"version\":\"%s\",\"mode\":\"%s\","
 		"\"nports\":%u,\"nthreads\":%u,\"zerocopy\":\"%s\",\"end\":",
 		PKTMAP_VERSION, rt_mode_name(rt->o->mode), rt->n, rt->nthreads,
@@ -241,6 +246,8 @@ void rt_json(struct rt_router *rt)
 	fprintf(o, ",\"rx_packets\":%llu,\"tx_packets\":%llu,\"dropped\":%llu,"
 		"\"seconds\":%.6f,\"pps\":%.1f,\"busy_cycles\":%llu,"
 		"\"rx_cycles_per_packet\":%.2f,\"tx_cycles_per_packet\":%.2f,"
+		"\"busy_cpu_ns\":%llu,\"rx_cpu_ns_per_packet\":%.3f,"
+		"\"tx_cpu_ns_per_packet\":%.3f,"
 		"\"batch\":%u,\"queue\":%u,\"stash\":%u,"
 		"\"buffers_total\":%llu,\"buffers_free\":%llu,"
 		"\"buffers_in_flight\":%llu,\"buffers_queued\":%llu,"
@@ -248,7 +255,8 @@ void rt_json(struct rt_router *rt)
 		"\"buffers_bad\":%llu,\"buffers_duplicate\":%llu,"
 		"\"conserved\":%s,\"ports\":[",
 		U(rt_total_received(rt)), U(out), U(total_dropped(rt)), s,
-		s > 0 ? (double)out / s : 0.0, U(busy), crx, ctx, rt->batch,
+		s > 0 ? (double)out / s : 0.0, U(c.busy), c.rx_cyc, c.tx_cyc,
+		U(c.cpu_ns), c.rx_ns, c.tx_ns, rt->batch,
 		rt->qcap, rt->stash, U(b->total), U(b->free),
 		U(b->fwd_queued + b->recycling), U(b->fwd_queued),
 		U(b->recycling), U(b->dropped_at_exit), U(b->bad),
@@ -303,8 +311,9 @@ void rt_json(struct rt_router *rt)
 		fprintf(o, "],\"tx\":[");
 		for (unsigned x = 0; x < t->ntx; x++)
 			fprintf(o, "%s%u", x ? "," : "", t->tx[x]->id);
-		fprintf(o, "],\"busy_cycles\":%llu,\"rx_slots\":%llu,"
-			"\"tx_slots\":%llu}", U(ld(&t->busy_cycles)),
+		fprintf(o, "],\"busy_cycles\":%llu,\"busy_cpu_ns\":%llu,"
+			"\"rx_slots\":%llu,\"tx_slots\":%llu}",
+			U(ld(&t->busy_cycles)), U(ld(&t->busy_cpu_ns)),
 			U(ld(&t->rx_slots)), U(ld(&t->tx_slots)));
 	}
 	fprintf(o, "]}\n");

@@ -96,6 +96,7 @@ void *rt_thread_main(void *arg)
 	struct rt_thread *t = arg;
 	struct rt_router *rt = t->rt;
 	uint64_t busy = 0, rxs = 0, txs = 0;
+	struct fwd_span span = {0};
 	int rc;
 
 	rc = fwd_pin(t->cpu);
@@ -110,6 +111,7 @@ void *rt_thread_main(void *arg)
 		uint64_t c0 = fwd_cycles();
 		uint32_t work = 0, w;
 
+		fwd_span_round(&span);
 		for (unsigned k = 0; k < t->nrx; k++) {
 			w = rt_rx_step(t->rx[k]);
 			rxs += w;
@@ -136,8 +138,11 @@ void *rt_thread_main(void *arg)
 				run_pub(&t->t_first, now);
 			run_pub(&t->t_last, now);
 			t->idle_since = 0;
+			fwd_span_busy(&span);
 			continue;
 		}
+		fwd_span_close(&span);
+		run_pub(&t->busy_cpu_ns, span.total);
 		if (t->ntx && !t->nrx) {
 			wait_queues(t);
 			continue;
@@ -151,6 +156,8 @@ void *rt_thread_main(void *arg)
 			break;
 		}
 	}
+	fwd_span_close(&span);
+	run_pub(&t->busy_cpu_ns, span.total);
 	for (unsigned k = 0; k < t->nrx; k++)
 		rt_rx_publish(t->rx[k]);
 	for (unsigned k = 0; k < t->ntx; k++)

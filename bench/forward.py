@@ -10,12 +10,14 @@ Pipes (60-byte frames, counted at the receivers):
     recv --fast, gen and recv on CPU 0; zero-copy (one region) and --copy.
   - router: N inputs and N outputs (N = 2, 4: "N x N", N^2 queues in use),
     random (--outputs) and lpm (256 /24 routes spread over the outputs,
-    every frame's TTL decremented); router threads on CPUs 0 and 1, RX
-    stages on one, TX stages on the other; gens and recvs float.
-  For each: Mpps delivered (sum over receivers), the forwarder's busy TSC
-  cycles per frame (rounds that moved something; the router's per stage),
-  and the one-core (bridge) or two-core pipeline (router: TSC rate /
-  slowest stage) rate those cycles allow. The router's zero-loss rate is
+    every frame's TTL decremented); the router's RX stages and the gens
+    on CPU 0, its TX stages and the recvs on CPU 1.
+  For each: Mpps delivered (sum over receivers), the forwarder's cost per
+  frame: the CPU time of its rounds that moved something (the router's
+  per stage; thread CPU time, so preemption by the gens and recvs sharing
+  the cores is left out) in cycles at the TSC rate, and the one-core
+  (bridge) or two-core pipeline (router: TSC rate / slowest stage) rate
+  that cost allows. The router's zero-loss rate is
   found by binary search on gen -R (the highest offered rate at which the
   router dropped nothing and every frame arrived).
 
@@ -94,7 +96,8 @@ def bridge_once(zerocopy, count):
     rm_region(r)
     if rj["packets"] != count or g.returncode:
         raise SystemExit(f"bridge lost frames: {rj['packets']} of {count}")
-    return rj["pps"], bj["cycles_per_packet"]
+    return (rj["pps"], bj["cpu_ns_per_packet"] * common.tsc_hz() / 1e9,
+            bj["cycles_per_packet"])
 
 
 def bridge_points():
@@ -104,12 +107,13 @@ def bridge_points():
         runs = [bridge_once(zc, 50_000_000 // SCALE) for _ in range(RUNS)]
         pps = common.summarize([r[0] for r in runs])
         cyc = common.summarize([r[1] for r in runs])
+        wall = common.summarize([r[2] for r in runs])
         cap = hz / cyc["median"]
         mode = "zero-copy" if zc else "copy"
         print(f"bridge pipe {mode:9s} delivered {pps['median'] / 1e6:6.2f} Mpps,"
               f" {cyc['median']:6.1f} cycles/frame -> {cap / 1e6:6.1f} Mpps on one core")
         pts.append({"mode": mode, "pps": pps, "cycles_per_packet": cyc,
-                    "one_core_pps": cap})
+                    "tsc_wall_cycles_per_packet": wall, "one_core_pps": cap})
     return pts
 
 
@@ -141,12 +145,14 @@ def router_once(n, mode, count, rate=None, queue=None):
                "--idle", "1", "-T", "0", "-q", "--json"])
     time.sleep(0.5)
     recvs = [popen([PM, "recv", "-i", f"pipe:x}}{n + k}{mem}", "--fast",
-                    "--idle", "1", "-T", "0", "-q", "--json"]) for k in range(n)]
+                    "-a", "1", "--idle", "1", "-T", "0", "-q", "--json"])
+             for k in range(n)]
     gen_args = ["--fast"] if mode == "random" else ["-d", "10.0.0.1-10.0.255.254"]
     if rate:
         gen_args += ["-R", str(int(rate))]
     gens = [popen([PM, "gen", "-i", f"pipe:x}}{k}{mem}", "-n", str(count),
-                   "-T", "0", "-q", "--json"] + gen_args) for k in range(n)]
+                   "-a", "0", "-T", "0", "-q", "--json"] + gen_args)
+            for k in range(n)]
     gj = [out_json(g) for g in gens]
     rj = [out_json(x) for x in recvs]
     tj = out_json(rt)
@@ -165,8 +171,10 @@ def router_points():
             count = (20_000_000 if mode == "random" else 5_000_000) // SCALE
             runs = [router_once(n, mode, count) for _ in range(RUNS)]
             pps = common.summarize([x[0] for x in runs])
-            crx = common.summarize([x[1]["rx_cycles_per_packet"] for x in runs])
-            ctx = common.summarize([x[1]["tx_cycles_per_packet"] for x in runs])
+            crx = common.summarize([x[1]["rx_cpu_ns_per_packet"] * hz / 1e9
+                                    for x in runs])
+            ctx = common.summarize([x[1]["tx_cpu_ns_per_packet"] * hz / 1e9
+                                    for x in runs])
             cap = hz / max(crx["median"], ctx["median"])
             drop = statistics.median([x[1]["dropped"] / max(1, x[3]) for x in runs])
             print(f"router {n}x{n} {mode:6s} delivered {pps['median'] / 1e6:6.2f} Mpps"

@@ -146,11 +146,12 @@ no_leftovers
 echo "4. bridge with one port: its host rings"
 rc=0
 # --foreground: one SIGINT to the bridge, not a second one to its group
-nsx "$B" timeout --foreground -s INT 2 "$PKTMAP" bridge xdp:vb1 -T 0 --json \
-	>"$TMP/b4.json" 2>"$TMP/b4.err" || rc=$?
-if [ "$rc" = 0 ]; then
+nsx "$B" timeout --foreground -s INT 2 "$PKTMAP" bridge "xdp:vb1@mem:${PIPE}h" \
+	-T 0 --json >"$TMP/b4.json" 2>"$TMP/b4.err" || rc=$?
+if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then # 124: timeout sent the signal
 	expect_eq "4: end" "$(json "$TMP/b4.json" end)" signal
-	echo "   bridged xdp:vb1 with xdp:vb1^ until SIGINT"
+	expect_eq "4: mode" "$(json "$TMP/b4.json" mode)" zerocopy
+	echo "   bridged xdp:vb1 with xdp:vb1^ (zero-copy, one region) until SIGINT"
 else
 	expect_eq "4: error lines" "$(wc -l <"$TMP/b4.err")" 1
 	grep -q '^pktmap: ' "$TMP/b4.err" || fail "4: $(cat "$TMP/b4.err")"
