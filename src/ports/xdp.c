@@ -85,7 +85,7 @@
  * a closed socket's hold on its queue in deferred work, so a queue can
  * look busy for a moment right after its previous user closed it. */
 #define BIND_BUSY_WAIT_MS 5000
-#define XDP_MIN_RX_RING 2048u
+#define XDP_MIN_RX_RING 4096u
 #define BIND_BUSY_STEP_MS 20
 
 struct xdp_queue {
@@ -1143,11 +1143,12 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
 	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
 	/* The kernel's RX ring is a queue in front of the netmap ring: at
-	 * least 2048 entries absorb a burst while the application is not
-	 * scheduled (the fill ring, twice that, keeps buffers for them). */
+	 * least 4096 entries absorb a burst while the application is not
+	 * scheduled (20 ms at 200 kpps). The fill ring is as large: its
+	 * buffers are the ones the kernel can fill before we run again. */
 	xp->rx_size = pow2_at_least(rxs < XDP_MIN_RX_RING ? XDP_MIN_RX_RING : rxs);
 	xp->tx_size = pow2_at_least(txs);
-	xp->fq_size = 2 * xp->rx_size;
+	xp->fq_size = xp->rx_size;
 	xp->cq_size = xp->tx_size; /* >= the slots that can be in flight */
 	uint32_t nb = xp->hi - xp->lo;
 	xp->free_cap = xp->rx ? nb * xp->fq_size : 0;
