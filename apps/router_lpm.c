@@ -51,7 +51,8 @@ int rt_lpm_build(struct rt_lpm *t, struct rt_route *routes, uint32_t n)
 	t->tbl24 = calloc(TBL24_ENTRIES, sizeof(*t->tbl24));
 	if (!t->tbl24)
 		return -ENOMEM;
-	qsort(routes, n, sizeof(*routes), by_len);
+	if (n > 1)
+		qsort(routes, n, sizeof(*routes), by_len);
 	for (uint32_t k = 0; k < n; k++) {
 		const struct rt_route *r = &routes[k];
 		uint16_t v = (uint16_t)(r->hop + 1);
