@@ -70,6 +70,7 @@ struct pipe_priv {
 	struct pm_pipe_q *q;           /* q[2][nrings] */
 	uint32_t end, nrings, lo, hi;  /* bound ring range [lo, hi) */
 	uint32_t pipe_id;
+	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
 	int epfd;
 };
@@ -88,8 +89,8 @@ static size_t pipe_obj_size(uint32_t R, uint32_t S)
 static void fifo_path(char *out, size_t len, const struct pipe_priv *pp,
 		      const struct pm_region *reg, uint32_t end, uint32_t r)
 {
-	snprintf(out, len, "/dev/shm/pktmap.%s.w%u.%u.%u", reg->name,
-		 pp->pipe_id, end, r);
+	snprintf(out, len, "/dev/shm/pktmap.%s.w%u.%u.%u", reg->name, pp->uid,
+		 end, r);
 }
 
 static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
@@ -108,9 +109,9 @@ static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
 	return fd;
 }
 
-static uint32_t claim_id(uint32_t pipe_id, uint32_t end, uint32_t r)
+static uint32_t claim_id(uint32_t uid, uint32_t end, uint32_t r)
 {
-	return (pipe_id * 2 + end) * PM_MAX_RINGS + r;
+	return (uid * 2 + end) * PM_MAX_RINGS + r;
 }
 
 /* Validate a pipe control block found in a region someone else made. */
@@ -147,6 +148,9 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	uint32_t R = c->tx_rings ? c->tx_rings : (c->rx_rings ? c->rx_rings : 1);
 	uint32_t S = c->tx_slots ? c->tx_slots : (c->rx_slots ? c->rx_slots :
 							       PM_DEFAULT_SLOTS);
+	if (strlen(nm->body) > 40)
+		return pm_open_error(p, -EINVAL,
+				     "pipe names are at most 40 characters");
 	if (c->region[0])
 		snprintf(regname, sizeof(regname), "%s", c->region);
 	else
@@ -178,7 +182,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 
 	struct pm_region *reg = &p->region;
 	pm_region_lock(reg);
-	snprintf(key, sizeof(key), "pipe:%u", pp->pipe_id);
+	/* Several pipes (names and numbers) may share one @mem: region. */
+	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
 	bool created = false;
 	size_t found_size;
 	uint64_t ofs = pm_region_lookup(reg, key, &found_size);
@@ -232,6 +237,7 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 				     "it with the same @conf or none", nr, ns);
 	}
 	pp->sh = sh;
+	pp->uid = (uint32_t)((ofs - 8192) / 128);
 	pp->nrings = sh->nrings;
 	S = sh->nslots;
 	pp->q = pm_region_ptr(reg, sh->q_ofs);
@@ -243,7 +249,7 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 				     "has %u ring pairs)", pp->lo, pp->nrings);
 	}
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
-		if (pm_region_claim(reg, claim_id(pp->pipe_id, pp->end, r)) != 0) {
+		if (pm_region_claim(reg, claim_id(pp->uid, pp->end, r)) != 0) {
 			pm_region_unlock(reg);
 			return pm_open_error(p, -EBUSY,
 					     "this end (ring %u) is already open in "
@@ -564,7 +570,7 @@ static void pipe_info(const struct pktmap_port *p, struct pktmap_info *info)
 	struct pipe_priv *pp = p->priv;
 	struct pktmap_port *mp = (struct pktmap_port *)p;
 	if (!pm_region_claimed(&mp->region,
-			       claim_id(pp->pipe_id, !pp->end, pp->lo)))
+			       claim_id(pp->uid, !pp->end, pp->lo)))
 		info->flags |= PKTMAP_INFO_PEER_GONE;
 }
 

@@ -465,6 +465,38 @@ static void test_multi_ring(void)
 	pktmap_close(b);
 }
 
+/* Two pipes with different names share one @mem: region and stay apart. */
+static void test_shared_region(void)
+{
+	char n[4][128], err[300] = "";
+	const char *ends[4] = { "a{0", "a}0", "b{0", "b}0" };
+	struct pktmap_port *p[4] = { 0 };
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	for (int i = 0; i < 4; i++) {
+		snprintf(n[i], sizeof(n[i]), "pipe:%s%s@conf:bufs=16384@mem:%sm",
+			 pname, ends[i], pname);
+		CHECK(pktmap_open(&p[i], n[i], &o) == 0, "open %s: %s", n[i], err);
+	}
+	if (p[0] && p[1] && p[2] && p[3]) {
+		struct pktmap_info ia = { .sz = sizeof(ia) }, ib = { .sz = sizeof(ib) };
+		pktmap_info(p[0], &ia);
+		pktmap_info(p[2], &ib);
+		CHECK(strcmp(ia.region, ib.region) == 0, "one region");
+		uint32_t seq = 0, expect = 0;
+		uint64_t bytes = 0;
+		send_seq(p[0], &seq, 7, 0);
+		pktmap_txsync(p[0]);
+		pktmap_rxsync(p[3]);
+		CHECK(nm_ring_empty(NETMAP_RXRING(pktmap_nifp(p[3]), 0)),
+		      "pipe b gets nothing of pipe a");
+		pktmap_rxsync(p[1]);
+		CHECK_EQ(recv_check(p[1], &expect, &bytes), 7);
+	}
+	for (int i = 0; i < 4; i++)
+		pktmap_close(p[i]);
+}
+
 int main(void)
 {
 	snprintf(pname, sizeof(pname), "ut%d", (int)getpid());
@@ -475,5 +507,6 @@ int main(void)
 	test_garbage_peer();
 	test_wakeup();
 	test_multi_ring();
+	test_shared_region();
 	return t_done("pipe");
 }
