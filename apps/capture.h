@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * pktmap capture: the command line and setup (capture.c), the receiving
- * and writing loop of one worker (capture_work.c) and the output files
- * with their rotation (capture_out.c).
+ * and writing loop of one worker (capture_work.c), the output files with
+ * their rotation (capture_out.c), and what it prints (capture_report.c).
  *
  * One worker thread drains one port: all its RX rings into one file, in
  * time-stamp order (a merge over the rings of each batch), or, with
@@ -103,6 +103,19 @@ struct capture {
 	struct cap_worker *w;
 	_Atomic uint64_t matched_total; /* for -c across workers */
 };
+
+/* Sums over the workers (capture_report.c). */
+struct cap_totals {
+	uint64_t received, matched, written, bytes, files;
+	uint64_t drop_kernel, drop_port, t_first, t_last;
+};
+
+/* Print the report line for the interval since *last (and update it). */
+void cap_interval_line(const struct capture *cap, struct cap_totals *last,
+		       double secs);
+
+/* Print the summary (unless -q) and the JSON object (with --json). */
+void cap_summary(const struct capture *cap, const char *end);
 
 /* Set once by SIGINT/SIGTERM; workers look at it once per batch. */
 extern atomic_int cap_stop_flag;
