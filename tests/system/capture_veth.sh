@@ -21,6 +21,8 @@
 # 3. pktmap capture -i xdp:vethB and pkt:vethB: N written, seqs in order.
 # 4. two queues (gen -p 2 on xdp:vethC): pktmap capture -i xdp:vethD into
 #    one file (both streams whole) and --per-queue (one file per queue).
+# 5. tcpdump's exit lines with drops (stopped while its small ring
+#    overflows): captured + dropped by kernel = sent = received by filter.
 # After each step no XDP program is left on any interface. Needs root.
 set -euo pipefail
 
@@ -182,5 +184,28 @@ echo "   queue 0: $q0, queue 1: $q1"
 expect_eq "per queue: sum" "$((q0 + q1))" "$N"
 expect_eq "per queue: gaps" "$g0 $g1" "0 0"
 no_leftovers
+
+echo "== 5. exit lines with drops: tcpdump on pkt:vethB@conf:slots=256, stopped"
+# While tcpdump is stopped its 1 MiB ring fills and the kernel drops the
+# rest; what it then prints must add up: captured + dropped = sent, and
+# "received by filter" counts both (libpcap's meaning on Linux).
+tcpdump_run d "$PKTMAP" pcap-run tcpdump -Z root -i 'pkt:vethB@conf:slots=256' \
+	-w "$TMP/d.pcap"
+tdpid=$(pgrep -P "$TPID" | head -1)
+[ -n "$tdpid" ] || fail "no tcpdump process under $TPID"
+kill -STOP "$tdpid"
+send -n "$N"
+kill -CONT "$tdpid"
+sleep 1
+kill -INT "$tdpid"
+wait_bg "$TPID"
+cap=$(grep -o '^[0-9]* packets captured' "$TMP/d.err" | cut -d' ' -f1)
+rcv=$(grep -o '^[0-9]* packets received by filter' "$TMP/d.err" | cut -d' ' -f1)
+drp=$(grep -o '^[0-9]* packets dropped by kernel' "$TMP/d.err" | cut -d' ' -f1)
+echo "   $cap captured, $rcv received by filter, $drp dropped by kernel"
+[ "${drp:-0}" -gt 0 ] || fail "no drops: $(cat "$TMP/d.err")"
+expect_eq "captured + dropped" "$((cap + drp))" "$N"
+expect_eq "received by filter" "$rcv" "$N"
+expect_eq "file" "$(recv_file "$TMP/d.pcap" | cut -d' ' -f1)" "$cap"
 
 echo "PASS"
