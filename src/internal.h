@@ -201,8 +201,12 @@ struct pm_port_ops {
 	 * once more (after a full barrier) whether something is ready.
 	 * Returns nonzero when it is. May be NULL (always sleep on the fd). */
 	int (*poll_arm)(struct pktmap_port *p, short events);
-	/* After waking: disarm and drain the fd. May be NULL. */
-	void (*poll_disarm)(struct pktmap_port *p);
+	/* After waking: disarm what poll_arm armed for `events` and drain
+	 * those wake-ups (and only those: another thread may be sleeping on
+	 * the other direction). May be NULL. */
+	void (*poll_disarm)(struct pktmap_port *p, short events);
+	/* The fd to sleep on for `events`. May be NULL (p->fd). */
+	int (*poll_fd)(const struct pktmap_port *p, short events);
 	/* Add back-end facts to info (mode, linktype, flags). May be NULL. */
 	void (*info)(const struct pktmap_port *p, struct pktmap_info *info);
 	/* Add back-end counters (kernel drops). May be NULL. */

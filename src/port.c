@@ -589,7 +589,8 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		int armed_ready = 0;
 		for (unsigned i = 0; i < n; i++) {
 			struct pktmap_port *p = reqs[i].port;
-			pfd[i].fd = p->fd;
+			pfd[i].fd = p->ops->poll_fd ? p->ops->poll_fd(p, reqs[i].events) :
+						      p->fd;
 			pfd[i].events = POLLIN;
 			pfd[i].revents = 0;
 			if (p->ops->poll_arm &&
@@ -604,20 +605,23 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 				ready = -errno;
 				for (unsigned i = 0; i < n; i++)
 					if (reqs[i].port->ops->poll_disarm)
-						reqs[i].port->ops->poll_disarm(reqs[i].port);
+						reqs[i].port->ops->poll_disarm(reqs[i].port,
+										reqs[i].events);
 				break;
 			}
 			if (r < 0) { /* EINTR: let the caller see its signal */
 				for (unsigned i = 0; i < n; i++)
 					if (reqs[i].port->ops->poll_disarm)
-						reqs[i].port->ops->poll_disarm(reqs[i].port);
+						reqs[i].port->ops->poll_disarm(reqs[i].port,
+										reqs[i].events);
 				ready = 0;
 				break;
 			}
 		}
 		for (unsigned i = 0; i < n; i++)
 			if (reqs[i].port->ops->poll_disarm)
-				reqs[i].port->ops->poll_disarm(reqs[i].port);
+				reqs[i].port->ops->poll_disarm(reqs[i].port,
+										reqs[i].events);
 	}
 	if (pfd != pfd_stack)
 		free(pfd);

@@ -61,8 +61,8 @@ struct pipe_kpriv {
 	struct pm_pipe_q *q;           /* the queue this ring feeds or drains */
 	struct netmap_ring *peer;      /* TX: the peer's RX ring */
 	uint32_t prod;                 /* TX: our copy of q->prod */
-	int wake_peer_fd;              /* FIFO of the peer's ring r */
-	int wake_own_fd;               /* FIFO we sleep on */
+	int wake_peer_fd;              /* the peer's FIFO for this direction */
+	int wake_own_fd;               /* our FIFO for this direction */
 };
 
 struct pipe_priv {
@@ -72,7 +72,8 @@ struct pipe_priv {
 	uint32_t pipe_id;
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
-	int epfd;
+	int epfd[3];                   /* RX FIFOs, TX FIFOs, all (or -1) */
+	int rx_fd, tx_fd;              /* what to sleep on per direction */
 };
 
 static struct pm_pipe_q *pipe_q(struct pipe_priv *pp, uint32_t end, uint32_t r)
@@ -86,18 +87,21 @@ static size_t pipe_obj_size(uint32_t R, uint32_t S)
 	return 128 + 2 * R * sizeof(struct pm_pipe_q) + 2 * nif;
 }
 
+/* The wake-up FIFO of one end's ring r, for one direction: 'r' wakes the
+ * end's reader (packets arrived), 't' its writer (space was freed). */
 static void fifo_path(char *out, size_t len, const struct pipe_priv *pp,
-		      const struct pm_region *reg, uint32_t end, uint32_t r)
+		      const struct pm_region *reg, uint32_t end, uint32_t r,
+		      char dir)
 {
-	snprintf(out, len, "/dev/shm/pktmap.%s.w%u.%u.%u", reg->name, pp->uid,
-		 end, r);
+	snprintf(out, len, "/dev/shm/pktmap.%s.w%u.%u.%u%c", reg->name, pp->uid,
+		 end, r, dir);
 }
 
 static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
-		     uint32_t r)
+		     uint32_t r, char dir)
 {
 	char path[160];
-	fifo_path(path, sizeof(path), pp, &p->region, end, r);
+	fifo_path(path, sizeof(path), pp, &p->region, end, r, dir);
 	if (mkfifo(path, 0600) != 0 && errno != EEXIST)
 		return pm_open_error(p, -errno, "cannot create %s: %s", path,
 				     strerror(errno));
@@ -159,7 +163,7 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	struct pipe_priv *pp = calloc(1, sizeof(*pp));
 	if (!pp)
 		return -ENOMEM;
-	pp->epfd = -1;
+	pp->epfd[0] = pp->epfd[1] = pp->epfd[2] = -1;
 	p->priv = pp;
 	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
 	pp->pipe_id = (uint32_t)nm->pipe_id;
@@ -274,23 +278,23 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		pp->kp[i].wake_own_fd = pp->kp[i].wake_peer_fd = -1;
 
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
-		int own = open_fifo(p, pp, pp->end, r);
-		if (own < 0)
-			return own;
-		int peer = open_fifo(p, pp, !pp->end, r);
-		if (peer < 0) {
-			close(own);
-			return peer;
-		}
 		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
 		struct pm_kring *tx = pm_txkring(p, r), *rx = pm_rxkring(p, r);
+		/* One FIFO per direction, so that a thread sleeping for RX and
+		 * one sleeping for TX space on the same port never take each
+		 * other's wake-up. */
+		tk->wake_own_fd = open_fifo(p, pp, pp->end, r, 't');
+		tk->wake_peer_fd = open_fifo(p, pp, !pp->end, r, 'r');
+		rk->wake_own_fd = open_fifo(p, pp, pp->end, r, 'r');
+		rk->wake_peer_fd = open_fifo(p, pp, !pp->end, r, 't');
+		int fds[4] = { tk->wake_own_fd, tk->wake_peer_fd,
+			       rk->wake_own_fd, rk->wake_peer_fd };
+		for (int f = 0; f < 4; f++)
+			if (fds[f] < 0)
+				return fds[f]; /* open_fifo() set the message */
 		tk->q = pipe_q(pp, pp->end, r);
 		tk->peer = NETMAP_RXRING(peer_nifp, r);
-		tk->wake_own_fd = own;
-		tk->wake_peer_fd = peer;
 		rk->q = pipe_q(pp, !pp->end, r);
-		rk->wake_own_fd = -1; /* shared with tk: closed once */
-		rk->wake_peer_fd = peer;
 		tx->priv = tk;
 		rx->priv = rk;
 
@@ -315,22 +319,29 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		rx->ring->tail = rtail;
 	}
 
-	if (pp->hi - pp->lo == 1) {
-		p->fd = pp->kp[pp->lo].wake_own_fd;
-	} else {
-		pp->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (pp->epfd < 0)
+	/* Pollable fds: per direction (the FIFO itself for one ring, else an
+	 * epoll set), and one over everything for pktmap_fd(). */
+	for (int set = 0; set < 3; set++) {
+		pp->epfd[set] = epoll_create1(EPOLL_CLOEXEC);
+		if (pp->epfd[set] < 0)
 			return pm_open_error(p, -errno, "epoll_create1: %s",
 					     strerror(errno));
 		for (uint32_t r = pp->lo; r < pp->hi; r++) {
-			struct epoll_event ev = { .events = EPOLLIN, .data.u32 = r };
-			if (epoll_ctl(pp->epfd, EPOLL_CTL_ADD,
-				      pp->kp[r].wake_own_fd, &ev) != 0)
-				return pm_open_error(p, -errno, "epoll_ctl: %s",
-						     strerror(errno));
+			for (int d = 0; d < 2; d++) {
+				if (set != 2 && set != d)
+					continue;
+				int fd = pp->kp[d == 0 ? pp->nrings + r : r].wake_own_fd;
+				struct epoll_event ev = { .events = EPOLLIN, .data.u32 = r };
+				if (epoll_ctl(pp->epfd[set], EPOLL_CTL_ADD, fd, &ev) != 0)
+					return pm_open_error(p, -errno, "epoll_ctl: %s",
+							     strerror(errno));
+			}
 		}
-		p->fd = pp->epfd;
 	}
+	bool one = pp->hi - pp->lo == 1;
+	pp->rx_fd = one ? pp->kp[pp->nrings + pp->lo].wake_own_fd : pp->epfd[0];
+	pp->tx_fd = one ? pp->kp[pp->lo].wake_own_fd : pp->epfd[1];
+	p->fd = pp->epfd[2];
 	return 0;
 }
 
@@ -551,18 +562,38 @@ static int pipe_poll_arm(struct pktmap_port *p, short events)
 	return 0;
 }
 
-static void pipe_poll_disarm(struct pktmap_port *p)
+/* Stop announcing sleep for `events`, and drain those FIFOs only. */
+static void pipe_poll_disarm(struct pktmap_port *p, short events)
 {
 	struct pipe_priv *pp = p->priv;
 	char buf[256];
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
-		atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping, 0,
-				      memory_order_relaxed);
-		atomic_store_explicit(&pipe_q(pp, pp->end, r)->writer_sleeping, 0,
-				      memory_order_relaxed);
-		while (read(pp->kp[r].wake_own_fd, buf, sizeof(buf)) == sizeof(buf))
-			;
+		if (events & POLLIN) {
+			atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping,
+					      0, memory_order_relaxed);
+			while (read(pp->kp[pp->nrings + r].wake_own_fd, buf,
+				    sizeof(buf)) == sizeof(buf))
+				;
+		}
+		if (events & POLLOUT) {
+			atomic_store_explicit(&pipe_q(pp, pp->end, r)->writer_sleeping,
+					      0, memory_order_relaxed);
+			while (read(pp->kp[r].wake_own_fd, buf, sizeof(buf)) ==
+			       sizeof(buf))
+				;
+		}
 	}
+}
+
+/* The fd to sleep on for `events`. */
+static int pipe_poll_fd(const struct pktmap_port *p, short events)
+{
+	const struct pipe_priv *pp = p->priv;
+	if ((events & (POLLIN | POLLOUT)) == POLLIN)
+		return pp->rx_fd;
+	if ((events & (POLLIN | POLLOUT)) == POLLOUT)
+		return pp->tx_fd;
+	return p->fd;
 }
 
 static void pipe_info(const struct pktmap_port *p, struct pktmap_info *info)
@@ -580,16 +611,17 @@ static void pipe_close(struct pktmap_port *p)
 	if (!pp)
 		return;
 	if (pp->kp) {
-		for (uint32_t r = 0; r < pp->nrings; r++) {
-			if (pp->kp[r].wake_own_fd >= 0)
-				close(pp->kp[r].wake_own_fd);
-			if (pp->kp[r].wake_peer_fd >= 0)
-				close(pp->kp[r].wake_peer_fd);
+		for (uint32_t i = 0; i < 2 * pp->nrings; i++) {
+			if (pp->kp[i].wake_own_fd >= 0)
+				close(pp->kp[i].wake_own_fd);
+			if (pp->kp[i].wake_peer_fd >= 0)
+				close(pp->kp[i].wake_peer_fd);
 		}
 		free(pp->kp);
 	}
-	if (pp->epfd >= 0)
-		close(pp->epfd);
+	for (int set = 0; set < 3; set++)
+		if (pp->epfd[set] >= 0)
+			close(pp->epfd[set]);
 	free(pp);
 	p->priv = NULL;
 }
@@ -608,6 +640,7 @@ const struct pm_port_ops pm_pipe_ops = {
 	.rxsync = pipe_rxsync,
 	.poll_arm = pipe_poll_arm,
 	.poll_disarm = pipe_poll_disarm,
+	.poll_fd = pipe_poll_fd,
 	.info = pipe_info,
 	.close = pipe_close,
 };

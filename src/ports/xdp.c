@@ -919,8 +919,9 @@ static int xdp_poll_arm(struct pktmap_port *p, short events)
 }
 
 /* After waking: consume the edge-triggered events. */
-static void xdp_poll_disarm(struct pktmap_port *p)
+static void xdp_poll_disarm(struct pktmap_port *p, short events)
 {
+	(void)events;
 	struct xdp_priv *xp = p->priv;
 	struct epoll_event ev[16];
 	while (epoll_wait(xp->epfd, ev, 16, 0) == 16)

@@ -465,6 +465,68 @@ static void test_multi_ring(void)
 	pktmap_close(b);
 }
 
+/* One port, two threads: one sleeps for RX packets, one for TX space
+ * (the router's two stages). Each wake-up reaches the thread it is for. */
+struct sleeper {
+	struct pktmap_port *p;
+	short events;
+	int rev;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	s->rev = pktmap_poll(s->p, s->events, 5000);
+	return NULL;
+}
+
+static void wait_sleeping(struct pktmap_port *p, uint64_t n)
+{
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	for (int i = 0; i < 2000; i++) {
+		pktmap_stats(p, &st);
+		if (st.poll_sleeps >= n)
+			return;
+		usleep(1000);
+	}
+}
+
+static void test_two_directions(void)
+{
+	struct pktmap_port *a = open_end("{7@conf:slots=64,spin-us=0", 1);
+	struct pktmap_port *b = open_end("}7", 1);
+	if (!a || !b) {
+		pktmap_close(a);
+		pktmap_close(b);
+		return;
+	}
+	uint32_t seq = 0;
+	while (send_seq(a, &seq, 1000, 0))
+		pktmap_txsync(a); /* fill a -> b */
+	struct sleeper in = { .p = a, .events = POLLIN };
+	struct sleeper out = { .p = a, .events = POLLOUT };
+	pthread_t t1, t2;
+	pthread_create(&t1, NULL, sleeper_main, &in);
+	wait_sleeping(a, 1);
+	pthread_create(&t2, NULL, sleeper_main, &out);
+	wait_sleeping(a, 2);
+	/* b sends one packet to a: only the RX sleeper may wake. */
+	uint32_t bseq = 0;
+	send_seq(b, &bseq, 1, 0);
+	pktmap_txsync(b);
+	pthread_join(t1, NULL);
+	CHECK_EQ(in.rev, POLLIN);
+	/* b drains: now the TX sleeper wakes. */
+	pktmap_rxsync(b);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(b), 0);
+	r->head = r->cur = r->tail;
+	pktmap_rxsync(b);
+	pthread_join(t2, NULL);
+	CHECK_EQ(out.rev, POLLOUT);
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
 /* Two pipes with different names share one @mem: region and stay apart. */
 static void test_shared_region(void)
 {
@@ -508,5 +570,6 @@ int main(void)
 	test_wakeup();
 	test_multi_ring();
 	test_shared_region();
+	test_two_directions();
 	return t_done("pipe");
 }
