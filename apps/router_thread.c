@@ -7,11 +7,10 @@
  * A TX-only thread sleeps on its eventfd, woken by the RX stages that
  * queue work for it (fwd.h's waiter); when an output has work but no TX
  * room (a slow or stalled peer) it retries for 20 us and then every
- * 200 us: it does not sleep in the library's poll, whose wake-ups for a
- * port are shared by both halves of its ring pair, and so would be
- * shared with the RX thread that owns the other half. A thread that runs
- * both stages of every port (--threads 1) waits in pktmap_poll_many() for
- * RX packets and TX room together.
+ * 200 us. (Pipes now wake each direction on its own, so sleeping in
+ * pktmap_poll_many() with POLLOUT would also work: a follow-up.) A
+ * thread that runs both stages of every port (--threads 1) waits in
+ * pktmap_poll_many() for RX packets and TX room together.
  */
 #include <errno.h>
 #include <poll.h>
