@@ -92,7 +92,6 @@ static int host_port(const char *name, char *out, size_t len)
 
 static int parse(int argc, char **argv, struct bridge_opts *o)
 {
-	char err[256];
 	uint64_t v;
 	int c, np = 0;
 
@@ -112,36 +111,25 @@ static int parse(int argc, char **argv, struct bridge_opts *o)
 				return EXIT_USAGE;
 			break;
 		case 'b':
-			bad = cli_parse_u64(optarg, 65536, &v, err, sizeof(err));
-			if (!bad && v == 0) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
+			bad = cli_opt_u64("bridge: -b: batch", optarg,
+					  1, 65536, &v);
 			o->batch = (uint32_t)v;
-			if (bad)
-				cli_err("bridge: -b: batch %s", err);
 			break;
 		case 'n':
-			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("bridge: -n: count %s", err);
+			bad = cli_opt_u64("bridge: -n: count", optarg,
+					  0, UINT64_MAX, &o->count);
 			break;
 		case 'a':
-			bad = cli_parse_u64(optarg, CPU_SETSIZE - 1, &v, err,
-					    sizeof(err));
+			bad = cli_opt_u64("bridge: -a: CPU", optarg,
+					  0, CPU_SETSIZE - 1, &v);
 			o->cpu = (int)v;
-			if (bad)
-				cli_err("bridge: -a: CPU %s", err);
 			break;
 		case 'T':
 		case OPT_IDLE:
-			bad = cli_parse_seconds(optarg, 86400,
-						c == 'T' ? &o->interval : &o->idle,
-						err, sizeof(err));
-			if (bad)
-				cli_err("bridge: %s: %s", c == 'T' ? "-T" : "--idle",
-					err);
+			bad = cli_opt_seconds(c == 'T' ? "bridge: -T:" :
+							"bridge: --idle:",
+					      optarg, 86400,
+					      c == 'T' ? &o->interval : &o->idle);
 			break;
 		case OPT_COPY: o->copy = true; break;
 		case OPT_JSON: o->json = true; break;

@@ -162,10 +162,8 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 		case 'i': o->port = optarg; break;
 		case 'w': o->file = optarg; break;
 		case 'c':
-			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("capture: -c: count %s", err);
+			bad = cli_opt_u64("capture: -c: count", optarg,
+					  0, UINT64_MAX, &o->count);
 			break;
 		case 's':
 			bad = cli_parse_u64(optarg, 262144, &v, err, sizeof(err));
@@ -201,30 +199,21 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 				cli_err("capture: -G: seconds %s", err);
 			break;
 		case 'W':
-			bad = cli_parse_u64(optarg, 1000000, &v, err, sizeof(err));
-			if (!bad && !v) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
+			bad = cli_opt_u64("capture: -W: file count", optarg,
+					  1, 1000000, &v);
 			o->max_files = (unsigned)v;
-			if (bad)
-				cli_err("capture: -W: file count %s", err);
 			break;
 		case 'a':
-			bad = cli_parse_u64(optarg, CPU_SETSIZE - CAP_MAX_WORKERS, &v,
-					    err, sizeof(err));
+			bad = cli_opt_u64("capture: -a: CPU", optarg,
+					  0, CPU_SETSIZE - CAP_MAX_WORKERS, &v);
 			o->cpu = (int)v;
-			if (bad)
-				cli_err("capture: -a: CPU %s", err);
 			break;
 		case 'T':
 		case OPT_IDLE:
-			bad = cli_parse_seconds(optarg, 86400,
-						c == 'T' ? &o->interval : &o->idle,
-						err, sizeof(err));
-			if (bad)
-				cli_err("capture: %s: %s", c == 'T' ? "-T" : "--idle",
-					err);
+			bad = cli_opt_seconds(c == 'T' ? "capture: -T:" :
+							"capture: --idle:",
+					      optarg, 86400,
+					      c == 'T' ? &o->interval : &o->idle);
 			break;
 		case OPT_PCAPNG: o->pcapng = true; break;
 		case OPT_MICRO: o->micro = true; break;

@@ -131,6 +131,30 @@ int cli_parse_range(const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+int cli_opt_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
+		uint64_t *out)
+{
+	char err[128];
+	int bad = cli_parse_u64(arg, max, out, err, sizeof(err));
+	if (!bad && *out < min) {
+		snprintf(err, sizeof(err), "must be at least %llu",
+			 (unsigned long long)min);
+		bad = 1;
+	}
+	if (bad)
+		cli_err("%s %s", what, err);
+	return bad ? 1 : 0;
+}
+
+int cli_opt_seconds(const char *what, const char *arg, double max, double *out)
+{
+	char err[128];
+	if (cli_parse_seconds(arg, max, out, err, sizeof(err)) == 0)
+		return 0;
+	cli_err("%s %s", what, err);
+	return 1;
+}
+
 int cli_parse_seconds(const char *s, double max, double *out, char *err,
 		      unsigned errlen)
 {

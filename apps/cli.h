@@ -49,6 +49,12 @@ int cli_parse_range(const char *s, uint64_t min, uint64_t max,
 /* A non-negative number of seconds: "1", "0.5", "2.25". */
 int cli_parse_seconds(const char *s, double max, double *out, char *err,
 		      unsigned errlen);
+/* An option's value, for the option parsers of the subcommands: parse a
+ * number in [min, max] (or seconds up to max) into *out; on a bad value
+ * print "pktmap: WHAT <why>" (WHAT like "gen: -b: batch") and return 1. */
+int cli_opt_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
+		uint64_t *out);
+int cli_opt_seconds(const char *what, const char *arg, double max, double *out);
 /* "10.0.0.1", "10.0.0.1-10.0.0.9", with an optional ":1234" or
  * ":1234-1240". When no port is given, *out's ports are left alone. */
 int cli_parse_addr(const char *s, struct cli_addr *out, char *err,

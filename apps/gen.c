@@ -111,26 +111,17 @@ static int parse(int argc, char **argv, struct gen_opts *o)
 				cli_err("gen: -l: frame length %s", err);
 			break;
 		case 'b':
-			bad = cli_parse_u64(optarg, 65536, &v, err, sizeof(err));
-			if (!bad && v == 0) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
+			bad = cli_opt_u64("gen: -b: batch", optarg,
+					  1, 65536, &v);
 			o->batch = (uint32_t)v;
-			if (bad)
-				cli_err("gen: -b: batch %s", err);
 			break;
 		case 'n':
-			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("gen: -n: count %s", err);
+			bad = cli_opt_u64("gen: -n: count", optarg,
+					  0, UINT64_MAX, &o->count);
 			break;
 		case 'R':
-			bad = cli_parse_u64(optarg, UINT64_MAX / 2, &o->rate, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("gen: -R: rate %s", err);
+			bad = cli_opt_u64("gen: -R: rate", optarg,
+					  0, UINT64_MAX / 2, &o->rate);
 			break;
 		case 's':
 		case 'd':
@@ -147,22 +138,14 @@ static int parse(int argc, char **argv, struct gen_opts *o)
 				cli_err("gen: -%c: %s", c, err);
 			break;
 		case 'p':
-			bad = cli_parse_u64(optarg, RUN_MAX_THREADS, &v, err,
-					    sizeof(err));
-			if (!bad && v == 0) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
+			bad = cli_opt_u64("gen: -p: threads", optarg,
+					  1, RUN_MAX_THREADS, &v);
 			o->threads = (unsigned)v;
-			if (bad)
-				cli_err("gen: -p: threads %s", err);
 			break;
 		case 'a':
-			bad = cli_parse_u64(optarg, CPU_SETSIZE - RUN_MAX_THREADS,
-					    &v, err, sizeof(err));
+			bad = cli_opt_u64("gen: -a: CPU", optarg,
+					  0, CPU_SETSIZE - RUN_MAX_THREADS, &v);
 			o->cpu = (int)v;
-			if (bad)
-				cli_err("gen: -a: CPU %s", err);
 			break;
 		case 'T':
 		case 'w':

@@ -82,7 +82,6 @@ static const struct option longopts[] = {
 static int parse(int argc, char **argv, struct recv_opts *o)
 {
 	int verify = -1; /* -1: the default */
-	char err[256];
 	uint64_t v;
 	int c;
 
@@ -99,49 +98,34 @@ static int parse(int argc, char **argv, struct recv_opts *o)
 		switch (c) {
 		case 'i': o->port = optarg; break;
 		case 'b':
-			bad = cli_parse_u64(optarg, 65536, &v, err, sizeof(err));
+			bad = cli_opt_u64("recv: -b: batch", optarg,
+					  0, 65536, &v);
 			o->batch = (uint32_t)v;
-			if (bad)
-				cli_err("recv: -b: batch %s", err);
 			break;
 		case 'n':
-			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("recv: -n: count %s", err);
+			bad = cli_opt_u64("recv: -n: count", optarg,
+					  0, UINT64_MAX, &o->count);
 			break;
 		case 'p':
-			bad = cli_parse_u64(optarg, RUN_MAX_THREADS, &v, err,
-					    sizeof(err));
-			if (!bad && v == 0) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
+			bad = cli_opt_u64("recv: -p: threads", optarg,
+					  1, RUN_MAX_THREADS, &v);
 			o->threads = (unsigned)v;
-			if (bad)
-				cli_err("recv: -p: threads %s", err);
 			break;
 		case 'a':
-			bad = cli_parse_u64(optarg, CPU_SETSIZE - RUN_MAX_THREADS,
-					    &v, err, sizeof(err));
+			bad = cli_opt_u64("recv: -a: CPU", optarg,
+					  0, CPU_SETSIZE - RUN_MAX_THREADS, &v);
 			o->cpu = (int)v;
-			if (bad)
-				cli_err("recv: -a: CPU %s", err);
 			break;
 		case 'T':
 		case OPT_IDLE:
-			bad = cli_parse_seconds(optarg, 86400,
-						c == 'T' ? &o->interval : &o->idle,
-						err, sizeof(err));
-			if (bad)
-				cli_err("recv: %s: %s", c == 'T' ? "-T" : "--idle",
-					err);
+			bad = cli_opt_seconds(c == 'T' ? "recv: -T:" :
+							"recv: --idle:",
+					      optarg, 86400,
+					      c == 'T' ? &o->interval : &o->idle);
 			break;
 		case OPT_DUMP:
-			bad = cli_parse_u64(optarg, INT64_MAX, &o->dump, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("recv: --dump: %s", err);
+			bad = cli_opt_u64("recv: --dump:", optarg,
+					  0, INT64_MAX, &o->dump);
 			break;
 		case OPT_FAST: o->fast = true; break;
 		case OPT_VERIFY: verify = 1; break;

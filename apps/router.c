@@ -191,15 +191,9 @@ static int parse(int argc, char **argv, struct rt_opts *o)
 			break;
 		}
 		case 'p':
-			bad = cli_parse_u64(optarg, RT_MAX_THREADS, &v, err,
-					    sizeof(err));
-			if (!bad && v == 0) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
+			bad = cli_opt_u64("router: -p: threads", optarg,
+					  1, RT_MAX_THREADS, &v);
 			o->threads = (unsigned)v;
-			if (bad)
-				cli_err("router: -p: threads %s", err);
 			break;
 		case 'a': {
 			int k = fwd_parse_cpus(optarg, o->cpus, RT_MAX_THREADS,
@@ -235,16 +229,12 @@ static int parse(int argc, char **argv, struct rt_opts *o)
 					optarg, err);
 			break;
 		case OPT_SEED:
-			bad = cli_parse_u64(optarg, UINT64_MAX, &o->seed, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("router: --seed: %s", err);
+			bad = cli_opt_u64("router: --seed:", optarg,
+					  0, UINT64_MAX, &o->seed);
 			break;
 		case 'n':
-			bad = cli_parse_u64(optarg, UINT64_MAX, &o->count, err,
-					    sizeof(err));
-			if (bad)
-				cli_err("router: -n: count %s", err);
+			bad = cli_opt_u64("router: -n: count", optarg,
+					  0, UINT64_MAX, &o->count);
 			break;
 		case 'T':
 		case OPT_DURATION:
