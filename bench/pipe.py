@@ -23,13 +23,14 @@ SIZES = [60, 128, 256, 512, 1024, 1514]
 CPU_GEN, CPU_RECV = 0, 1 if (os.cpu_count() or 1) > 1 else 0
 
 
-def run_pipe(batch, size, fast, count):
-    """One gen -> recv run; returns the receiver's packets per second."""
+def run_pipe(batch, size, fast, count, conf=""):
+    """One gen -> recv run; returns the receiver's packets per second.
+    conf: "@conf:..." appended to the receiver's port name."""
     pm = common.pktmap_bin()
     name = f"bench{os.getpid()}"
     extra = ["--fast"] if fast else []
     recv = subprocess.Popen(
-        [pm, "recv", "-i", f"pipe:{name}}}0", "-n", str(count), "-b", str(batch),
+        [pm, "recv", "-i", f"pipe:{name}}}0{conf}", "-n", str(count), "-b", str(batch),
          "-a", str(CPU_RECV), "-T", "0", "--json"] + extra,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     gen = subprocess.run(
@@ -75,6 +76,16 @@ def sweep_sizes():
                   f"{s['median'] / 1e6:8.1f} Mpps {gbps:7.1f} Gbit/s (frame bits)")
             points.append({"batch": 256, "size": size, "fast": fast, "pps": s})
     return points
+
+
+def no_spin():
+    """The receiver without pktmap_poll()'s spin before sleeping
+    (@conf:spin-us=0): what the spin buys at batch 256."""
+    runs = [run_pipe(256, 60, True, count_for(256) // 8, "@conf:spin-us=0")
+            for _ in range(RUNS)]
+    s = common.summarize(runs)
+    print(f"pipe batch  256 receiver without spin  {s['median'] / 1e6:8.1f} Mpps")
+    return {"batch": 256, "size": 60, "fast": True, "spin_us": 0, "pps": s}
 
 
 def gen_null(fast, count=200_000_000):
@@ -162,6 +173,7 @@ def main():
     peer = rte_ring()
     batches = sweep_batches()
     sizes = sweep_sizes()
+    spin_off = no_spin()
     null = [gen_null(True), gen_null(False)]
     instr = {"fast": callgrind_null(True), "stamped": callgrind_null(False)}
     best = max(p["pps"]["median"] for p in batches if p["batch"] >= 256 and p["fast"])
@@ -173,7 +185,8 @@ def main():
         summary["ratio_vs_rte_ring_stamped"] = best_st / peer["two_core_elems_per_s"]
     print("summary:", json.dumps(summary))
     common.write_result("pipe", params, {
-        "batch_sweep": batches, "size_sweep": sizes, "gen_null": null,
+        "batch_sweep": batches, "size_sweep": sizes, "no_spin": spin_off,
+        "gen_null": null,
         "callgrind_instr_per_packet": instr, "rte_ring": peer,
         "summary": summary})
 

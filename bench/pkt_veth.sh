@@ -17,6 +17,7 @@
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib.sh"
 PKTMAP=${1:-${PKTMAP:-$ROOT/build/apps/pktmap}}
 SIZES=${SIZES:-60 512 1514}
 RUNS=${RUNS:-3}
@@ -101,43 +102,4 @@ for size in $SIZES; do
 	done
 done
 
-mkdir -p "$(dirname "$OUT")"
-{
-	echo "{"
-	echo "  \"bench\": \"pkt_veth\","
-	echo "  \"what\": \"TX packets/s on veth, counted by the peer's rx_packets; sender pinned to CPU $CPU\","
-	echo "  \"machine\": {\"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\", \"cores\": $(nproc), \"kernel\": \"$(uname -r)\"},"
-	echo "  \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\","
-	echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
-	echo "  \"seconds\": $SECS, \"runs\": $RUNS,"
-	echo "  \"points\": ["
-	first=1
-	for size in $SIZES; do
-		for tool in $TOOLS; do
-			[ $first = 1 ] || echo ","
-			first=0
-			python3 - "$size" "$tool" ${RES["$size,$tool"]} <<'EOF'
-import statistics, sys, json
-size, tool, vals = int(sys.argv[1]), sys.argv[2], [int(v) for v in sys.argv[3:]]
-print("    " + json.dumps({"size": size, "tool": tool, "pps_median": int(statistics.median(vals)),
-      "pps_min": min(vals), "pps_max": max(vals), "runs": vals}), end="")
-EOF
-		done
-	done
-	echo ""
-	echo "  ]"
-	echo "}"
-} >"$OUT"
-python3 - "$OUT" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-by = {}
-for p in d["points"]:
-    by.setdefault(p["size"], {})[p["tool"]] = p["pps_median"]
-for size, t in by.items():
-    base = t.get("pktmap_pkt", 0)
-    others = ", ".join("%s %.0f kpps (pktmap %.2fx)" % (k, v / 1e3, base / v if v else 0)
-                       for k, v in t.items() if k != "pktmap_pkt")
-    print("size %5d: pktmap pkt: %.0f kpps; %s" % (size, base / 1e3, others))
-EOF
-echo "wrote $OUT" >&2
+write_tx_json pkt_veth "TX packets/s on veth, counted by the peer's rx_packets; sender pinned to CPU $CPU" "" pktmap_pkt

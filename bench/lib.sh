@@ -1,0 +1,50 @@
+# Shared by the veth benchmarks (source it). Needs ROOT, OUT, SIZES, TOOLS,
+# SECS, RUNS, CPU and an associative array RES["size,tool"] holding the
+# packets/s of each run, space-separated.
+
+# write_tx_json NAME WHAT EXTRA BASE: write $OUT (machine, commit, and per
+# size and tool the median/min/max of RES), then print every tool's median
+# with BASE's ratio to it. EXTRA is more JSON members, e.g. '"rps": 1,'.
+write_tx_json() {
+	local name=$1 what=$2 extra=$3 base=$4 size tool first=1
+	mkdir -p "$(dirname "$OUT")"
+	{
+		echo "{"
+		echo "  \"bench\": \"$name\","
+		echo "  \"what\": \"$what\","
+		echo "  \"machine\": {\"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\", \"cores\": $(nproc), \"kernel\": \"$(uname -r)\"},"
+		echo "  \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\","
+		echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+		echo "  \"seconds\": $SECS, \"runs\": $RUNS, $extra"
+		echo "  \"points\": ["
+		for size in $SIZES; do
+			for tool in $TOOLS; do
+				[ $first = 1 ] || echo ","
+				first=0
+				# shellcheck disable=SC2086
+				python3 - "$size" "$tool" ${RES["$size,$tool"]} <<'PY'
+import statistics, sys, json
+size, tool, vals = int(sys.argv[1]), sys.argv[2], [int(v) for v in sys.argv[3:]]
+print("    " + json.dumps({"size": size, "tool": tool, "pps_median": int(statistics.median(vals)),
+      "pps_min": min(vals), "pps_max": max(vals), "runs": vals}), end="")
+PY
+			done
+		done
+		echo ""
+		echo "  ]"
+		echo "}"
+	} >"$OUT"
+	python3 - "$OUT" "$base" <<'PY'
+import json, sys
+d, base_tool = json.load(open(sys.argv[1])), sys.argv[2]
+by = {}
+for p in d["points"]:
+    by.setdefault(p["size"], {})[p["tool"]] = p["pps_median"]
+for size, t in by.items():
+    base = t.get(base_tool, 0)
+    others = ", ".join("%s %.0f kpps (%s %.2fx)" % (k, v / 1e3, base_tool, base / v if v else 0)
+                       for k, v in t.items() if k != base_tool)
+    print("size %5d: %s %.0f kpps; %s" % (size, base_tool, base / 1e3, others))
+PY
+	echo "wrote $OUT" >&2
+}
