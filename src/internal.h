@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/types.h>
 
 #include "pktmap/pktmap.h"
 #include "check.h"
@@ -112,6 +113,12 @@ struct pm_region_params {
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen);
 void pm_region_close(struct pm_region *r);
+
+/* An open-file-description lock on the one byte at `start` of fd (F_WRLCK,
+ * F_RDLCK or F_UNLCK), waiting for it or not. Dropped by the kernel when
+ * the file is closed, also by a process killed with SIGKILL. Returns 0,
+ * -EBUSY when held elsewhere (not waiting), or -errno. */
+int pm_ofd_lock(int fd, short type, off_t start, bool wait);
 
 /* Serialise structural changes (allocations, directory) among all the
  * processes of the region. Not for fast paths. */

@@ -452,15 +452,19 @@ int pktmap_fd(const struct pktmap_port *p)
 	return p ? p->fd : -EINVAL;
 }
 
-int pktmap_txsync(struct pktmap_port *p)
+/* Check and sync the bound rings of one direction; the first error wins. */
+static int sync_rings(struct pktmap_port *p, bool tx)
 {
+	uint32_t lo = tx ? p->first_tx : p->first_rx;
+	uint32_t hi = tx ? p->last_tx : p->last_rx;
+	int (*sync)(struct pktmap_port *, struct pm_kring *) =
+		tx ? p->ops->txsync : p->ops->rxsync;
 	int ret = 0;
-	p->st.tx_syncs++;
-	for (uint32_t i = p->first_tx; i <= p->last_tx && i != UINT32_MAX; i++) {
-		struct pm_kring *k = pm_txkring(p, i);
+	for (uint32_t i = lo; i <= hi && i != UINT32_MAX; i++) {
+		struct pm_kring *k = tx ? pm_txkring(p, i) : pm_rxkring(p, i);
 		int r = pm_sync_prologue(p, k);
 		if (pm_likely(r == 0))
-			r = p->ops->txsync(p, k);
+			r = sync(p, k);
 		pm_sync_epilogue(k);
 		if (r && !ret)
 			ret = r;
@@ -468,20 +472,16 @@ int pktmap_txsync(struct pktmap_port *p)
 	return ret;
 }
 
+int pktmap_txsync(struct pktmap_port *p)
+{
+	p->st.tx_syncs++;
+	return sync_rings(p, true);
+}
+
 int pktmap_rxsync(struct pktmap_port *p)
 {
-	int ret = 0;
 	p->st.rx_syncs++;
-	for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
-		struct pm_kring *k = pm_rxkring(p, i);
-		int r = pm_sync_prologue(p, k);
-		if (pm_likely(r == 0))
-			r = p->ops->rxsync(p, k);
-		pm_sync_epilogue(k);
-		if (r && !ret)
-			ret = r;
-	}
-	return ret;
+	return sync_rings(p, false);
 }
 
 /* Sync one request and compute its revents. */

@@ -63,7 +63,7 @@ static size_t align_up(size_t v, size_t a)
 	return (v + a - 1) / a * a;
 }
 
-static int ofd_lock(int fd, short type, off_t start, int wait)
+int pm_ofd_lock(int fd, short type, off_t start, bool wait)
 {
 	struct flock fl = {
 		.l_type = type,
@@ -82,22 +82,22 @@ static int ofd_lock(int fd, short type, off_t start, int wait)
 
 void pm_region_lock(struct pm_region *r)
 {
-	(void)ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, 1);
+	(void)pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, 1);
 }
 
 void pm_region_unlock(struct pm_region *r)
 {
-	(void)ofd_lock(r->fd, F_UNLCK, PM_LOCK_MUTEX, 0);
+	(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_MUTEX, 0);
 }
 
 int pm_region_claim(struct pm_region *r, uint32_t slot)
 {
-	return ofd_lock(r->fd, F_WRLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
+	return pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
 }
 
 void pm_region_unclaim(struct pm_region *r, uint32_t slot)
 {
-	(void)ofd_lock(r->fd, F_UNLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
+	(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
 }
 
 bool pm_region_claimed(struct pm_region *r, uint32_t slot)
@@ -263,7 +263,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 	pm_region_lock(r);
 	bool fresh = true;
 	if (r->named)
-		fresh = ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
+		fresh = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (fresh) {
 		/* Nobody else uses it: (re)build from scratch. */
 		if (ftruncate(r->fd, 0) != 0 || ftruncate(r->fd, (off_t)size) != 0) {
@@ -313,7 +313,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 	}
 	region_set_view(r);
 	if (r->named)
-		(void)ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
+		(void)pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
 	pm_region_unlock(r);
 	return 0;
 
@@ -371,7 +371,7 @@ static int region_probe(const char *dir, const char *fname,
 	snprintf(d->path, sizeof(d->path), "%s", r.path);
 	d->size = (uint64_t)st.st_size;
 	pm_region_lock(&r);
-	d->in_use = ofd_lock(r.fd, F_WRLCK, PM_LOCK_USERS, 0) != 0;
+	d->in_use = pm_ofd_lock(r.fd, F_WRLCK, PM_LOCK_USERS, 0) != 0;
 	if (!d->in_use && gc) {
 		region_unlink(&r);
 		d->removed = 1;
@@ -412,7 +412,7 @@ void pm_region_close(struct pm_region *r)
 		munmap(r->base, r->size);
 	if (r->named) {
 		pm_region_lock(r);
-		if (ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
+		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
 			region_unlink(r);
 		pm_region_unlock(r);
 	}

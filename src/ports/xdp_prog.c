@@ -40,23 +40,6 @@ extern const size_t pm_xdp_bpf_obj_len;
 #define LOCK_MUTEX 0
 #define LOCK_USERS 1
 
-static int ofd_lock(int fd, short type, off_t at, bool wait)
-{
-	struct flock fl = {
-		.l_type = type,
-		.l_whence = SEEK_SET,
-		.l_start = at,
-		.l_len = 1,
-	};
-	for (;;) {
-		if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0)
-			return 0;
-		if (errno == EINTR)
-			continue;
-		return (errno == EACCES || errno == EAGAIN) ? -EBUSY : -errno;
-	}
-}
-
 /* libbpf logs through one process-wide callback. While we call it, its
  * messages go to the port's log (at debug level: our own error line says
  * what failed), and the last one is kept to explain a failure. Messages
@@ -123,7 +106,7 @@ static int lock_open(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex)
 		if (fd < 0)
 			return pm_open_error(p, -errno, "cannot open %s: %s",
 					     pr->lock_path, strerror(errno));
-		int r = ofd_lock(fd, F_WRLCK, LOCK_MUTEX, true);
+		int r = pm_ofd_lock(fd, F_WRLCK, LOCK_MUTEX, true);
 		struct stat a, b;
 		if (r == 0 && fstat(fd, &a) == 0 && stat(pr->lock_path, &b) == 0 &&
 		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -141,7 +124,7 @@ static int lock_open(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex)
 
 static void lock_mutex_release(struct pm_xdp_prog *pr)
 {
-	(void)ofd_lock(pr->lock_fd, F_UNLCK, LOCK_MUTEX, false);
+	(void)pm_ofd_lock(pr->lock_fd, F_UNLCK, LOCK_MUTEX, false);
 }
 
 static uint32_t mode_flags_of(uint8_t attach_mode)
@@ -333,7 +316,7 @@ int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 					     "dev %s xdp off) or use pkt:%s",
 					     info.name, id, ifname, ifname, ifname);
 		}
-		if (ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
+		if (pm_ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
 			/* Nobody alive uses it. */
 			pm_log(p, PKTMAP_LOG_WARN,
 			       "%s: replacing the pktmap XDP program (id %u) that "
@@ -375,7 +358,7 @@ int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	}
 user:
 	/* A read lock (converting our write lock if we took one). */
-	ret = ofd_lock(pr->lock_fd, F_RDLCK, LOCK_USERS, false);
+	ret = pm_ofd_lock(pr->lock_fd, F_RDLCK, LOCK_USERS, false);
 	if (ret == 0)
 		pr->user = true;
 	lock_mutex_release(pr);
@@ -392,9 +375,9 @@ void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		for (uint32_t i = 0; i < n; i++)
 			(void)bpf_map_delete_elem(pr->map_fd, &qids[i]);
 	if (pr->lock_fd >= 0 && pr->user) {
-		(void)ofd_lock(pr->lock_fd, F_WRLCK, LOCK_MUTEX, true);
-		(void)ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
-		if (ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
+		(void)pm_ofd_lock(pr->lock_fd, F_WRLCK, LOCK_MUTEX, true);
+		(void)pm_ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
+		if (pm_ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
 			/* The last user: the program goes with us. */
 			if (pr->prog_fd >= 0) {
 				LIBBPF_OPTS(bpf_xdp_attach_opts, ao,
@@ -408,7 +391,7 @@ void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
 					       p->name, pr->prog_id, strerror(-r));
 			}
 			unlink(pr->lock_path);
-			(void)ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
+			(void)pm_ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
 		}
 		lock_mutex_release(pr);
 		pr->user = false;
