@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * Internals of the xdp: back end, shared by xdp.c (sockets, rings, sync)
- * and xdp_prog.c (the XDP program that steers queues to the sockets).
+ * Internals of the xdp: back end, shared by xdp.c (open, close),
+ * xdp_sock.c (sockets and rings), xdp_umem.c (UMEM registration and
+ * sharing), xdp_sync.c (the fast path), xdp_prog.c (the XDP program that
+ * steers queues to the sockets) and xdp_host.c (the host rings).
  *
  * AF_XDP rings as user space sees them, in the shape of libxdp's xsk.h:
  * free-running 32-bit indices masked on access; each side keeps a cached
@@ -182,5 +184,131 @@ int pm_xdp_host_txsync(struct pktmap_port *p, struct pm_kring *k,
 bool pm_xdp_host_rx_ready(const struct pm_xdp_host *h);
 /* Detach, restore the offloads, unmap. Safe on a partly opened `h`. */
 void pm_xdp_host_close(struct pktmap_port *p, struct pm_xdp_host *h);
+
+/* ------------------------------------------------------------------ */
+/* The port's state (xdp.c, xdp_sock.c, xdp_umem.c, xdp_sync.c). */
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+/* Linux 6.17: descriptors one copy-mode sendto() may send (default 32). */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
+/* Linux 6.6: multi-buffer frames (a descriptor per buffer, all but the
+ * last flagged as continued). */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+/* Buffers in one frame: MAX_SKB_FRAGS + 1, what copy mode takes. */
+#define XDP_MAX_FRAGS 17u
+
+/* How long a bind that finds the queue busy is retried: the kernel frees
+ * a closed socket's hold on its queue in deferred work, so a queue can
+ * look busy for a moment right after its previous user closed it. */
+#define BIND_BUSY_WAIT_MS 5000
+#define XDP_MIN_RX_RING 4096u
+#define BIND_BUSY_STEP_MS 20
+
+struct xdp_queue {
+	int fd;
+	uint32_t qid;
+	struct pm_xq rx, tx, fq, cq;
+	uint32_t rx_inflight;   /* buffers in the fill ring or the kernel */
+	uint32_t tx_inflight;   /* posted and not completed */
+	uint32_t tx_done;       /* first TX slot not known to be completed */
+	uint32_t *tx_sent;      /* buffer posted from each TX slot, 0: none */
+	uint32_t ep_events;     /* what epoll waits for on fd */
+	bool zc;
+	bool dead;              /* the device went away under the socket */
+};
+
+struct umem_share;
+
+struct xdp_priv {
+	char ifname[IFNAMSIZ];
+	char driver[32];
+	int ifindex;
+	uint32_t nq;            /* queues of the interface */
+	uint32_t lo, hi;        /* bound queues [lo, hi) */
+	bool rx, tx;            /* directions bound */
+	struct xdp_queue *q;    /* [hi - lo] */
+	uint32_t nsock;         /* sockets bound so far */
+	uint32_t rx_size, tx_size, fq_size, cq_size;
+	uint32_t *free;         /* buffers for the fill rings (a stack) */
+	uint32_t nfree, free_cap;
+	uint64_t *rx_own;       /* bitmap: posted to a fill ring */
+	uint64_t *tx_own;       /* bitmap: posted to a TX ring */
+	uint32_t nbufs, buf_size, bs_shift;
+	bool bufs_taken;
+	uint32_t nclaims;       /* queues claimed in a named region, from lo */
+	uint32_t claim_base;
+	int epfd;
+	bool busy_poll;
+	bool zc;
+	bool sg;                /* frames span several buffers (NS_MOREFRAG) */
+	char umem_from[IFNAMSIZ]; /* the port whose UMEM we share, or "" */
+	uint64_t bad_desc;      /* descriptors the kernel gave that we refused */
+	struct pm_xdp_prog prog;
+	bool host;              /* host rings too (xdp:IF^, xdp:IF*) */
+	bool host_claimed;
+	struct pm_xdp_host hostr;
+	struct umem_share *share;
+	struct xdp_priv *share_next;
+};
+
+/* Bitmaps over buffer indices. */
+
+static inline bool bit_test(const uint64_t *m, uint32_t i)
+{
+	return (m[i >> 6] >> (i & 63)) & 1;
+}
+
+static inline void bit_set(uint64_t *m, uint32_t i)
+{
+	m[i >> 6] |= 1ull << (i & 63);
+}
+
+static inline void bit_clear(uint64_t *m, uint32_t i)
+{
+	m[i >> 6] &= ~(1ull << (i & 63));
+}
+
+/* xdp_sock.c */
+int pm_xdp_ifreq_ioctl(int s, const char *ifname, unsigned long req,
+		       struct ifreq *ifr);
+uint32_t pm_xdp_queue_count(int s, const char *ifname);
+void pm_xdp_driver_name(int s, const char *ifname, char *out, size_t len);
+/* Open every bound queue's socket. The first shares the UMEM of another
+ * port on the region if it can (same mode), else registers it; the rest
+ * share the first's. Returns 0 or -errno with the open error set. */
+int pm_xdp_open_sockets(struct pktmap_port *p, struct xdp_priv *xp,
+			uint32_t flags);
+void pm_xdp_xq_unmap(struct pm_xq *q);
+
+/* xdp_umem.c: the table of shared UMEMs, under pm_xdp_umem_lock(). */
+void pm_xdp_umem_lock(void);
+void pm_xdp_umem_unlock(void);
+/* Join the users of the region behind `region_fd`; returns a bound
+ * socket's port to share the UMEM through, or NULL. Under the lock. */
+struct xdp_priv *pm_xdp_umem_join(struct xdp_priv *xp, int region_fd);
+/* Leave the users (takes the lock). */
+void pm_xdp_umem_leave(struct xdp_priv *xp);
+/* Register the region's pool as this socket's UMEM. */
+int pm_xdp_umem_register(struct pktmap_port *p, int fd);
+
+/* xdp_sync.c */
+void pm_xdp_fill_refill(struct xdp_priv *xp, struct xdp_queue *q);
+int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k);
+int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k);
+int pm_xdp_poll_arm(struct pktmap_port *p, short events);
+void pm_xdp_poll_disarm(struct pktmap_port *p, short events);
+void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st);
 
 #endif /* PKTMAP_PORTS_XDP_H */

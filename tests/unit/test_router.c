@@ -1,4 +1,4 @@
-/* The router's buffer protocol (apps/router_*.c), in one process and
+/* The router's buffer protocol (apps/router/router_*.c), in one process and
  * under stress: three ports over pipes in one region, a peer thread on the
  * far end of each that sends numbered frames and receives (sometimes
  * slowly, sometimes not at all for a while), queues and stashes made small
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../apps/router.h"
+#include "../../apps/router/router.h"
 #include "t.h"
 
 #define NPORTS 3

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * xdp: back end, sockets and rings: facts about the interface (queues,
+ * driver), one AF_XDP socket per bound queue with its four rings mapped,
+ * bound with its own UMEM or the shared one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "xdp.h"
+
+/* ------------------------------------------------------------------ */
+/* Facts about the interface. */
+
+int pm_xdp_ifreq_ioctl(int s, const char *ifname, unsigned long req,
+		       struct ifreq *ifr)
+{
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	return ioctl(s, req, ifr) == 0 ? 0 : -errno;
+}
+
+/* RX queues: combined + rx-only channels (ETHTOOL_GCHANNELS), else the
+ * rx-N entries under /sys/class/net/IF/queues. */
+uint32_t pm_xdp_queue_count(int s, const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	uint32_t n = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(s, SIOCETHTOOL, &ifr) == 0)
+		n = ch.combined_count + ch.rx_count;
+	if (n == 0) {
+		char path[96];
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+		DIR *d = opendir(path);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d)) != NULL)
+				n += strncmp(e->d_name, "rx-", 3) == 0;
+			closedir(d);
+		}
+	}
+	if (n == 0)
+		n = 1;
+	return n > PM_MAX_RINGS ? PM_MAX_RINGS : n;
+}
+
+void pm_xdp_driver_name(int s, const char *ifname, char *out, size_t len)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&di;
+	if (ioctl(s, SIOCETHTOOL, &ifr) == 0 && di.driver[0])
+		snprintf(out, len, "%.*s", (int)sizeof(di.driver), di.driver);
+	else
+		snprintf(out, len, "of %s", ifname);
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Sockets. */
+
+static int xq_map(int fd, struct pm_xq *q, const struct xdp_ring_offset *off,
+		  uint32_t n, size_t esz, off_t pgoff)
+{
+	q->map_len = off->desc + (size_t)n * esz;
+	q->map = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_POPULATE, fd, pgoff);
+	if (q->map == MAP_FAILED) {
+		q->map = NULL;
+		return -errno;
+	}
+	char *m = q->map;
+	q->producer = (uint32_t *)(m + off->producer);
+	q->consumer = (uint32_t *)(m + off->consumer);
+	q->flags = (uint32_t *)(m + off->flags);
+	q->ring = m + off->desc;
+	q->size = n;
+	q->mask = n - 1;
+	q->cached_prod = __atomic_load_n(q->producer, __ATOMIC_ACQUIRE);
+	q->cached_cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+void pm_xdp_xq_unmap(struct pm_xq *q)
+{
+	if (q->map)
+		munmap(q->map, q->map_len);
+	q->map = NULL;
+}
+
+static int sockopt_ring(int fd, int opt, uint32_t n)
+{
+	int v = (int)n;
+	return setsockopt(fd, SOL_XDP, opt, &v, sizeof(v)) == 0 ? 0 : -errno;
+}
+
+/* Bind, retrying for a while when the queue is still held by a socket
+ * that was just closed. */
+static int bind_retry(int fd, const struct sockaddr_xdp *sa)
+{
+	for (int waited = 0;; waited += BIND_BUSY_STEP_MS) {
+		if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return 0;
+		if (errno != EBUSY || waited >= BIND_BUSY_WAIT_MS)
+			return -errno;
+		poll(NULL, 0, BIND_BUSY_STEP_MS);
+	}
+}
+
+/* Create queue q's socket: its rings, the UMEM (registered, or shared
+ * through `umem_fd`), the bind. */
+static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
+		    struct xdp_queue *q, int umem_fd, uint32_t mode_flag)
+{
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	int ret;
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -EPERM || ret == -EACCES)
+			return pm_open_error(p, ret, "needs CAP_NET_RAW and CAP_BPF: "
+					     "run as root");
+		if (ret == -EAFNOSUPPORT)
+			return pm_open_error(p, ret, "this kernel has no AF_XDP "
+					     "sockets (CONFIG_XDP_SOCKETS): use pkt:%s",
+					     xp->ifname);
+		return pm_open_error(p, ret, "socket(AF_XDP): %s", strerror(-ret));
+	}
+	q->fd = fd;
+	if (umem_fd < 0) {
+		ret = pm_xdp_umem_register(p, fd);
+		if (ret)
+			return ret;
+	}
+	/* Every socket has its own fill and completion rings (one with a
+	 * shared UMEM on another queue must); a direction not bound gets
+	 * the smallest ones and never uses them. */
+	if ((ret = sockopt_ring(fd, XDP_UMEM_FILL_RING, xp->rx ? xp->fq_size : 64)) ||
+	    (ret = sockopt_ring(fd, XDP_UMEM_COMPLETION_RING,
+				xp->tx ? xp->cq_size : 64)) ||
+	    (xp->rx && (ret = sockopt_ring(fd, XDP_RX_RING, xp->rx_size))) ||
+	    (xp->tx && (ret = sockopt_ring(fd, XDP_TX_RING, xp->tx_size))))
+		return pm_open_error(p, ret, "cannot size the AF_XDP rings: %s",
+				     strerror(-ret));
+
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	if (getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen) != 0)
+		return pm_open_error(p, -errno, "XDP_MMAP_OFFSETS: %s",
+				     strerror(errno));
+	if ((ret = xq_map(fd, &q->fq, &off.fr, xp->rx ? xp->fq_size : 64,
+			  sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING)) ||
+	    (ret = xq_map(fd, &q->cq, &off.cr, xp->tx ? xp->cq_size : 64,
+			  sizeof(uint64_t), XDP_UMEM_PGOFF_COMPLETION_RING)) ||
+	    (xp->rx && (ret = xq_map(fd, &q->rx, &off.rx, xp->rx_size,
+				     sizeof(struct xdp_desc), XDP_PGOFF_RX_RING))) ||
+	    (xp->tx && (ret = xq_map(fd, &q->tx, &off.tx, xp->tx_size,
+				     sizeof(struct xdp_desc), XDP_PGOFF_TX_RING))))
+		return pm_open_error(p, ret, "cannot map the AF_XDP rings: %s",
+				     strerror(-ret));
+
+	struct sockaddr_xdp sa = {
+		.sxdp_family = AF_XDP,
+		.sxdp_ifindex = (uint32_t)xp->ifindex,
+		.sxdp_queue_id = q->qid,
+	};
+	if (umem_fd >= 0) {
+		sa.sxdp_flags = XDP_SHARED_UMEM; /* the mode is the UMEM's */
+		sa.sxdp_shared_umem_fd = (uint32_t)umem_fd;
+	} else {
+		sa.sxdp_flags = XDP_USE_NEED_WAKEUP | mode_flag |
+				(xp->sg ? XDP_USE_SG : 0);
+	}
+	ret = bind_retry(fd, &sa);
+	if (ret) {
+		if (umem_fd >= 0)
+			return ret; /* the caller falls back to its own UMEM */
+		if (ret == -EBUSY)
+			return pm_open_error(p, ret, "queue %u is busy: another "
+					     "AF_XDP socket or XDP program uses it "
+					     "(is another pktmap running on %s?)",
+					     q->qid, xp->ifname);
+		if ((ret == -EOPNOTSUPP || ret == -EINVAL) &&
+		    (mode_flag & XDP_ZEROCOPY))
+			return pm_open_error(p, ret, "driver %s has no zero-copy "
+					     "AF_XDP support: drop /Z to run in "
+					     "copy mode", xp->driver);
+		if (ret == -ENODEV)
+			return pm_open_error(p, ret, "no such interface");
+		if (ret == -EPERM || ret == -EACCES)
+			return pm_open_error(p, ret, "needs CAP_NET_RAW and CAP_BPF: "
+					     "run as root");
+		return pm_open_error(p, ret, "cannot bind an AF_XDP socket to "
+				     "queue %u: %s", q->qid, strerror(-ret));
+	}
+
+	struct xdp_options opts = { 0 };
+	olen = sizeof(opts);
+	if (getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &olen) == 0)
+		q->zc = opts.flags & XDP_OPTIONS_ZEROCOPY;
+	if (xp->tx) {
+		/* One sendto() may move the whole ring (copy mode, 6.17+). */
+		unsigned int budget = xp->tx_size;
+		(void)setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget,
+				 sizeof(budget));
+	}
+	if (xp->busy_poll) {
+		int one = 1, usec = 20, budget = 64;
+		if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one,
+			       sizeof(one)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget,
+			       sizeof(budget)))
+			pm_log(p, PKTMAP_LOG_INFO, "%s: busy polling not available: "
+			       "%s", p->name, strerror(errno));
+	}
+	xp->nsock++;
+	return 0;
+}
+
+/* Open every bound queue's socket. The first shares the UMEM of another
+ * port on the region if it can (same mode), else registers it; the rest
+ * share the first's. */
+int pm_xdp_open_sockets(struct pktmap_port *p, struct xdp_priv *xp,
+			uint32_t flags)
+{
+	uint32_t mode_flag = (flags & PKTMAP_OPEN_ZEROCOPY) ? XDP_ZEROCOPY :
+			     (flags & PKTMAP_OPEN_COPY) ? XDP_COPY : 0;
+	int ret = 0;
+
+	pm_xdp_umem_lock();
+	if (p->region.named) {
+		struct xdp_priv *d = pm_xdp_umem_join(xp, p->region.fd);
+		if (d && !((flags & PKTMAP_OPEN_ZEROCOPY) && !d->zc) &&
+		    !((flags & PKTMAP_OPEN_COPY) && d->zc)) {
+			ret = xsk_open(p, xp, &xp->q[0], d->q[0].fd, 0);
+			if (ret == 0)
+				snprintf(xp->umem_from, sizeof(xp->umem_from), "%s",
+					 d->ifname);
+			if (ret) {
+				/* Different driver modes cannot share: own UMEM
+				 * over the same pages. */
+				pm_log(p, PKTMAP_LOG_DEBUG, "%s: cannot share the UMEM "
+				       "of %s (%s): registering another", p->name,
+				       d->ifname, strerror(-ret));
+				pm_xdp_xq_unmap(&xp->q[0].rx);
+				pm_xdp_xq_unmap(&xp->q[0].tx);
+				pm_xdp_xq_unmap(&xp->q[0].fq);
+				pm_xdp_xq_unmap(&xp->q[0].cq);
+				close(xp->q[0].fd);
+				xp->q[0].fd = -1;
+			}
+		} else {
+			ret = -1;
+		}
+	} else {
+		ret = -1;
+	}
+	if (ret)
+		ret = xsk_open(p, xp, &xp->q[0], -1, mode_flag);
+	if (ret == 0)
+		xp->zc = xp->q[0].zc;
+	for (uint32_t j = 1; ret == 0 && j < xp->hi - xp->lo; j++) {
+		ret = xsk_open(p, xp, &xp->q[j], xp->q[0].fd, 0);
+		if (ret == -EBUSY)
+			ret = pm_open_error(p, ret, "queue %u is busy: another "
+					    "AF_XDP socket or XDP program uses it "
+					    "(is another pktmap running on %s?)",
+					    xp->q[j].qid, xp->ifname);
+		else if (ret)
+			ret = pm_open_error(p, ret, "cannot bind queue %u: %s",
+					    xp->q[j].qid, strerror(-ret));
+	}
+	pm_xdp_umem_unlock();
+	if (ret)
+		return ret;
+	if ((flags & PKTMAP_OPEN_ZEROCOPY) && !xp->zc)
+		return pm_open_error(p, -EOPNOTSUPP, "driver %s has no zero-copy "
+				     "AF_XDP support: drop /Z to run in copy mode",
+				     xp->driver);
+	return 0;
+}

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * xdp: back end, the fast path: txsync and rxsync between the netmap
+ * rings and the AF_XDP rings, the fill ring's stock, kicks, poll.
+ * The buffer flow they keep is described at the top of xdp.c.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "xdp.h"
+
+static inline void free_push(struct xdp_priv *xp, uint32_t idx)
+{
+	if (pm_likely(xp->nfree < xp->free_cap))
+		xp->free[xp->nfree++] = idx;
+}
+
+/* Keep the fill ring stocked from the free list: the kernel can deliver
+ * only into buffers it has. */
+void pm_xdp_fill_refill(struct xdp_priv *xp, struct xdp_queue *q)
+{
+	uint32_t want = xp->fq_size - q->rx_inflight;
+	if (want > xp->nfree)
+		want = xp->nfree;
+	if (want == 0)
+		return;
+	uint32_t n = pm_xq_prod_space(&q->fq, want);
+	uint32_t prod = q->fq.cached_prod, posted = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t idx = xp->free[--xp->nfree];
+		if (pm_unlikely(bit_test(xp->rx_own, idx) ||
+				bit_test(xp->tx_own, idx)))
+			continue; /* never hand the kernel a buffer twice */
+		bit_set(xp->rx_own, idx);
+		*pm_xq_addr(&q->fq, prod + posted) = (uint64_t)idx << xp->bs_shift;
+		posted++;
+	}
+	q->fq.cached_prod = prod + posted;
+	q->rx_inflight += posted;
+	pm_xq_prod_submit(&q->fq);
+}
+
+/* Wake the driver for the fill ring (zero-copy) or run busy polling.
+ * Returns false when the socket lost its device. */
+static bool rx_kick(struct xdp_queue *q)
+{
+	if (recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL) < 0 &&
+	    errno == ENXIO)
+		q->dead = true;
+	return !q->dead;
+}
+
+/* The interface went away (deleted, moved to another namespace): the
+ * kernel unbound the socket. For a reader that is the end of the source. */
+static void queue_gone(struct pktmap_port *p, struct xdp_queue *q)
+{
+	if (!(p->info_flags & PKTMAP_INFO_EOF))
+		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
+		       p->name, q->qid);
+	p->info_flags |= PKTMAP_INFO_EOF;
+}
+
+/* Give the kernel the descriptors queued in the TX ring. In copy mode
+ * each sendto() transmits at most the socket's budget and says EAGAIN
+ * when more is left, so go on while it makes progress. EAGAIN, EBUSY and
+ * ENOBUFS leave what was not sent in the ring: nothing is lost, the next
+ * sync or poll kicks again. Returns 0, or -ENODEV when the device is
+ * gone. */
+static int tx_kick(struct pktmap_port *p, struct xdp_queue *q)
+{
+	uint32_t pending = pm_xq_prod_pending(&q->tx);
+	for (int tries = 0; pending && tries < 64; tries++) {
+		if (q->zc && !pm_xq_needs_wakeup(&q->tx))
+			return 0;
+		if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+			return 0;
+		int err = errno;
+		uint32_t left = pm_xq_prod_pending(&q->tx);
+		if (err == EAGAIN || err == EBUSY) {
+			if (left >= pending)
+				return 0; /* no room in the kernel: later */
+			pending = left;
+			continue;
+		}
+		if (err == ENOBUFS || err == EINTR)
+			return 0;
+		if (err == ENXIO || err == ENODEV) {
+			q->dead = true;
+			queue_gone(p, q);
+			return -ENODEV;
+		}
+		pm_log_ratelimited(p, &p->rl_ring, "%s: queue %u: sendto: %s: "
+				   "frames stay queued", p->name, q->qid,
+				   strerror(err));
+		return 0;
+	}
+	return 0;
+}
+
+/* Multi-buffer: of the `avail` descriptors that fit, keep only whole
+ * frames (a frame is never split across syncs). A frame longer than the
+ * whole ring could never be delivered: its descriptors are consumed, its
+ * buffers recycled, and it is counted as too long. */
+static uint32_t rx_whole_frames(struct pktmap_port *p, struct xdp_priv *xp,
+				struct xdp_queue *q, uint32_t avail,
+				bool ring_empty)
+{
+	uint32_t cons = q->rx.cached_cons, whole = 0;
+	for (uint32_t i = 0; i < avail; i++)
+		if (!(pm_xq_desc(&q->rx, cons + i)->options & XDP_PKT_CONTD))
+			whole = i + 1;
+	if (whole || !ring_empty || avail == 0)
+		return whole;
+	uint32_t all = pm_xq_cons_avail(&q->rx, UINT32_MAX), i = 0;
+	for (; i < all; i++) {
+		const struct xdp_desc *d = pm_xq_desc(&q->rx, cons + i);
+		uint64_t idx = d->addr >> xp->bs_shift;
+		if (idx >= 2 && idx < xp->nbufs && bit_test(xp->rx_own, (uint32_t)idx)) {
+			bit_clear(xp->rx_own, (uint32_t)idx);
+			q->rx_inflight--;
+			free_push(xp, (uint32_t)idx);
+		}
+		if (!(d->options & XDP_PKT_CONTD)) {
+			i++;
+			p->st.drop_too_long++;
+			break;
+		}
+	}
+	q->rx.cached_cons = cons + i;
+	pm_xq_cons_release(&q->rx);
+	return 0;
+}
+
+/* Receive: release [hwcur, head) (the slots keep their buffers), then
+ * swap newly arrived frames into [hwtail, hwcur - 1). */
+int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct xdp_priv *xp = p->priv;
+	struct xdp_queue *q = k->priv;
+	struct netmap_ring *ring = k->ring;
+	const uint32_t n = k->nslots, shift = xp->bs_shift;
+	const uint32_t usable = p->bs.usable, nbufs = xp->nbufs;
+
+	if (pm_unlikely(k->host))
+		return pm_xdp_host_rxsync(p, k, k->priv);
+	if (pm_unlikely(q->dead)) {
+		k->hwcur = k->rhead;
+		return 0; /* the end of the source: EOF is set */
+	}
+	k->hwcur = k->rhead;
+	uint32_t space = n - 1 - pm_ring_dist(k->hwcur, k->hwtail, n);
+	uint32_t got = pm_xq_cons_avail(&q->rx, space);
+	uint32_t j = k->hwtail, cons = q->rx.cached_cons;
+	uint64_t pkts = 0, bytes = 0;
+	if (xp->sg)
+		got = rx_whole_frames(p, xp, q, got, space == n - 1);
+
+	for (uint32_t i = 0; i < got; i++) {
+		const struct xdp_desc *d = pm_xq_desc(&q->rx, cons + i);
+		uint64_t addr = d->addr;
+		uint32_t len = d->len;
+		uint64_t idx = addr >> shift;
+		uint32_t ofs = (uint32_t)addr & (xp->buf_size - 1);
+		if (pm_unlikely(idx < 2 || idx >= nbufs ||
+				!bit_test(xp->rx_own, (uint32_t)idx))) {
+			xp->bad_desc++; /* not a buffer we gave the kernel */
+			continue;
+		}
+		bit_clear(xp->rx_own, (uint32_t)idx);
+		q->rx_inflight--;
+		uint32_t contd = d->options & XDP_PKT_CONTD;
+		if (pm_unlikely(ofs != PM_XDP_HEADROOM || len > usable ||
+				(contd && !xp->sg))) {
+			xp->bad_desc++;
+			free_push(xp, (uint32_t)idx);
+			continue;
+		}
+		struct netmap_slot *s = &ring->slot[j];
+		uint32_t old = s->buf_idx;
+		/* The slot's buffer (ours since it was released, perhaps
+		 * swapped by the application) feeds the fill ring. */
+		if (pm_likely(pm_buf_ok(&p->bs, old) && !bit_test(xp->rx_own, old) &&
+			      !bit_test(xp->tx_own, old)))
+			free_push(xp, old);
+		else
+			pm_slot_reject(p, k, j, old, s->len, PM_SLOT_BAD_IDX);
+		s->buf_idx = (uint32_t)idx;
+		s->len = (uint16_t)len;
+		s->flags = contd ? NS_MOREFRAG : 0;
+		j = j + 1 == n ? 0 : j + 1;
+		pkts += !contd;
+		bytes += len;
+	}
+	if (got) {
+		q->rx.cached_cons = cons + got;
+		pm_xq_cons_release(&q->rx);
+	}
+	k->hwtail = j;
+	p->st.rx_packets += pkts;
+	p->st.rx_bytes += bytes;
+	pm_xdp_fill_refill(xp, q);
+	if (xp->busy_poll || (got == 0 && pm_xq_needs_wakeup(&q->fq)))
+		(void)rx_kick(q);
+	if (pkts && (ring->flags & NR_TIMESTAMP))
+		gettimeofday(&ring->ts, NULL);
+	return 0;
+}
+
+/* Reap completions: the buffers are the kernel's no more. */
+static void tx_reap(struct xdp_priv *xp, struct xdp_queue *q)
+{
+	uint32_t n = pm_xq_cons_avail(&q->cq, q->cq.size);
+	if (n == 0)
+		return;
+	uint32_t cons = q->cq.cached_cons;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t idx = *pm_xq_addr(&q->cq, cons + i) >> xp->bs_shift;
+		if (pm_likely(idx < xp->nbufs && bit_test(xp->tx_own, (uint32_t)idx))) {
+			bit_clear(xp->tx_own, (uint32_t)idx);
+			q->tx_inflight--;
+		} else {
+			xp->bad_desc++;
+		}
+	}
+	q->cq.cached_cons = cons + n;
+	pm_xq_cons_release(&q->cq);
+}
+
+/* Transmit: post [hwcur, head) with each slot's own buffer; a slot comes
+ * back to the application (tail passes it) once its buffer completed. */
+int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct xdp_priv *xp = p->priv;
+	struct xdp_queue *q = k->priv;
+	struct netmap_ring *ring = k->ring;
+	const uint32_t n = k->nslots, head = k->rhead;
+	uint32_t i = k->hwcur;
+	int ret = 0;
+
+	if (pm_unlikely(k->host))
+		return pm_xdp_host_txsync(p, k, k->priv);
+	if (pm_unlikely(q->dead))
+		return -ENODEV;
+	tx_reap(xp, q);
+	while (q->tx_done != i && !bit_test(xp->tx_own, q->tx_sent[q->tx_done]))
+		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;
+
+	uint32_t room = pm_xq_prod_space(&q->tx, pm_ring_dist(i, head, n));
+	uint32_t prod = q->tx.cached_prod, posted = 0;
+	uint64_t pkts = 0, bytes = 0;
+	while (i != head) {
+		/* One frame: a slot, or a chain of slots flagged NS_MOREFRAG
+		 * but the last. Each slot is read once, into fr[]. */
+		struct { uint32_t idx, len; } fr[XDP_MAX_FRAGS];
+		uint32_t nf = 0, e = i, flen = 0;
+		bool whole = false;
+		enum pm_slot_verdict v = PM_SLOT_OK;
+		uint32_t bad_at = i, bad_idx = 0, bad_len = 0;
+		do {
+			const struct netmap_slot *s = &ring->slot[e];
+			uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
+			q->tx_sent[e] = 0;
+			if (nf < XDP_MAX_FRAGS) {
+				fr[nf].idx = idx;
+				fr[nf].len = len;
+			}
+			enum pm_slot_verdict sv = pm_slot_check(&p->bs, idx, len, 1);
+			if (sv == PM_SLOT_OK &&
+			    (bit_test(xp->tx_own, idx) || bit_test(xp->rx_own, idx)))
+				sv = PM_SLOT_BAD_IDX; /* the kernel holds that buffer */
+			if (sv != PM_SLOT_OK && v == PM_SLOT_OK) {
+				v = sv;
+				bad_at = e, bad_idx = idx, bad_len = len;
+			}
+			nf++;
+			flen += len;
+			e = e + 1 == n ? 0 : e + 1;
+			whole = !(fl & NS_MOREFRAG);
+		} while (!whole && e != head);
+		if (!whole && pm_ring_dist(i, head, n) < n - 1)
+			break; /* the rest of the chain is not submitted yet */
+		if (whole && v == PM_SLOT_OK && nf <= XDP_MAX_FRAGS &&
+		    (nf == 1 || xp->sg) && nf > room - posted)
+			break; /* no room for the whole frame: later */
+		if (pm_unlikely(v != PM_SLOT_OK)) {
+			pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
+		} else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS ||
+				       (nf > 1 && !xp->sg))) {
+			p->st.drop_too_long++; /* a chain this port cannot send */
+		} else {
+			uint32_t at = i;
+			for (uint32_t f = 0; f < nf; f++) {
+				struct xdp_desc *d = pm_xq_desc(&q->tx, prod + posted);
+				d->addr = ((uint64_t)fr[f].idx << xp->bs_shift) +
+					  PM_XDP_HEADROOM;
+				d->len = fr[f].len;
+				d->options = f + 1 < nf ? XDP_PKT_CONTD : 0;
+				bit_set(xp->tx_own, fr[f].idx);
+				q->tx_sent[at] = fr[f].idx;
+				at = at + 1 == n ? 0 : at + 1;
+				posted++;
+			}
+			pkts++;
+			bytes += flen;
+		}
+		i = e;
+	}
+	if (posted) {
+		q->tx.cached_prod = prod + posted;
+		q->tx_inflight += posted;
+		pm_xq_prod_submit(&q->tx);
+	}
+	if (posted || pm_xq_prod_pending(&q->tx))
+		ret = tx_kick(p, q);
+	/* Rejected slots before anything in flight are done at once. */
+	while (q->tx_done != i && !bit_test(xp->tx_own, q->tx_sent[q->tx_done]))
+		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;
+	k->hwcur = i;
+	k->hwtail = q->tx_done == 0 ? n - 1 : q->tx_done - 1;
+	p->st.tx_packets += pkts;
+	p->st.tx_bytes += bytes;
+	return ret;
+}
+
+/* Before sleeping: make the kernel run what waits for a kick, arm epoll
+ * (edge-triggered: the socket's wake-ups on arrival and completion are
+ * the events), then look once more. */
+int pm_xdp_poll_arm(struct pktmap_port *p, short events)
+{
+	struct xdp_priv *xp = p->priv;
+	int ready = 0;
+	for (uint32_t j = 0; j < xp->hi - xp->lo; j++) {
+		struct xdp_queue *q = &xp->q[j];
+		uint32_t want = EPOLLET;
+		if ((events & POLLIN) && xp->rx) {
+			want |= EPOLLIN;
+			/* Also the only way to learn that the device is gone:
+			 * an unbound socket polls as idle, not as an error. */
+			if (!rx_kick(q)) {
+				queue_gone(p, q);
+				ready = 1;
+			}
+		}
+		if ((events & POLLOUT) && xp->tx) {
+			want |= EPOLLOUT;
+			if (pm_xq_prod_pending(&q->tx))
+				(void)tx_kick(p, q);
+		}
+		if (want != q->ep_events) {
+			struct epoll_event ev = { .events = want, .data.u32 = j };
+			if (epoll_ctl(xp->epfd, EPOLL_CTL_MOD, q->fd, &ev) == 0)
+				q->ep_events = want;
+		}
+		if ((want & EPOLLIN) &&
+		    __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) !=
+			    q->rx.cached_cons)
+			ready = 1;
+		if ((want & EPOLLOUT) && q->tx_inflight) {
+			if (__atomic_load_n(q->cq.producer, __ATOMIC_ACQUIRE) !=
+			    q->cq.cached_cons)
+				ready = 1;
+			/* Zero-copy drivers publish completions without waking
+			 * the socket: do not sleep on them. */
+			if (q->zc)
+				ready = 1;
+		}
+	}
+	if (xp->host && (events & POLLIN) && xp->rx &&
+	    pm_xdp_host_rx_ready(&xp->hostr))
+		ready = 1;
+	return ready;
+}
+
+/* After waking: consume the edge-triggered events. */
+void pm_xdp_poll_disarm(struct pktmap_port *p, short events)
+{
+	(void)events;
+	struct xdp_priv *xp = p->priv;
+	struct epoll_event ev[16];
+	while (epoll_wait(xp->epfd, ev, 16, 0) == 16)
+		;
+}
+
+void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st)
+{
+	struct xdp_priv *xp = p->priv;
+	/* rx_fill_ring_empty_descs is left out: in copy mode the same loss
+	 * is also counted in rx_dropped, and in zero-copy mode an empty fill
+	 * ring shows as the NIC's own drops. */
+	for (uint32_t j = 0; j < xp->nsock; j++) {
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+		memset(&xs, 0, sizeof(xs));
+		if (getsockopt(xp->q[j].fd, SOL_XDP, XDP_STATISTICS, &xs, &len) == 0)
+			st->drop_backend += xs.rx_dropped + xs.rx_ring_full +
+					    xs.rx_invalid_descs + xs.tx_invalid_descs;
+	}
+	st->drop_backend += xp->bad_desc + xp->hostr.drops;
+}
