@@ -212,8 +212,18 @@ struct pm_port_ops {
 	 * those wake-ups (and only those: another thread may be sleeping on
 	 * the other direction). May be NULL. */
 	void (*poll_disarm)(struct pktmap_port *p, short events);
-	/* The fd to sleep on for `events`. May be NULL (p->fd). */
-	int (*poll_fd)(const struct pktmap_port *p, short events);
+	/* The fd to sleep on for `events`, and the poll events to wait for
+	 * on it in *pev (POLLIN unless set). May be NULL (p->fd, POLLIN). */
+	int (*poll_fd)(const struct pktmap_port *p, short events, short *pev);
+	/* pktmap_fd(): turn the port into an event source (the first call)
+	 * and return the descriptor to hand out. From then on every sync
+	 * calls sync_event. May be NULL (p->fd, which the kernel or the back
+	 * end keeps readable and writable as pktmap_fd() promises). */
+	int (*event_fd)(struct pktmap_port *p);
+	/* After each sync of ring k once event_fd was called: keep the fd
+	 * readable (or writable) exactly while an rxsync (txsync) would find
+	 * something, arming the peer's wake-up when it would not. */
+	void (*sync_event)(struct pktmap_port *p, struct pm_kring *k);
 	/* Add back-end facts to info (mode, linktype, flags). May be NULL. */
 	void (*info)(const struct pktmap_port *p, struct pktmap_info *info);
 	/* Add back-end counters (kernel drops). May be NULL. */
@@ -247,6 +257,8 @@ struct pktmap_port {
 	uint32_t linktype;
 	uint32_t info_flags;
 	int fd;                    /* pollable, owned by the back end */
+	int event_fd;              /* pktmap_fd() was called: its result */
+	bool events;               /* ... and sync_event runs after syncs */
 	uint32_t spin_us;          /* pktmap_poll() spins this long first */
 	uint32_t extra_bufs;       /* taken for ni_bufs_head at open */
 	bool own_rings;            /* rings made by pm_port_own_rings() */

@@ -340,6 +340,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	if (!p)
 		return -ENOMEM;
 	p->fd = -1;
+	p->event_fd = -1;
 	p->region.fd = -1;
 	p->log = OPT(opts, log, NULL);
 	p->log_ctx = OPT(opts, log_ctx, NULL);
@@ -447,9 +448,25 @@ struct netmap_if *pktmap_nifp(const struct pktmap_port *p)
 	return p ? p->nifp : NULL;
 }
 
-int pktmap_fd(const struct pktmap_port *p)
+int pktmap_fd(const struct pktmap_port *cp)
 {
-	return p ? p->fd : -EINVAL;
+	/* The port was allocated writable by pktmap_open(): the first call
+	 * switches it into event-source mode (see pktmap.h). */
+	struct pktmap_port *p = (struct pktmap_port *)cp;
+	if (!p)
+		return -EINVAL;
+	if (p->event_fd >= 0)
+		return p->event_fd;
+	if (!p->ops->event_fd) {
+		p->event_fd = p->fd;
+		return p->fd;
+	}
+	int fd = p->ops->event_fd(p);
+	if (fd < 0)
+		return fd;
+	p->event_fd = fd;
+	p->events = p->ops->sync_event != NULL;
+	return fd;
 }
 
 /* Check and sync the bound rings of one direction; the first error wins. */
@@ -466,6 +483,8 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 		if (pm_likely(r == 0))
 			r = sync(p, k);
 		pm_sync_epilogue(k);
+		if (pm_unlikely(p->events))
+			p->ops->sync_event(p, k);
 		if (r && !ret)
 			ret = r;
 	}
@@ -554,6 +573,7 @@ static int poll_spin(struct pktmap_pollreq *reqs, unsigned n, uint32_t spin_us,
 int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 {
 	struct pollfd pfd_stack[16];
+	short pev;
 	struct pollfd *pfd = n <= 16 ? pfd_stack : calloc(n, sizeof(*pfd));
 	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
 	int ready;
@@ -589,9 +609,11 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		int armed_ready = 0;
 		for (unsigned i = 0; i < n; i++) {
 			struct pktmap_port *p = reqs[i].port;
-			pfd[i].fd = p->ops->poll_fd ? p->ops->poll_fd(p, reqs[i].events) :
-						      p->fd;
-			pfd[i].events = POLLIN;
+			pev = POLLIN;
+			pfd[i].fd = p->ops->poll_fd ?
+					    p->ops->poll_fd(p, reqs[i].events, &pev) :
+					    p->fd;
+			pfd[i].events = pev;
 			pfd[i].revents = 0;
 			if (p->ops->poll_arm &&
 			    p->ops->poll_arm(p, reqs[i].events))

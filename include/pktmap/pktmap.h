@@ -146,8 +146,24 @@ PKTMAP_EXPORT int pktmap_txsync(struct pktmap_port *port);
  * RX ring. Never blocks. Returns 0 or a negative errno as pktmap_txsync. */
 PKTMAP_EXPORT int pktmap_rxsync(struct pktmap_port *port);
 
-/* A file descriptor that becomes readable when the port may have work.
- * It is for an external event loop; pktmap_poll() is the simpler way. */
+/* The port as an event source, for an external event loop (poll, select,
+ * epoll; pktmap_poll() is the simpler way and needs none of this):
+ *
+ *  - readable while an rxsync would find packets: packets arrived since
+ *    the last rxsync, or it left some unread past cur (pipe); a capture
+ *    file is always readable (a packet, or its end: PKTMAP_INFO_EOF);
+ *  - writable while a txsync would find TX space. On a pipe this holds
+ *    for a port opened for TX only ("/T"); a pipe port open both ways
+ *    always reports POLLOUT (wait with pktmap_poll(POLLOUT) there);
+ *  - no call is needed besides rxsync/txsync: each sync re-arms the
+ *    wake-up when it leaves nothing to do.
+ *
+ * Level-triggered use is exact. Edge-triggered users (EPOLLET) must, after
+ * each wake-up, rxsync and consume until an rxsync leaves the ring empty
+ * (or txsync until it shows no space) before waiting again; that last,
+ * empty sync is what re-arms the edge. The first call switches the port
+ * into this mode (a pipe's writer then wakes this reader whenever its
+ * ring runs empty, even if it never sleeps). Returns the fd or -errno. */
 PKTMAP_EXPORT int pktmap_fd(const struct pktmap_port *port);
 
 /* One entry of pktmap_poll_many(). */

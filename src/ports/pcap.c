@@ -132,8 +132,9 @@ static int pcap_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (ret)
 		return ret;
 	p->mode = PKTMAP_MODE_EMULATED;
-	/* Nothing ever writes it: readiness comes from pcap_poll_arm(). */
-	p->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* pktmap_fd(): a file is always readable (a packet, or the end) and
+	 * always writable, so the eventfd holds a count that nobody takes. */
+	p->fd = eventfd(p->dir & PKTMAP_DIR_RX ? 1 : 0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (p->fd < 0)
 		return pm_open_error(p, -errno, "cannot create an eventfd");
 	pp->iov = calloc(txs, sizeof(*pp->iov));

@@ -63,6 +63,11 @@ struct pipe_kpriv {
 	uint32_t prod;                 /* TX: our copy of q->prod */
 	int wake_peer_fd;              /* the peer's FIFO for this direction */
 	int wake_own_fd;               /* our FIFO for this direction */
+	/* Event-source mode (pipe_sync_event), RX: a byte is (or is about to
+	 * be) in our FIFO; our "sleeping" flag is set. TX: our FIFO holds
+	 * our "no space" byte. idle counts armed empty syncs. */
+	bool tok, armed, blocked;
+	uint8_t idle;
 };
 
 struct pipe_priv {
@@ -74,7 +79,13 @@ struct pipe_priv {
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
 	int epfd[3];                   /* RX FIFOs, TX FIFOs, all (or -1) */
 	int rx_fd, tx_fd;              /* what to sleep on per direction */
+	bool ev;                       /* pktmap_fd() made this an event source */
+	bool ev_tx;                    /* ... whose fd follows TX space (/T) */
 };
+
+/* The values of a "sleeping" flag: what the side that clears it owes. */
+#define PIPE_WAKE_WRITE 1u /* write a byte to the sleeper's FIFO */
+#define PIPE_WAKE_READ 2u  /* read the "no space" byte out of it */
 
 static struct pm_pipe_q *pipe_q(struct pipe_priv *pp, uint32_t end, uint32_t r)
 {
@@ -352,14 +363,19 @@ static void wake_if_sleeping(struct pktmap_port *p, _Atomic uint32_t *flag,
 			     int fd)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(flag, memory_order_relaxed) &&
-	    atomic_exchange_explicit(flag, 0, memory_order_relaxed)) {
-		char one = 1;
-		if (write(fd, &one, 1) < 0 && errno != EAGAIN)
-			pm_log(p, PKTMAP_LOG_WARN, "%s: wake-up failed: %s", p->name,
-			       strerror(errno));
-		p->st.wakeups_sent++;
-	}
+	if (pm_likely(!atomic_load_explicit(flag, memory_order_relaxed)))
+		return;
+	uint32_t how = atomic_exchange_explicit(flag, 0, memory_order_relaxed);
+	char one = 1;
+	ssize_t r = 0;
+	if (how == PIPE_WAKE_WRITE)
+		r = write(fd, &one, 1);
+	else if (how == PIPE_WAKE_READ) /* a writer's fd that shows no space */
+		r = read(fd, &one, 1);
+	if (r < 0 && errno != EAGAIN)
+		pm_log(p, PKTMAP_LOG_WARN, "%s: wake-up failed: %s", p->name,
+		       strerror(errno));
+	p->st.wakeups_sent += how != 0;
 }
 
 static void report_proto(struct pktmap_port *p, struct pm_kring *k,
@@ -524,17 +540,208 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	return ret;
 }
 
+/* ---- pktmap_fd() as an event source ---------------------------------
+ *
+ * Once pktmap_fd() was called, every sync keeps the fd's state equal to
+ * what the next sync would find, with no pktmap_poll():
+ *
+ * RX: the fd is the ring's 'r' FIFO; it holds one byte (a token) exactly
+ * while packets are unread past cur or have arrived since. An rxsync that
+ * leaves nothing to read takes the token out, sets the "sleeping" flag,
+ * fences, and looks at prod once more (the Dekker pair of
+ * wake_if_sleeping()): a writer that published before the flag was seen
+ * is caught here, one that publishes after sees the flag and writes the
+ * token. While the flag stays set, syncs cost one load; a writer whose
+ * reader keeps finding packets pays nothing.
+ *
+ * TX (ports opened /T only): the fd is the ring's 't' FIFO, sized to one
+ * page so that a single byte makes it full, i.e. not writable. A txsync
+ * that leaves no space writes that byte and sets the flag to
+ * PIPE_WAKE_READ; the reader, after releasing slots, reads the byte out
+ * and the fd turns writable. Whoever clears the flag takes exactly one
+ * byte, so the count of bytes is always "1 while blocked". */
+
+/* Take one byte out of a FIFO; true when there was one. */
+static bool fifo_take(int fd)
+{
+	char b;
+	return read(fd, &b, 1) == 1;
+}
+
+static void fifo_put(struct pktmap_port *p, int fd)
+{
+	char b = 1;
+	if (write(fd, &b, 1) < 0 && errno != EAGAIN)
+		pm_log(p, PKTMAP_LOG_WARN, "%s: wake-up failed: %s", p->name,
+		       strerror(errno));
+}
+
+static void fifo_drain(int fd)
+{
+	char buf[256];
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* Make sure the RX token is there (or on its way). */
+static void rx_token_set(struct pktmap_port *p, struct pipe_kpriv *kp)
+{
+	if (kp->tok)
+		return;
+	/* Clearing our own flag: if the writer cleared it first, its byte
+	 * is on the way and we must not add a second. */
+	if (!kp->armed ||
+	    atomic_exchange_explicit(&kp->q->reader_sleeping, 0,
+				     memory_order_relaxed) == PIPE_WAKE_WRITE)
+		fifo_put(p, kp->wake_own_fd);
+	kp->armed = false;
+	kp->tok = true;
+}
+
+static void pipe_rx_event(struct pktmap_port *p, struct pm_kring *k,
+			  struct pipe_kpriv *kp)
+{
+	_Atomic uint32_t *flag = &kp->q->reader_sleeping;
+
+	if (k->rcur != k->hwtail) { /* unread packets */
+		rx_token_set(p, kp);
+		return;
+	}
+	if (kp->armed) {
+		if (pm_likely(atomic_load_explicit(flag, memory_order_relaxed))) {
+			/* Now and then, make sure no stray byte (a dead
+			 * owner's, or a wake-up from before pktmap_fd())
+			 * keeps the fd readable: take our flag back first,
+			 * so a real wake-up is never read away. */
+			if (pm_likely(++kp->idle & 63))
+				return;
+			if (atomic_exchange_explicit(flag, 0, memory_order_relaxed)) {
+				fifo_drain(kp->wake_own_fd);
+				kp->armed = false;
+			}
+		}
+		if (kp->armed) { /* the writer took the flag: its byte comes */
+			kp->armed = false;
+			kp->tok = true;
+		}
+	}
+	if (kp->tok) {
+		if (!fifo_take(kp->wake_own_fd))
+			return; /* not written yet: it will wake the app */
+		kp->tok = false;
+	}
+	atomic_store_explicit(flag, PIPE_WAKE_WRITE, memory_order_relaxed);
+	kp->armed = true;
+	kp->idle = 0;
+	/* Pairs with the fence in wake_if_sleeping(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&kp->q->prod, memory_order_relaxed) != k->hwtail)
+		rx_token_set(p, kp);
+}
+
+/* Would a txsync on k show space past cur, given the reader's cons? */
+static bool tx_has_space(struct pm_kring *k, struct pipe_kpriv *kp)
+{
+	uint32_t n = k->nslots;
+	uint32_t cons = atomic_load_explicit(&kp->q->cons, memory_order_relaxed);
+	if (cons >= n)
+		return true; /* let the sync report it */
+	uint32_t d = pm_ring_dist(kp->prod, cons, n);
+	uint32_t space = d ? d - 1 : n - 1;
+	return space > pm_ring_dist(k->hwcur, k->rcur, n);
+}
+
+static void pipe_tx_event(struct pktmap_port *p, struct pm_kring *k,
+			  struct pipe_kpriv *kp)
+{
+	_Atomic uint32_t *flag = &kp->q->writer_sleeping;
+
+	if (k->rcur != k->hwtail) { /* space */
+		if (kp->blocked) {
+			kp->blocked = false;
+			if (atomic_exchange_explicit(flag, 0, memory_order_relaxed) ==
+			    PIPE_WAKE_READ)
+				(void)fifo_take(kp->wake_own_fd);
+			/* else the reader took the flag and reads the byte */
+		}
+		return;
+	}
+	if (kp->blocked &&
+	    atomic_load_explicit(flag, memory_order_relaxed) == PIPE_WAKE_READ)
+		return; /* still blocked, the byte is in place */
+	/* Block: one byte per flag set; if the reader just took the last
+	 * flag, its read takes one of the two bytes and one stays. */
+	fifo_put(p, kp->wake_own_fd);
+	atomic_store_explicit(flag, PIPE_WAKE_READ, memory_order_relaxed);
+	kp->blocked = true;
+	/* Pairs with the fence in wake_if_sleeping(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (tx_has_space(k, kp)) {
+		kp->blocked = false;
+		if (atomic_exchange_explicit(flag, 0, memory_order_relaxed) ==
+		    PIPE_WAKE_READ)
+			(void)fifo_take(kp->wake_own_fd);
+	}
+}
+
+static void pipe_sync_event(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_priv *pp = p->priv;
+	if (!k->tx)
+		pipe_rx_event(p, k, k->priv);
+	else if (pp->ev_tx)
+		pipe_tx_event(p, k, k->priv);
+}
+
+/* pktmap_fd(): from now on the fd follows the rings (see above). */
+static int pipe_event_fd(struct pktmap_port *p)
+{
+	struct pipe_priv *pp = p->priv;
+	pp->ev = true;
+	pp->ev_tx = p->dir == PKTMAP_DIR_TX;
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
+		if (p->dir & PKTMAP_DIR_RX) {
+			/* Start clean: no flag of ours, no stray byte. */
+			atomic_store_explicit(&rk->q->reader_sleeping, 0,
+					      memory_order_relaxed);
+			fifo_drain(rk->wake_own_fd);
+			pipe_rx_event(p, pm_rxkring(p, r), rk);
+		}
+		if (pp->ev_tx) {
+			/* One byte must fill the FIFO: one page. */
+			if (fcntl(tk->wake_own_fd, F_SETPIPE_SZ, 4096) < 0)
+				return -errno;
+			atomic_store_explicit(&tk->q->writer_sleeping, 0,
+					      memory_order_relaxed);
+			fifo_drain(tk->wake_own_fd);
+			pipe_tx_event(p, pm_txkring(p, r), tk);
+			if (pp->hi - pp->lo > 1) {
+				struct epoll_event ev = { .events = EPOLLOUT,
+							  .data.u32 = r };
+				if (epoll_ctl(pp->epfd[1], EPOLL_CTL_MOD,
+					      tk->wake_own_fd, &ev) != 0)
+					return -errno;
+			}
+		}
+	}
+	return pp->ev_tx ? pp->tx_fd : pp->rx_fd;
+}
+
 /* Announce that we are about to sleep, then look once more. */
 static int pipe_poll_arm(struct pktmap_port *p, short events)
 {
 	struct pipe_priv *pp = p->priv;
+	/* An event source arms in every sync (pipe_sync_event): its fd
+	 * already says what the rings hold. */
+	short own = (short)((pp->ev ? POLLIN : 0) | (pp->ev_tx ? POLLOUT : 0));
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
-		if (events & POLLIN)
+		if (events & POLLIN & ~own)
 			atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping,
-					      1, memory_order_relaxed);
-		if (events & POLLOUT)
+					      PIPE_WAKE_WRITE, memory_order_relaxed);
+		if (events & POLLOUT & ~own)
 			atomic_store_explicit(&pipe_q(pp, pp->end, r)->writer_sleeping,
-					      1, memory_order_relaxed);
+					      PIPE_WAKE_WRITE, memory_order_relaxed);
 	}
 	/* Pairs with the fence in wake_if_sleeping(). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -567,6 +774,10 @@ static void pipe_poll_disarm(struct pktmap_port *p, short events)
 {
 	struct pipe_priv *pp = p->priv;
 	char buf[256];
+	if (pp->ev)
+		events &= (short)~POLLIN;
+	if (pp->ev_tx)
+		events &= (short)~POLLOUT;
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		if (events & POLLIN) {
 			atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping,
@@ -586,9 +797,14 @@ static void pipe_poll_disarm(struct pktmap_port *p, short events)
 }
 
 /* The fd to sleep on for `events`. */
-static int pipe_poll_fd(const struct pktmap_port *p, short events)
+static int pipe_poll_fd(const struct pktmap_port *p, short events, short *pev)
 {
 	const struct pipe_priv *pp = p->priv;
+	if (pp->ev_tx) { /* /T event source: writable means space */
+		if (pp->hi - pp->lo == 1)
+			*pev = POLLOUT;
+		return pp->tx_fd;
+	}
 	if ((events & (POLLIN | POLLOUT)) == POLLIN)
 		return pp->rx_fd;
 	if ((events & (POLLIN | POLLOUT)) == POLLOUT)
@@ -641,6 +857,8 @@ const struct pm_port_ops pm_pipe_ops = {
 	.poll_arm = pipe_poll_arm,
 	.poll_disarm = pipe_poll_disarm,
 	.poll_fd = pipe_poll_fd,
+	.event_fd = pipe_event_fd,
+	.sync_event = pipe_sync_event,
 	.info = pipe_info,
 	.close = pipe_close,
 };
