@@ -67,6 +67,8 @@ struct pm_name {
 	int pipe_id;            /* NR_REG_PIPE_*: the pipe number */
 	uint32_t dir;           /* PKTMAP_DIR_* from "/R", "/T" (0: both) */
 	uint32_t flags;         /* PKTMAP_OPEN_* from "/Z", "/C" */
+	uint32_t port_len;      /* BACKEND:BODY and its ring selector: where
+				 * "/FLAGS" and "@..." options begin */
 	struct pm_conf conf;
 };
 

@@ -17,6 +17,7 @@
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,7 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	if ((out->flags & PKTMAP_OPEN_ZEROCOPY) && (out->flags & PKTMAP_OPEN_COPY))
 		return err_out(err, errlen, name, "%s",
 			       "'/Z' and '/C' cannot both be given");
+	out->port_len = (uint32_t)(colon + 1 - name) + (uint32_t)strlen(buf);
 
 	if (ops->caps & PM_CAP_PATH) {
 		if (!buf[0])
@@ -406,5 +408,37 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	if ((out->flags & PKTMAP_OPEN_ZEROCOPY) && !(ops->caps & PM_CAP_ZEROCOPY))
 		return err_out(err, errlen, name, "%s",
 			       "'/Z' (zero-copy) is not possible with this back end");
+	return 0;
+}
+
+int pktmap_name_parse(const char *name, struct pktmap_name *out, char *errbuf,
+		      size_t errlen)
+{
+	struct pm_name nm;
+	struct pktmap_name pn;
+	char err[400];
+
+	if (!out || out->sz == 0)
+		return -EINVAL;
+	int ret = pm_name_parse(name, &nm, err, sizeof(err));
+	if (ret) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s", err);
+		return ret;
+	}
+	memset(&pn, 0, sizeof(pn));
+	pn.sz = out->sz < sizeof(pn) ? out->sz : sizeof(pn);
+	snprintf(pn.backend, sizeof(pn.backend), "%s", nm.backend);
+	snprintf(pn.body, sizeof(pn.body), "%s", nm.body);
+	pn.reg = nm.reg;
+	pn.ring = nm.ring;
+	pn.pipe_id = nm.pipe_id;
+	pn.dir = nm.dir;
+	pn.flags = nm.flags;
+	pn.port_len = nm.port_len;
+	snprintf(pn.region, sizeof(pn.region), "%s", nm.conf.region);
+	pn.bufs = nm.conf.bufs;
+	/* An older caller's smaller structure gets the fields it knows. */
+	memcpy(out, &pn, pn.sz);
 	return 0;
 }

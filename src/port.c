@@ -79,9 +79,12 @@ int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	/* Said once: to the caller's errbuf when it gave one, else to the
+	 * log. */
 	if (p->errbuf && p->errbuf_len)
 		snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name, what);
-	pm_log(p, PKTMAP_LOG_ERR, "%s: %s", p->name, what);
+	else
+		pm_log(p, PKTMAP_LOG_ERR, "%s: %s", p->name, what);
 	return err < 0 ? err : -err;
 }
 
@@ -357,7 +360,8 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	if (ret) {
 		if (p->errbuf && p->errbuf_len)
 			snprintf(p->errbuf, p->errbuf_len, "%s", err);
-		pm_log(p, PKTMAP_LOG_ERR, "%s", err);
+		else
+			pm_log(p, PKTMAP_LOG_ERR, "%s", err);
 		free(p);
 		return ret;
 	}

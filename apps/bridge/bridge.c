@@ -79,16 +79,6 @@ static int add_port(struct bridge_opts *o, int *np, const char *name)
 	return 0;
 }
 
-/* "xdp:eth0@mem:x" -> "xdp:eth0^@mem:x": the host rings of the port. */
-static int host_port(const char *name, char *out, size_t len)
-{
-	const char *colon = strchr(name, ':');
-	const char *suffix = colon ? colon + strcspn(colon, "/@")
-				   : name + strlen(name);
-	int n = snprintf(out, len, "%.*s^%s", (int)(suffix - name), name, suffix);
-
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
 
 static int parse(int argc, char **argv, struct bridge_opts *o)
 {
@@ -152,7 +142,8 @@ static int parse(int argc, char **argv, struct bridge_opts *o)
 		return EXIT_USAGE;
 	}
 	if (np == 1) {
-		if (host_port(o->port[0], o->host_name, sizeof(o->host_name))) {
+		if (cli_insert_after_port(o->port[0], "^", o->host_name,
+					  sizeof(o->host_name))) {
 			cli_err("bridge: port name too long: %s", o->port[0]);
 			return EXIT_USAGE;
 		}
@@ -416,7 +407,7 @@ int cmd_bridge(int argc, char **argv)
 
 		oo.bufs = fwd_region_bufs(o.port, 2, (unsigned)i, 0);
 
-		status = fwd_open(&r, "bridge", o.port[i], &oo, &b.port[i]);
+		status = fwd_open("bridge", o.port[i], &oo, &b.port[i]);
 		if (!status) {
 			b.info[i].sz = sizeof(b.info[i]);
 			pktmap_info(b.port[i], &b.info[i]);

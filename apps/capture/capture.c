@@ -277,7 +277,6 @@ static void on_signal(int sig)
 
 struct log_ctx {
 	int max_level;
-	atomic_bool opening;
 };
 
 static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
@@ -286,13 +285,11 @@ static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
 
 	if ((int)level > l->max_level)
 		return;
-	if (level == PKTMAP_LOG_ERR && atomic_load(&l->opening))
-		return; /* printed from errbuf */
 	fprintf(stderr, "pktmap: %s\n", msg);
 }
 
 static int open_port(const char *name, uint32_t slots,
-		     struct pktmap_port **port, struct log_ctx *l)
+		     struct pktmap_port **port)
 {
 	struct pktmap_open_opts oo;
 	char errbuf[512] = "", be[16];
@@ -309,9 +306,7 @@ static int open_port(const char *name, uint32_t slots,
 		oo.slots = slots;
 	oo.errbuf = errbuf;
 	oo.errbuf_len = sizeof(errbuf);
-	atomic_store(&l->opening, true);
 	rc = pktmap_open(port, name, &oo);
-	atomic_store(&l->opening, false);
 	if (rc < 0) {
 		*port = NULL;
 		if (errbuf[0])
@@ -365,7 +360,7 @@ static int compile_filter(struct capture *cap)
 
 /* Open the worker ports: one for all rings, or with --per-queue one per
  * RX ring (PORT-I). */
-static int setup_workers(struct capture *cap, struct log_ctx *l)
+static int setup_workers(struct capture *cap)
 {
 	const struct capture_opts *o = &cap->o;
 	struct pktmap_port *first;
@@ -373,7 +368,7 @@ static int setup_workers(struct capture *cap, struct log_ctx *l)
 	char err[512];
 	int st;
 
-	st = open_port(o->port, o->slots, &first, l);
+	st = open_port(o->port, o->slots, &first);
 	if (st)
 		return st;
 	st = port_facts(first, o->port, &info);
@@ -418,7 +413,7 @@ static int setup_workers(struct capture *cap, struct log_ctx *l)
 		if (cap->nworkers == 1) {
 			w->port = first;
 		} else {
-			st = open_port(w->portname, o->slots, &w->port, l);
+			st = open_port(w->portname, o->slots, &w->port);
 			if (st)
 				return st;
 			st = port_facts(w->port, w->portname, &info);
@@ -563,7 +558,7 @@ int cmd_capture(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	status = setup_workers(cap, &l);
+	status = setup_workers(cap);
 	if (!status)
 		status = compile_filter(cap);
 	if (!status)

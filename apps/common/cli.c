@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pktmap/pktmap.h>
+
 #include "cli.h"
 
 void cli_err(const char *fmt, ...)
@@ -280,30 +282,38 @@ bad:
 
 void cli_backend_of(const char *name, char *out, unsigned outlen)
 {
-	const char *colon = strchr(name, ':');
-	size_t n = colon ? (size_t)(colon - name) : 0;
+	struct pktmap_name pn = {.sz = sizeof(pn)};
 
-	if (n >= outlen)
-		n = outlen - 1;
-	memcpy(out, name, n);
-	out[n] = '\0';
+	snprintf(out, outlen, "%s",
+		 pktmap_name_parse(name, &pn, NULL, 0) == 0 ? pn.backend : "");
+}
+
+int cli_insert_after_port(const char *name, const char *what, char *out,
+			  unsigned outlen)
+{
+	struct pktmap_name pn = {.sz = sizeof(pn)};
+	int n;
+
+	if (pktmap_name_parse(name, &pn, NULL, 0))
+		return -1;
+	n = snprintf(out, outlen, "%.*s%s%s", (int)pn.port_len, name, what,
+		     name + pn.port_len);
+	return n < 0 || (unsigned)n >= outlen ? -1 : 0;
 }
 
 int cli_thread_port(const char *name, unsigned nthreads, unsigned i,
 		    char *out, unsigned outlen)
 {
-	char be[16];
-	const char *colon, *suffix;
+	struct pktmap_name pn = {.sz = sizeof(pn)};
+	char ring[16];
 	int n;
 
-	cli_backend_of(name, be, sizeof(be));
-	if (nthreads <= 1 || strcmp(be, "null") == 0) {
+	/* A name the library refuses is opened as it is: the open says why. */
+	if (nthreads <= 1 || pktmap_name_parse(name, &pn, NULL, 0) ||
+	    strcmp(pn.backend, "null") == 0) {
 		n = snprintf(out, outlen, "%s", name);
 		return n < 0 || (unsigned)n >= outlen ? -1 : 0;
 	}
-	colon = strchr(name, ':');
-	suffix = colon ? colon + strcspn(colon, "/@") : name + strlen(name);
-	n = snprintf(out, outlen, "%.*s-%u%s", (int)(suffix - name), name, i,
-		     suffix);
-	return n < 0 || (unsigned)n >= outlen ? -1 : 0;
+	snprintf(ring, sizeof(ring), "-%u", i);
+	return cli_insert_after_port(name, ring, out, outlen);
 }

@@ -70,9 +70,16 @@ int cli_parse_mac(const char *s, uint8_t mac[6], char *err, unsigned errlen);
 int cli_thread_port(const char *name, unsigned nthreads, unsigned i,
 		    char *out, unsigned outlen);
 
-/* The back end part of a port name ("pipe" for "pipe:x{0"), or "" when the
- * name has no colon. */
+/* The back end of a port name ("pipe" for "pipe:x{0"), or "" when the
+ * library cannot parse the name. */
 void cli_backend_of(const char *name, char *out, unsigned outlen);
+
+/* `name` with `what` inserted after its port part, before any "/FLAGS"
+ * or "@..." options ("xdp:eth0@mem:x", "^" -> "xdp:eth0^@mem:x"), as the
+ * library's parser (pktmap_name_parse) reads the name. Returns 0, or -1
+ * when the name does not parse or the result does not fit. */
+int cli_insert_after_port(const char *name, const char *what, char *out,
+			  unsigned outlen);
 
 /* Report what getopt_long() just refused (it returned `c`: '?' for an
  * unknown option, ':' for a missing argument; the option string must start

@@ -33,7 +33,7 @@ void fwd_soft_sigterm(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-int fwd_open(struct run *r, const char *cmd, const char *name,
+int fwd_open(const char *cmd, const char *name,
 	     struct pktmap_open_opts *o, struct pktmap_port **out)
 {
 	char errbuf[512] = "";
@@ -42,9 +42,7 @@ int fwd_open(struct run *r, const char *cmd, const char *name,
 	o->sz = sizeof(*o);
 	o->errbuf = errbuf;
 	o->errbuf_len = sizeof(errbuf);
-	atomic_store(&r->log.opening, true);
 	rc = pktmap_open(out, name, o);
-	atomic_store(&r->log.opening, false);
 	o->errbuf = NULL;
 	o->errbuf_len = 0;
 	if (rc == 0)
@@ -58,35 +56,20 @@ int fwd_open(struct run *r, const char *cmd, const char *name,
 	return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
-/* The region a name asks for ("@mem:NAME"), copied into out, or "". */
-static void region_of(const char *name, char *out, size_t len)
-{
-	const char *m = strstr(name, "@mem:");
-	size_t n;
-
-	out[0] = 0;
-	if (!m)
-		return;
-	m += 5;
-	n = strcspn(m, "@/");
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, m, n);
-	out[n] = 0;
-}
-
 uint32_t fwd_region_bufs(const char *const *names, unsigned n, unsigned i,
 			 uint32_t extra)
 {
-	char mine[128], other[128];
+	struct pktmap_name mine = {.sz = sizeof(mine)};
 	uint64_t total = 0;
 
-	region_of(names[i], mine, sizeof(mine));
-	if (!mine[0] || strstr(names[i], ":bufs=") || strstr(names[i], ",bufs="))
+	if (pktmap_name_parse(names[i], &mine, NULL, 0) || !mine.region[0] ||
+	    mine.bufs)
 		return 0;
 	for (unsigned k = 0; k < n; k++) {
-		region_of(names[k], other, sizeof(other));
-		if (strcmp(mine, other) == 0)
+		struct pktmap_name other = {.sz = sizeof(other)};
+
+		if (pktmap_name_parse(names[k], &other, NULL, 0) == 0 &&
+		    strcmp(mine.region, other.region) == 0)
 			total += FWD_BUFS_PER_PORT + extra;
 	}
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;

@@ -83,10 +83,10 @@ static inline void fwd_span_close(struct fwd_span *s)
 	}
 }
 
-/* Open `name` with the options `o` (o->errbuf is set here). The library's
- * own error line is held back while opening and the open error printed
- * once, as "pktmap: <cmd>: <error>". Returns 0 or an exit status. */
-int fwd_open(struct run *r, const char *cmd, const char *name,
+/* Open `name` with the options `o` (o->errbuf is set here: the library
+ * then says the open error only there) and print the error once, as
+ * "pktmap: <cmd>: <error>". Returns 0 or an exit status. */
+int fwd_open(const char *cmd, const char *name,
 	     struct pktmap_open_opts *o, struct pktmap_port **out);
 
 /* After run_init(): SIGTERM only asks to stop, however often it comes

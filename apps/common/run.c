@@ -31,9 +31,6 @@ static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
 
 	if ((int)level > l->max_level)
 		return;
-	/* The open error comes back in errbuf and is printed from there. */
-	if (level == PKTMAP_LOG_ERR && atomic_load(&l->opening))
-		return;
 	fprintf(stderr, "pktmap: %s\n", msg);
 }
 
@@ -107,9 +104,7 @@ int run_open(struct run *r, uint32_t dir)
 		o.dir = dir;
 		o.errbuf = errbuf;
 		o.errbuf_len = sizeof(errbuf);
-		atomic_store(&r->log.opening, true);
 		rc = pktmap_open(&w->port, w->st->port, &o);
-		atomic_store(&r->log.opening, false);
 		if (rc < 0) {
 			w->port = NULL;
 			if (errbuf[0])

@@ -37,11 +37,10 @@ static inline bool run_stopping(void)
 }
 
 /* Where library messages go: "pktmap: <line>" on stderr, up to max_level.
- * While a port is being opened its error line is held back (the caller
- * prints the open error from errbuf instead). */
+ * (An open error given an errbuf comes back there only, and is printed
+ * from it.) */
 struct run_log {
 	int max_level;
-	atomic_bool opening;
 };
 
 struct run;

@@ -83,7 +83,7 @@ static int open_port(struct rt_router *rt, unsigned i)
 	p->rt = rt;
 	p->id = i;
 	p->name = o->port[i];
-	status = fwd_open(rt->run, "router", p->name, &oo, &p->port);
+	status = fwd_open("router", p->name, &oo, &p->port);
 	if (status)
 		return status;
 	p->info.sz = sizeof(p->info);

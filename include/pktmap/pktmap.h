@@ -126,7 +126,8 @@ struct pktmap_stats {
 
 /* Open a port by name. On success *out holds the port and 0 is returned;
  * on failure a negative errno, and a one-line message naming the port,
- * the problem and the remedy goes to opts->errbuf and the log callback. */
+ * the problem and the remedy goes to opts->errbuf when given, else to the
+ * log callback (said once, never both). */
 PKTMAP_EXPORT int pktmap_open(struct pktmap_port **out, const char *name,
 			      const struct pktmap_open_opts *opts);
 
@@ -208,6 +209,30 @@ struct pktmap_backend_desc {
 	const char *mode;    /* "zerocopy" */
 	const char *summary; /* one line */
 };
+
+/* A port name taken apart by the library's own parser (the grammar of
+ * pktmap_open(): BACKEND:BODY[-N|^|^N|*|{N|}N[-R]][/FLAGS][@conf:..][@mem:..]),
+ * for programs that derive names from names. `sz` must be set by the
+ * caller. */
+struct pktmap_name {
+	size_t sz;
+	char backend[16];    /* "xdp" */
+	char body[256];      /* the interface, pipe name or file path */
+	uint32_t reg;        /* NR_REG_* */
+	int ring;            /* the one ring selected, or -1 */
+	int pipe_id;         /* {N / }N: N, or -1 */
+	uint32_t dir;        /* PKTMAP_DIR_* from /R, /T (0: not said) */
+	uint32_t flags;      /* PKTMAP_OPEN_* from /Z, /C */
+	uint32_t port_len;   /* chars of BACKEND:BODY and its ring selector:
+			      * where /FLAGS and @options begin in the name */
+	char region[64];     /* @mem:NAME, or "" */
+	uint32_t bufs;       /* @conf:bufs=N, or 0 when not given */
+};
+
+/* Parse `name` as pktmap_open() would. Returns 0, or -EINVAL with the
+ * one-line reason in errbuf (when given). */
+PKTMAP_EXPORT int pktmap_name_parse(const char *name, struct pktmap_name *out,
+				    char *errbuf, size_t errlen);
 
 /* The i-th back end, or NULL past the last. */
 PKTMAP_EXPORT const struct pktmap_backend_desc *pktmap_backend(unsigned i);

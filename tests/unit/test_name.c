@@ -1,5 +1,9 @@
 /* Port-name parsing: netmap's grammar, and one-line errors for the rest. */
+#include <errno.h>
+#include <stddef.h>
 #include <string.h>
+
+#include <pktmap/pktmap.h>
 
 #include "internal.h"
 #include "t.h"
@@ -47,6 +51,15 @@ static const struct name_case cases[] = {
 	{ "pipe:a b{0", 0, NULL, NULL, 0, 0, 0, 0, "bad character" },
 };
 
+static int nlogged;
+
+static void count_log(void *ctx, enum pktmap_log_level level, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+	nlogged += level == PKTMAP_LOG_ERR;
+}
+
 int main(void)
 {
 	char err[400];
@@ -91,5 +104,68 @@ int main(void)
 	CHECK(strcmp(nm.body, "/tmp/a.pcap") == 0, "body %s", nm.body);
 	CHECK(pm_name_parse("null:@3", &nm, err, sizeof(err)) == 0, "%s", err);
 	CHECK(strcmp(nm.conf.region, "mem3") == 0, "region %s", nm.conf.region);
+
+	/* The exported parser: what apps derive names from. */
+	static const struct {
+		const char *name, *port, *region;
+		uint32_t bufs;
+	} pub[] = {
+		{ "pipe:x{0@conf:rings=2", "pipe:x{0", "", 0 },
+		{ "xdp:eth0/R@mem:x", "xdp:eth0", "x", 0 },
+		{ "xdp:eth0-1/Z@conf:bufs=9000@mem:rt", "xdp:eth0-1", "rt", 9000 },
+		{ "pipe:a-b}3-1@mem:m", "pipe:a-b}3-1", "m", 0 },
+		{ "pcap:/tmp/a@b/c.pcap/T@mem:q", "pcap:/tmp/a@b/c.pcap", "q", 0 },
+		{ "null:", "null:", "", 0 },
+	};
+	for (size_t i = 0; i < sizeof(pub) / sizeof(pub[0]); i++) {
+		struct pktmap_name pn = { .sz = sizeof(pn) };
+		CHECK(pktmap_name_parse(pub[i].name, &pn, err, sizeof(err)) == 0,
+		      "%s: %s", pub[i].name, err);
+		CHECK(pn.port_len == strlen(pub[i].port) &&
+		      strncmp(pub[i].name, pub[i].port, pn.port_len) == 0,
+		      "%s: port part %u chars, want '%s'", pub[i].name,
+		      pn.port_len, pub[i].port);
+		CHECK(strcmp(pn.region, pub[i].region) == 0, "%s: region '%s'",
+		      pub[i].name, pn.region);
+		CHECK_EQ(pn.bufs, pub[i].bufs);
+	}
+	{
+		struct pktmap_name pn = { .sz = sizeof(pn) };
+		err[0] = 0;
+		CHECK(pktmap_name_parse("nosuch:x", &pn, err, sizeof(err)) == -EINVAL,
+		      "unknown back end refused");
+		CHECK(strstr(err, "nosuch") != NULL, "error names it: %s", err);
+		/* An older caller's smaller structure: nothing past its end
+		 * is written. */
+		struct pktmap_name old;
+		memset(&old, 0xa5, sizeof(old));
+		old.sz = offsetof(struct pktmap_name, body);
+		CHECK(pktmap_name_parse("xdp:eth0", &old, NULL, 0) == 0,
+		      "small sz parses");
+		CHECK(strcmp(old.backend, "xdp") == 0, "backend filled");
+		CHECK((unsigned char)old.body[0] == 0xa5 &&
+		      (unsigned char)old.region[0] == 0xa5,
+		      "nothing written past sz");
+	}
+
+	/* An open error is said once: to errbuf when one is given (not also
+	 * to the log), to the log otherwise. */
+	{
+		struct pktmap_port *port;
+		struct pktmap_open_opts o = { .sz = sizeof(o), .log = count_log };
+		char eb[256] = "";
+		o.errbuf = eb;
+		o.errbuf_len = sizeof(eb);
+		nlogged = 0;
+		CHECK(pktmap_open(&port, "nosuch:x", &o) < 0, "bad name refused");
+		CHECK(pktmap_open(&port, "pipe:said-once", &o) < 0, "no {N refused");
+		CHECK(eb[0] != 0, "errbuf filled: %s", eb);
+		CHECK_EQ(nlogged, 0);
+		o.errbuf = NULL;
+		o.errbuf_len = 0;
+		CHECK(pktmap_open(&port, "nosuch:x", &o) < 0, "bad name refused");
+		CHECK(pktmap_open(&port, "pipe:said-once", &o) < 0, "no {N refused");
+		CHECK_EQ(nlogged, 2);
+	}
 	return t_done("name");
 }
