@@ -4,7 +4,8 @@
  * receives to A, in one thread (netmap's bridge). Zero-copy when A and B
  * share a region, a copy otherwise; it says which when it starts. Given
  * one port, A is bridged with its host rings (A^). This file is the
- * command line, the setup and the output; the loop is in bridge_work.c.
+ * command line, the setup and the output; the loop is the forwarding
+ * component's (src/fwd/bridge.c).
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -18,6 +19,26 @@
 #include "bridge.h"
 #include "cli.h"
 #include "cmds.h"
+#include "fwd_cli.h"
+#include "run.h"
+
+struct bridge_opts {
+	const char *port[2];
+	char host_name[300];    /* B = A^ when one port is given */
+	uint32_t batch;         /* slots moved per direction per round */
+	uint64_t count;         /* stop after this many packets, 0 = never */
+	int cpu;                /* -1: not pinned */
+	double interval, idle;
+	bool copy;              /* copy even when zero-copy is possible */
+	bool json, quiet;
+	int verbose;
+};
+
+/* The command's options, kept in the loop's context. */
+static inline const struct bridge_opts *opts_of(const struct bridge *b)
+{
+	return b->user;
+}
 
 void usage_bridge(void)
 {
@@ -189,7 +210,7 @@ static void *thread_main(void *arg)
 {
 	struct worker *w = arg;
 
-	w->pin_err = fwd_pin(w->b->o->cpu);
+	w->pin_err = fwd_pin(opts_of(w->b)->cpu);
 	if (!w->pin_err)
 		bridge_work(w->b);
 	sem_post(&w->done);
@@ -291,9 +312,9 @@ static void summary_json(struct bridge *b)
 	}
 	fprintf(o, "{\"cmd\":\"bridge\",\"version\":\"%s\",\"mode\":\"%s\","
 		"\"region\":", PKTMAP_VERSION, b->zerocopy ? "zerocopy" : "copy");
-	fwd_json_str(o, b->zerocopy ? b->info[0].region : "");
+	stats_json_str(o, b->zerocopy ? b->info[0].region : "");
 	fprintf(o, ",\"end\":");
-	fwd_json_str(o, b->end ? b->end : "done");
+	stats_json_str(o, b->end ? b->end : "done");
 	fprintf(o, ",\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu,"
 		"\"seconds\":%.6f,\"pps\":%.1f,\"busy_cycles\":%llu,"
 		"\"cycles_per_packet\":%.2f,\"busy_cpu_ns\":%llu,"
@@ -308,9 +329,9 @@ static void summary_json(struct bridge *b)
 
 		pktmap_stats(d->to, &st);
 		fprintf(o, "%s{\"dir\":\"%s\",\"from\":", i ? "," : "", d->label);
-		fwd_json_str(o, b->info[i].name);
+		stats_json_str(o, b->info[i].name);
 		fprintf(o, ",\"to\":");
-		fwd_json_str(o, b->info[1 - i].name);
+		stats_json_str(o, b->info[1 - i].name);
 		fprintf(o, ",\"packets\":%llu,\"bytes\":%llu,\"slots\":%llu,"
 			"\"tx_slots\":%llu,\"rounds\":%llu,\"avg_batch\":%.2f,\"drops\":%llu,"
 			"\"pps\":%.1f,\"tx_port\":{", U(p), U(ld(&d->c.bytes)),
@@ -328,7 +349,7 @@ static void summary_json(struct bridge *b)
  * lines until it ends. Returns the exit status. */
 static int go(struct bridge *b, struct run *r)
 {
-	const struct bridge_opts *o = b->o;
+	const struct bridge_opts *o = opts_of(b);
 	struct worker w = {.b = b};
 	uint64_t step = (uint64_t)(o->interval * 1e9), next;
 	struct last l = {0};
@@ -401,7 +422,11 @@ int cmd_bridge(int argc, char **argv)
 		return EXIT_RUNTIME;
 	fwd_soft_sigterm();
 	memset(&b, 0, sizeof(b));
-	b.o = &o;
+	b.user = &o;
+	b.batch = o.batch;
+	b.count = o.count;
+	b.idle_ns = (uint64_t)(o.idle * 1e9);
+	b.stop = &run_stop_flag;
 	for (int i = 0; i < 2 && !status; i++) {
 		struct pktmap_open_opts oo = {.sz = sizeof(oo)};
 

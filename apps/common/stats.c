@@ -206,8 +206,7 @@ static void human(struct stats_run *r, const struct stats_total *t)
 	}
 }
 
-/* Write s as a JSON string. */
-static void json_str(FILE *o, const char *s)
+void stats_json_str(FILE *o, const char *s)
 {
 	fputc('"', o);
 	for (; *s; s++) {
@@ -255,11 +254,11 @@ static void json(struct stats_run *r, const struct stats_total *t)
 	FILE *o = stdout;
 
 	fprintf(o, "{\"cmd\":");
-	json_str(o, r->cmd);
+	stats_json_str(o, r->cmd);
 	fprintf(o, ",\"port\":");
-	json_str(o, r->port);
+	stats_json_str(o, r->port);
 	fprintf(o, ",\"version\":\"%s\",\"end\":", PKTMAP_VERSION);
-	json_str(o, r->end_reason ? r->end_reason : "done");
+	stats_json_str(o, r->end_reason ? r->end_reason : "done");
 	fprintf(o, ",\"verify\":%s,", r->recv && r->verify ? "true" : "false");
 	json_counts(r, o, t);
 	fprintf(o, ",\"threads\":[");
@@ -268,7 +267,7 @@ static void json(struct stats_run *r, const struct stats_total *t)
 
 		thread_total(&r->th[i], &tt);
 		fprintf(o, "%s{\"id\":%u,\"port\":", i ? "," : "", i);
-		json_str(o, r->th[i].port);
+		stats_json_str(o, r->th[i].port);
 		fputc(',', o);
 		json_counts(r, o, &tt);
 		fputc('}', o);

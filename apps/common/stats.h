@@ -87,4 +87,8 @@ void stats_summary(struct stats_run *r);
  * decimals, followed by unit ("pps", "bps"). */
 void stats_fmt_rate(char *out, unsigned len, double v, const char *unit);
 
+/* Write s as a JSON string (quotes, backslashes and control characters
+ * escaped). The one escaper of the command's JSON output. */
+void stats_json_str(FILE *o, const char *s);
+
 #endif /* PKTMAP_APPS_STATS_H */

@@ -3,8 +3,9 @@
  * pktmap router: forward among N ports, MapRouter's way (router.h). This
  * file is the command line and the main thread: it sets the router up,
  * prints a line per interval, decides when to stop, and prints the
- * summary. The stages are in router_stage.c, the decisions in
- * router_classify.c and router_lpm.c, the output in router_stats.c.
+ * summary; the output is in router_stats.c. The router itself (stages,
+ * queues, threads, classification) is the forwarding component's
+ * (src/fwd/router*.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,7 +16,20 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "fwd_cli.h"
 #include "router.h"
+#include "router_stats.h"
+#include "run.h"
+
+/* The command's options: the router's own, and what the command does
+ * around it. */
+struct router_cli {
+	struct rt_opts rt;
+	uint64_t count;              /* stop after this many sent, 0 = never */
+	double interval, idle, duration;
+	bool json, quiet;
+	int verbose;
+};
 
 void usage_router(void)
 {
@@ -144,14 +158,15 @@ bad:
 	return -1;
 }
 
-static int parse(int argc, char **argv, struct rt_opts *o)
+static int parse(int argc, char **argv, struct router_cli *cl)
 {
+	struct rt_opts *o = &cl->rt;
 	char err[256];
 	uint64_t v;
 	int c, nmap = 0;
 
-	memset(o, 0, sizeof(*o));
-	o->interval = 1;
+	memset(cl, 0, sizeof(*cl));
+	cl->interval = 1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:m:r:p:a:b:n:T:qvh", longopts,
@@ -234,23 +249,23 @@ static int parse(int argc, char **argv, struct rt_opts *o)
 			break;
 		case 'n':
 			bad = cli_opt_u64("router: -n: count", optarg,
-					  0, UINT64_MAX, &o->count);
+					  0, UINT64_MAX, &cl->count);
 			break;
 		case 'T':
 		case OPT_DURATION:
 		case OPT_IDLE:
 			bad = cli_parse_seconds(optarg, 86400 * 365,
-						c == 'T' ? &o->interval :
-						c == OPT_IDLE ? &o->idle : &o->duration,
+						c == 'T' ? &cl->interval :
+						c == OPT_IDLE ? &cl->idle : &cl->duration,
 						err, sizeof(err));
 			if (bad)
 				cli_err("router: %s: %s", c == 'T' ? "-T" :
 					c == OPT_IDLE ? "--idle" : "--duration", err);
 			break;
 		case OPT_COPY: o->copy = true; break;
-		case OPT_JSON: o->json = true; break;
-		case 'q': o->quiet = true; break;
-		case 'v': o->verbose++; break;
+		case OPT_JSON: cl->json = true; break;
+		case 'q': cl->quiet = true; break;
+		case 'v': cl->verbose++; break;
 		case 'h': usage_router(); return -1;
 		default:
 			cli_opt_error("router", c, argv);
@@ -345,9 +360,8 @@ static void announce(struct rt_router *rt)
 }
 
 /* The main thread while the stages run: report lines, and the end. */
-static void watch(struct rt_router *rt, FILE *out)
+static void watch(struct rt_router *rt, const struct router_cli *o, FILE *out)
 {
-	const struct rt_opts *o = rt->o;
 	uint64_t tick = 100000000ull, step = (uint64_t)(o->interval * 1e9);
 	uint64_t start = stats_now_ns(), next_line = start + step, wake = start;
 	uint64_t seen = 0, last_change = start;
@@ -371,7 +385,7 @@ static void watch(struct rt_router *rt, FILE *out)
 			rt->end = "signal";
 			return;
 		}
-		if (atomic_load(&rt->stop)) {
+		if (rt_stopping(rt)) {
 			rt->end = "error";
 			return;
 		}
@@ -406,31 +420,39 @@ static void watch(struct rt_router *rt, FILE *out)
 
 int cmd_router(int argc, char **argv)
 {
-	struct rt_opts o;
+	struct router_cli o;
 	struct rt_router *rt;
 	struct run r;
-	int status = parse(argc, argv, &o);
+	int status = parse(argc, argv, &o), rc;
 
 	if (status)
 		return status < 0 ? 0 : status;
-	if (run_init(&r, "router", o.port[0], 1, -1, o.interval, o.verbose,
+	if (run_init(&r, "router", o.rt.port[0], 1, -1, o.interval, o.verbose,
 		     o.json, o.quiet))
 		return EXIT_RUNTIME;
 	fwd_soft_sigterm();
+	o.rt.stop = &run_stop_flag;
 	rt = aligned_alloc(64, (sizeof(*rt) + 63) & ~(size_t)63);
 	if (!rt) {
 		cli_err("router: out of memory");
 		run_fini(&r);
 		return EXIT_RUNTIME;
 	}
-	status = rt_setup(rt, &o, &r);
-	if (status)
+	rc = rt_setup(rt, &o.rt);
+	if (rc) {
+		cli_err("router: %s", rt->err);
+		status = rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 		goto out;
+	}
 	if (!o.quiet)
 		announce(rt);
-	status = rt_start(rt);
-	if (!status)
-		watch(rt, r.stats.out);
+	rc = rt_start(rt);
+	if (rc) {
+		cli_err("router: %s", rt->err);
+		status = EXIT_RUNTIME;
+	} else {
+		watch(rt, &o, r.stats.out);
+	}
 	rt_stop(rt);
 	rt_join(rt);
 	rt_account(rt);

@@ -7,7 +7,9 @@
  */
 #include <string.h>
 
-#include "router.h"
+#include "fwd_cli.h"
+#include "router_stats.h"
+#include "stats.h"
 
 #define U(x) ((unsigned long long)(x))
 
@@ -26,24 +28,6 @@ static uint64_t rx_dropped(struct rt_router *rt, struct rt_port *p)
 	for (unsigned o = 0; o < rt->n; o++)
 		d += ld(&rt->qs[p->id * rt->n + o].full);
 	return d;
-}
-
-uint64_t rt_total_sent(struct rt_router *rt)
-{
-	uint64_t t = 0;
-
-	for (unsigned i = 0; i < rt->n; i++)
-		t += ld(&rt->ports[i].txs.packets);
-	return t;
-}
-
-uint64_t rt_total_received(struct rt_router *rt)
-{
-	uint64_t t = 0;
-
-	for (unsigned i = 0; i < rt->n; i++)
-		t += ld(&rt->ports[i].rxs.packets);
-	return t;
 }
 
 static uint64_t total_dropped(struct rt_router *rt)
@@ -242,7 +226,7 @@ void rt_json(struct rt_router *rt)
 		"\"nports\":%u,\"nthreads\":%u,\"zerocopy\":\"%s\",\"end\":",
 		PKTMAP_VERSION, rt_mode_name(rt->o->mode), rt->n, rt->nthreads,
 		rt->all_zc ? "all" : rt->any_zc ? "some" : "none");
-	fwd_json_str(o, rt->end ? rt->end : "done");
+	stats_json_str(o, rt->end ? rt->end : "done");
 	fprintf(o, ",\"rx_packets\":%llu,\"tx_packets\":%llu,\"dropped\":%llu,"
 		"\"seconds\":%.6f,\"pps\":%.1f,\"busy_cycles\":%llu,"
 		"\"rx_cycles_per_packet\":%.2f,\"tx_cycles_per_packet\":%.2f,"
@@ -269,9 +253,9 @@ void rt_json(struct rt_router *rt)
 		for (unsigned k = 0; k < rt->n; k++)
 			full += ld(&rt->qs[i * rt->n + k].full);
 		fprintf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", i);
-		fwd_json_str(o, p->info.name);
+		stats_json_str(o, p->info.name);
 		fprintf(o, ",\"region\":");
-		fwd_json_str(o, p->info.region);
+		stats_json_str(o, p->info.region);
 		fprintf(o, ",\"rx_packets\":%llu,\"rx_bytes\":%llu,"
 			"\"tx_packets\":%llu,\"tx_bytes\":%llu,\"queue_full\":%llu,"
 			"\"no_route\":%llu,\"ttl\":%llu,\"not_ip\":%llu,"

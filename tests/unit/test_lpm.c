@@ -1,4 +1,4 @@
-/* The router's DIR-24-8 longest-prefix match (apps/router/router_lpm.c) against
+/* The router's DIR-24-8 longest-prefix match (src/fwd/router_lpm.c) against
  * a brute-force reference on random tables, the routes-file parser, and
  * the incremental TTL/checksum update against a full recomputation. */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../apps/router/router_lpm.h"
+#include "router_lpm.h"
 #include "t.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;

@@ -1,4 +1,5 @@
-/* The router's buffer protocol (apps/router/router_*.c), in one process and
+/* The forwarding component's router (src/fwd/router*.c), driven directly
+ * as a library: its buffer protocol, in one process and
  * under stress: three ports over pipes in one region, a peer thread on the
  * far end of each that sends numbered frames and receives (sometimes
  * slowly, sometimes not at all for a while), queues and stashes made small
@@ -8,6 +9,7 @@
  * foreign frame), the counters add up, and at exit every buffer is
  * accounted for (free + in flight = total, no index twice). Run it under
  * ThreadSanitizer too: the queues are the only thing the threads share. */
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../apps/router/router.h"
+#include "router.h"
 #include "t.h"
 
 #define NPORTS 3
@@ -122,7 +124,7 @@ static void run(unsigned threads, enum rt_mode mode)
 	char region[32];
 	static struct rt_router rt;
 	struct rt_opts o;
-	struct run r;
+	atomic_int stop = 0;
 	struct peer peers[NPORTS];
 	pthread_t pt[NPORTS];
 	char names[NPORTS][96];
@@ -140,10 +142,9 @@ static void run(unsigned threads, enum rt_mode mode)
 	o.batch = 32;
 	o.queue = 64;      /* queues fill up */
 	o.stash = 160;     /* < 3 x 64 + 2 x 32: inputs can run dry */
-	o.interval = 0;
-	o.quiet = true;
-	CHECK_EQ(run_init(&r, "router", o.port[0], 1, -1, 0, 0, false, true), 0);
-	CHECK_EQ(rt_setup(&rt, &o, &r), 0);
+	/* Odd runs stop through the caller's flag, even ones with rt_stop(). */
+	o.stop = threads % 2 ? &stop : NULL;
+	CHECK(rt_setup(&rt, &o) == 0, "setup: %s", rt.err);
 	for (unsigned k = 0; k < NPORTS; k++) {
 		memset(&peers[k], 0, sizeof(peers[k]));
 		peers[k].id = k;
@@ -156,8 +157,15 @@ static void run(unsigned threads, enum rt_mode mode)
 		while (!atomic_load(&peers[k].done_sending) && !peers[k].err)
 			nap_us(1000);
 	nap_us(200000); /* let the queues drain (not all: peer 2 dawdles) */
-	rt_stop(&rt);
-	rt_join(&rt);
+	if (o.stop) {
+		atomic_store(&stop, 1);
+		/* the threads notice the caller's flag by themselves */
+		rt_join(&rt);
+		CHECK(rt_stopping(&rt), "stopped by the caller's flag");
+	} else {
+		rt_stop(&rt);
+		rt_join(&rt);
+	}
 	rt_account(&rt);
 	for (unsigned k = 0; k < NPORTS; k++) {
 		atomic_store(&peers[k].stop, 1);
@@ -212,11 +220,51 @@ static void run(unsigned threads, enum rt_mode mode)
 	for (unsigned k = 0; k < rt.nthreads; k++)
 		CHECK(!rt.th[k].error, "thread %u: %s", k, rt.th[k].err);
 	rt_teardown(&rt);
-	run_fini(&r);
+}
+
+/* Errors come back as -errno and one line in rt->err; nothing is left
+ * open. */
+static void setup_errors(void)
+{
+	static struct rt_router rt;
+	struct rt_opts o;
+	char name[96];
+
+	memset(&o, 0, sizeof(o));
+	o.nports = 1;
+	o.port[0] = "nosuch:x";
+	CHECK_EQ(rt_setup(&rt, &o), -EINVAL);
+	CHECK(strstr(rt.err, "nosuch") != NULL, "error names the port: %s", rt.err);
+	rt_teardown(&rt);
+
+	snprintf(name, sizeof(name), "pipe:e%d{0", (int)getpid());
+	o.port[0] = name;
+	o.mode = RT_LPM;
+	CHECK_EQ(rt_setup(&rt, &o), -EINVAL);
+	CHECK(strstr(rt.err, "routes") != NULL, "needs routes: %s", rt.err);
+	rt_teardown(&rt);
+
+	o.routes = "/nonexistent/routes";
+	CHECK_EQ(rt_setup(&rt, &o), -EINVAL);
+	CHECK(strstr(rt.err, "/nonexistent/routes") != NULL, "names the file: %s",
+	      rt.err);
+	rt_teardown(&rt);
+
+	o.mode = RT_STATIC;
+	o.routes = NULL;
+	o.nports = 0;
+	CHECK_EQ(rt_setup(&rt, &o), -EINVAL);
+	rt_teardown(&rt);
+	/* the pipe was opened and closed: a fresh open of the same end works */
+	struct pktmap_port *p;
+	struct pktmap_open_opts oo = {.sz = sizeof(oo)};
+	CHECK_EQ(pktmap_open(&p, name, &oo), 0);
+	pktmap_close(p);
 }
 
 int main(void)
 {
+	setup_errors();
 	run(2, RT_RANDOM);
 	run(1, RT_STATIC);
 	run(4, RT_HASH);

@@ -36,17 +36,6 @@ static inline char *buf_of(const struct rt_port *p, uint32_t idx)
 	return p->buf0 + (size_t)idx * p->stride;
 }
 
-static inline uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 /* ------------------------------------------------------------------ */
 /* RX stage */
 
@@ -169,7 +158,7 @@ static inline int decide(struct rt_port *p, uint8_t *frame, uint32_t len)
 	case RT_STATIC:
 		return rt->static_out[p->id];
 	case RT_RANDOM:
-		return rt->outs[((rng_next(&p->rx.rng) >> 32) * rt->nouts) >> 32];
+		return rt->outs[((fwd_rng_next(&p->rx.rng) >> 32) * rt->nouts) >> 32];
 	default:
 		return rt_classify(p, frame, len);
 	}
@@ -243,20 +232,20 @@ void rt_rx_publish(struct rt_port *p)
 	struct rt_router *rt = p->rt;
 	struct rt_rxstats *s = &p->rxs;
 
-	run_pub(&s->packets, p->rx.packets);
-	run_pub(&s->bytes, p->rx.bytes);
-	run_pub(&s->syncs, p->rx.syncs);
-	run_pub(&s->no_route, p->rx.no_route);
-	run_pub(&s->ttl, p->rx.ttl);
-	run_pub(&s->not_ip, p->rx.not_ip);
-	run_pub(&s->filtered, p->rx.filtered);
-	run_pub(&s->no_buf, p->rx.no_buf);
-	run_pub(&s->flooded, p->rx.flooded);
-	run_pub(&s->chain_drop, p->rx.chain_drop);
-	run_pub(&s->stalls, p->rx.stalls);
+	fwd_pub(&s->packets, p->rx.packets);
+	fwd_pub(&s->bytes, p->rx.bytes);
+	fwd_pub(&s->syncs, p->rx.syncs);
+	fwd_pub(&s->no_route, p->rx.no_route);
+	fwd_pub(&s->ttl, p->rx.ttl);
+	fwd_pub(&s->not_ip, p->rx.not_ip);
+	fwd_pub(&s->filtered, p->rx.filtered);
+	fwd_pub(&s->no_buf, p->rx.no_buf);
+	fwd_pub(&s->flooded, p->rx.flooded);
+	fwd_pub(&s->chain_drop, p->rx.chain_drop);
+	fwd_pub(&s->stalls, p->rx.stalls);
 	for (unsigned o = 0; o < rt->n; o++) {
-		run_pub(&rt->qs[p->id * rt->n + o].enq, p->rx.enq[o]);
-		run_pub(&rt->qs[p->id * rt->n + o].full, p->rx.full[o]);
+		fwd_pub(&rt->qs[p->id * rt->n + o].enq, p->rx.enq[o]);
+		fwd_pub(&rt->qs[p->id * rt->n + o].full, p->rx.full[o]);
 	}
 }
 
@@ -447,13 +436,13 @@ void rt_tx_publish(struct rt_port *p)
 {
 	struct rt_router *rt = p->rt;
 
-	run_pub(&p->txs.packets, p->tx.packets);
-	run_pub(&p->txs.bytes, p->tx.bytes);
-	run_pub(&p->txs.syncs, p->tx.syncs);
-	run_pub(&p->txs.too_long, p->tx.too_long);
-	run_pub(&p->txs.lost, p->tx.lost);
+	fwd_pub(&p->txs.packets, p->tx.packets);
+	fwd_pub(&p->txs.bytes, p->tx.bytes);
+	fwd_pub(&p->txs.syncs, p->tx.syncs);
+	fwd_pub(&p->txs.too_long, p->tx.too_long);
+	fwd_pub(&p->txs.lost, p->tx.lost);
 	for (unsigned j = 0; j < rt->n; j++)
-		run_pub(&rt->qs[j * rt->n + p->id].sent, p->tx.sent[j]);
+		fwd_pub(&rt->qs[j * rt->n + p->id].sent, p->tx.sent[j]);
 }
 
 uint32_t rt_tx_step(struct rt_port *p)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "fwd.h"
+#include "fwd_cli.h"
 
 static void on_sigterm(int sig)
 {
@@ -54,25 +54,6 @@ int fwd_open(const char *cmd, const char *name,
 		cli_err("%s: %s: %s", cmd, name, pktmap_strerror(rc));
 	/* a name the library cannot parse is a usage error */
 	return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-}
-
-uint32_t fwd_region_bufs(const char *const *names, unsigned n, unsigned i,
-			 uint32_t extra)
-{
-	struct pktmap_name mine = {.sz = sizeof(mine)};
-	uint64_t total = 0;
-
-	if (pktmap_name_parse(names[i], &mine, NULL, 0) || !mine.region[0] ||
-	    mine.bufs)
-		return 0;
-	for (unsigned k = 0; k < n; k++) {
-		struct pktmap_name other = {.sz = sizeof(other)};
-
-		if (pktmap_name_parse(names[k], &other, NULL, 0) == 0 &&
-		    strcmp(mine.region, other.region) == 0)
-			total += FWD_BUFS_PER_PORT + extra;
-	}
-	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 }
 
 int fwd_parse_cpus(const char *s, int *cpus, unsigned max, char *err,
@@ -122,73 +103,6 @@ bad:
 	return -1;
 }
 
-int fwd_pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET((unsigned)cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-int fwd_waiter_init(struct fwd_waiter *w)
-{
-	atomic_init(&w->sleeping, 0);
-	w->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return w->fd < 0 ? -errno : 0;
-}
-
-void fwd_waiter_fini(struct fwd_waiter *w)
-{
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-}
-
-void fwd_wait(struct fwd_waiter *w, int64_t timeout_us)
-{
-	struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
-	struct timespec ts, *tp = NULL;
-	uint64_t v;
-
-	if (timeout_us >= 0) {
-		ts.tv_sec = (time_t)(timeout_us / 1000000);
-		ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
-		tp = &ts;
-	}
-	(void)ppoll(&pfd, 1, tp, NULL);
-	atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-	if (read(w->fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return;
-}
-
-void fwd_wake_slow(struct fwd_waiter *w)
-{
-	uint64_t one = 1;
-
-	if (atomic_exchange_explicit(&w->sleeping, 0, memory_order_relaxed) &&
-	    write(w->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		return;
-}
-
-void fwd_json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
-}
-
 #define U(x) ((unsigned long long)(x))
 
 void fwd_json_lib(FILE *o, const struct pktmap_stats *s)
@@ -203,8 +117,3 @@ void fwd_json_lib(FILE *o, const struct pktmap_stats *s)
 		U(s->wakeups_sent));
 }
 
-bool fwd_same_region(const struct pktmap_info *a, const struct pktmap_info *b)
-{
-	return strcmp(a->region, "(private)") != 0 &&
-	       strcmp(a->region, b->region) == 0 && a->buf_size == b->buf_size;
-}

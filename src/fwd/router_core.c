@@ -10,8 +10,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "router.h"
+
+/* Say what failed in rt->err; returns err (a negative errno). */
+__attribute__((format(printf, 3, 4)))
+static int fail(struct rt_router *rt, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rt->err, sizeof(rt->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
 
 static uint32_t pow2_at_least(uint32_t v)
 {
@@ -23,27 +37,24 @@ static uint32_t pow2_at_least(uint32_t v)
 }
 
 /* Take the port's extra buffers off netmap's ni_bufs_head list into the
- * stash. Returns 0 or an exit status. */
+ * stash. Returns 0 or -errno. */
 static int take_stash(struct rt_port *p, uint32_t want)
 {
 	uint32_t idx = p->nifp->ni_bufs_head, n = 0;
 
 	p->rx.stash = malloc(want * sizeof(*p->rx.stash));
-	if (!p->rx.stash) {
-		cli_err("router: out of memory");
-		return EXIT_RUNTIME;
-	}
+	if (!p->rx.stash)
+		return fail(p->rt, -ENOMEM, "out of memory");
 	while (idx >= 2 && idx < p->info.bufs && n < want) {
 		p->rx.stash[n++] = idx;
 		idx = *(uint32_t *)(void *)(p->buf0 + (size_t)idx * p->stride);
 	}
 	if (n != want) {
-		cli_err("router: %s: the port gave %u of the %u extra buffers "
-			"asked for", p->info.name, n, want);
 		/* leave the list as it was: close() gives them back */
 		free(p->rx.stash);
 		p->rx.stash = NULL;
-		return EXIT_RUNTIME;
+		return fail(p->rt, -ENOBUFS, "%s: the port gave %u of the %u "
+			    "extra buffers asked for", p->info.name, n, want);
 	}
 	p->nifp->ni_bufs_head = 0;
 	p->rx.nstash = p->rx.total = want;
@@ -74,18 +85,27 @@ static int open_port(struct rt_router *rt, unsigned i)
 	struct rt_port *p = &rt->ports[i];
 	struct pktmap_open_opts oo;
 	struct netmap_ring *ring;
-	int status;
+	int rc;
 
 	memset(&oo, 0, sizeof(oo));
+	oo.sz = sizeof(oo);
 	oo.dir = PKTMAP_DIR_BOTH;
 	oo.extra_bufs = rt->stash;
 	oo.bufs = fwd_region_bufs(o->port, o->nports, i, rt->stash);
+	oo.log = o->log;
+	oo.log_ctx = o->log_ctx;
+	oo.errbuf = rt->err;
+	oo.errbuf_len = sizeof(rt->err);
 	p->rt = rt;
 	p->id = i;
 	p->name = o->port[i];
-	status = fwd_open("router", p->name, &oo, &p->port);
-	if (status)
-		return status;
+	rc = pktmap_open(&p->port, p->name, &oo);
+	if (rc) {
+		p->port = NULL;
+		if (!rt->err[0])
+			fail(rt, rc, "%s: %s", p->name, pktmap_strerror(rc));
+		return rc;
+	}
 	p->info.sz = sizeof(p->info);
 	pktmap_info(p->port, &p->info);
 	p->nifp = pktmap_nifp(p->port);
@@ -95,9 +115,8 @@ static int open_port(struct rt_router *rt, unsigned i)
 	p->tx_hi = p->info.last_tx_ring;
 	if (p->rx_hi < p->rx_lo || p->info.rx_slots == 0 ||
 	    p->tx_hi < p->tx_lo || p->info.tx_slots == 0) {
-		cli_err("router: %s: the port must receive and send (every port "
-			"is an input and an output)", p->info.name);
-		return EXIT_USAGE;
+		return fail(rt, -EINVAL, "%s: the port must receive and send "
+			    "(every port is an input and an output)", p->info.name);
 	}
 	ring = NETMAP_RXRING(p->nifp, p->rx_lo);
 	p->buf0 = (char *)ring + ring->buf_ofs;
@@ -122,10 +141,8 @@ static int alloc_stages(struct rt_router *rt, struct rt_port *p)
 	p->tx.descs = calloc(p->tx.quantum, sizeof(struct rt_desc));
 	p->tx.recycled = calloc(p->tx.quantum, sizeof(uint32_t));
 	p->tx.chain_q = -1;
-	if (!p->rx.stage || !p->rx.rep || !p->tx.descs || !p->tx.recycled) {
-		cli_err("router: out of memory");
-		return EXIT_RUNTIME;
-	}
+	if (!p->rx.stage || !p->rx.rep || !p->tx.descs || !p->tx.recycled)
+		return fail(rt, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -142,12 +159,11 @@ static int assign_threads(struct rt_router *rt)
 		t->rt = rt;
 		t->id = k;
 		t->cpu = o->ncpus ? o->cpus[k % o->ncpus] : -1;
-		t->own_inputs = T == 1;
-		if (fwd_waiter_init(&t->wait)) {
-			cli_err("router: cannot create an eventfd: %s",
-				strerror(errno));
-			return EXIT_RUNTIME;
-		}
+		int rc = fwd_waiter_init(&t->wait);
+
+		if (rc)
+			return fail(rt, rc, "cannot create an eventfd: %s",
+				    strerror(-rc));
 	}
 	for (unsigned i = 0; i < rt->n; i++) {
 		struct rt_port *p = &rt->ports[i];
@@ -163,7 +179,7 @@ static int assign_threads(struct rt_router *rt)
 	return 0;
 }
 
-int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run)
+int rt_setup(struct rt_router *rt, const struct rt_opts *o)
 {
 	unsigned n = o->nports;
 	int status;
@@ -172,8 +188,24 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run)
 	for (unsigned k = 0; k < RT_MAX_THREADS; k++)
 		rt->th[k].wait.fd = -1;
 	rt->o = o;
-	rt->run = run;
 	rt->n = n;
+	if (n == 0 || n > RT_MAX_PORTS)
+		return fail(rt, -EINVAL, "%u ports: 1 to %d", n, RT_MAX_PORTS);
+	if (o->threads > 2 * n || o->threads > RT_MAX_THREADS)
+		return fail(rt, -EINVAL, "%u threads for %u ports: at most %u "
+			    "(one per stage)", o->threads, n, 2 * n);
+	if (o->queue & (o->queue - 1))
+		return fail(rt, -EINVAL, "queue %u: not a power of two", o->queue);
+	if (o->mode == RT_LPM && !o->routes)
+		return fail(rt, -EINVAL, "mode lpm needs a routes file");
+	for (unsigned i = 0; o->map_set && i < n; i++)
+		if ((unsigned)o->map[i] >= n)
+			return fail(rt, -EINVAL, "map: output %d of input %u: "
+				    "there are %u ports", o->map[i], i, n);
+	for (unsigned i = 0; i < o->nouts; i++)
+		if ((unsigned)o->outs[i] >= n)
+			return fail(rt, -EINVAL, "outputs: port %d: there are "
+				    "%u ports", o->outs[i], n);
 	rt->batch = o->batch ? o->batch : 256;
 	rt->qcap = o->queue ? o->queue : n <= 4 ? 1024 : n <= 8 ? 512 : 256;
 	rt->stash = o->stash ? o->stash : n * rt->qcap + 2 * rt->batch;
@@ -190,24 +222,19 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run)
 		char err[512];
 		int rc;
 
-		if (rt_lpm_read(o->routes, n, &routes, &nr, err, sizeof(err))) {
-			cli_err("router: --routes: %s", err);
-			return EXIT_USAGE;
-		}
+		if (rt_lpm_read(o->routes, n, &routes, &nr, err, sizeof(err)))
+			return fail(rt, -EINVAL, "routes: %s", err);
 		rc = rt_lpm_build(&rt->lpm, routes, nr);
 		free(routes);
-		if (rc) {
-			cli_err("router: %s: %s", o->routes,
-				rc == -ENOSPC ? "too many prefixes longer than /24 "
-						"(at most 32768 /24s with longer ones)"
-					      : "out of memory");
-			return rc == -ENOSPC ? EXIT_USAGE : EXIT_RUNTIME;
-		}
+		if (rc)
+			return fail(rt, rc == -ENOSPC ? -EINVAL : rc, "%s: %s",
+				    o->routes,
+				    rc == -ENOSPC ? "too many prefixes longer than /24 "
+						    "(at most 32768 /24s with longer ones)"
+						  : "out of memory");
 	}
-	if (o->mode == RT_L2 && rt_l2_init(rt)) {
-		cli_err("router: out of memory");
-		return EXIT_RUNTIME;
-	}
+	if (o->mode == RT_L2 && rt_l2_init(rt))
+		return fail(rt, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < n; i++) {
 		status = open_port(rt, i);
 		if (status)
@@ -225,10 +252,8 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run)
 		}
 	}
 	rt->qs = aligned_alloc(64, (size_t)n * n * sizeof(*rt->qs));
-	if (!rt->qs) {
-		cli_err("router: out of memory");
-		return EXIT_RUNTIME;
-	}
+	if (!rt->qs)
+		return fail(rt, -ENOMEM, "out of memory");
 	memset(rt->qs, 0, (size_t)n * n * sizeof(*rt->qs));
 	for (unsigned i = 0; i < n; i++) {
 		for (unsigned j = 0; j < n; j++) {
@@ -236,10 +261,9 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run)
 			rt->fwd[i][j] = pm_spsc_create(rt->qcap, sizeof(struct rt_desc));
 			rt->rec[j][i] = pm_spsc_create(pow2_at_least(rt->stash),
 						       sizeof(uint32_t));
-			if (!rt->fwd[i][j] || !rt->rec[j][i]) {
-				cli_err("router: out of memory for the queues");
-				return EXIT_RUNTIME;
-			}
+			if (!rt->fwd[i][j] || !rt->rec[j][i])
+				return fail(rt, -ENOMEM, "out of memory for the "
+					    "queues");
 		}
 		status = alloc_stages(rt, &rt->ports[i]);
 		if (status)
@@ -253,7 +277,7 @@ int rt_start(struct rt_router *rt)
 	sigset_t block, old;
 	int status = 0;
 
-	rt->t_start = stats_now_ns();
+	rt->t_start = fwd_now_ns();
 	/* Only the main thread takes SIGINT/SIGTERM. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -264,10 +288,9 @@ int rt_start(struct rt_router *rt)
 		int rc = pthread_create(&t->tid, NULL, rt_thread_main, t);
 
 		if (rc) {
-			cli_err("router: cannot start thread %u: %s", k,
-				strerror(rc));
 			atomic_store(&rt->stop, 1);
-			status = EXIT_RUNTIME;
+			status = fail(rt, -rc, "cannot start thread %u: %s", k,
+				      strerror(rc));
 			break;
 		}
 		t->started = true;
@@ -279,13 +302,33 @@ int rt_start(struct rt_router *rt)
 void rt_stop(struct rt_router *rt)
 {
 	atomic_store(&rt->stop, 1);
-	for (unsigned k = 0; k < rt->nthreads; k++) {
-		uint64_t one = 1;
+	for (unsigned k = 0; k < rt->nthreads; k++)
+		fwd_wake_always(&rt->th[k].wait);
+}
 
-		if (rt->th[k].wait.fd >= 0 &&
-		    write(rt->th[k].wait.fd, &one, sizeof(one)) < 0)
-			continue;
-	}
+bool rt_stopping(const struct rt_router *rt)
+{
+	return fwd_stopping(&rt->stop, rt->o ? rt->o->stop : NULL);
+}
+
+uint64_t rt_total_sent(const struct rt_router *rt)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < rt->n; i++)
+		t += atomic_load_explicit(&rt->ports[i].txs.packets,
+					  memory_order_relaxed);
+	return t;
+}
+
+uint64_t rt_total_received(const struct rt_router *rt)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < rt->n; i++)
+		t += atomic_load_explicit(&rt->ports[i].rxs.packets,
+					  memory_order_relaxed);
+	return t;
 }
 
 void rt_join(struct rt_router *rt)
@@ -308,7 +351,7 @@ void rt_join(struct rt_router *rt)
  * second in all (a peer that reads nothing keeps it). */
 static void flush_tx(struct rt_router *rt)
 {
-	uint64_t end = stats_now_ns() + 1000000000ull;
+	uint64_t end = fwd_now_ns() + 1000000000ull;
 
 	for (;;) {
 		struct pktmap_pollreq q[RT_MAX_PORTS];
@@ -327,7 +370,7 @@ static void flush_tx(struct rt_router *rt)
 				q[nq++] = (struct pktmap_pollreq){
 					.port = p->port, .events = POLLOUT};
 		}
-		now = stats_now_ns();
+		now = fwd_now_ns();
 		if (!nq || now >= end)
 			break;
 		/* the threads are gone: this thread owns every ring now */

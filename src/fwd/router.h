@@ -36,8 +36,8 @@
  * one). A port's RX ring is synced only by its RX stage's thread and its
  * TX ring only by its TX stage's thread.
  */
-#ifndef PKTMAP_APPS_ROUTER_H
-#define PKTMAP_APPS_ROUTER_H
+#ifndef PKTMAP_FWD_ROUTER_H
+#define PKTMAP_FWD_ROUTER_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -50,13 +50,13 @@
 
 #include "fwd.h"
 #include "router_lpm.h"
-#include "run.h"
 
 #define RT_MAX_PORTS 16
 #define RT_MAX_THREADS (2 * RT_MAX_PORTS)
 
 enum rt_mode { RT_STATIC, RT_RANDOM, RT_HASH, RT_LPM, RT_L2 };
 
+/* What the caller asks for. Zeros are defaults. */
 struct rt_opts {
 	const char *port[RT_MAX_PORTS];
 	unsigned nports;
@@ -73,10 +73,10 @@ struct rt_opts {
 	uint32_t queue;              /* fwd queue capacity (power of two) */
 	uint32_t stash;              /* buffers per input, 0 = enough */
 	uint64_t seed;               /* random */
-	uint64_t count;              /* stop after this many sent, 0 = never */
-	double interval, idle, duration;
-	bool copy, json, quiet;
-	int verbose;
+	bool copy;                   /* copy even within one region */
+	const atomic_int *stop;      /* the caller's stop flag, or NULL */
+	pktmap_log_fn log;           /* the ports' log (NULL: the default) */
+	void *log_ctx;
 };
 
 /* What travels on a forward queue. */
@@ -169,12 +169,10 @@ struct rt_thread {
 	int cpu;
 	struct rt_port *rx[RT_MAX_PORTS], *tx[RT_MAX_PORTS];
 	unsigned nrx, ntx;
-	bool own_inputs;             /* every input of its TX stages is its own */
 	struct fwd_waiter wait;      /* TX-only threads sleep here */
 	_Alignas(64) _Atomic uint64_t busy_cycles, rx_slots, tx_slots;
 	_Atomic uint64_t busy_cpu_ns;  /* CPU time of its busy rounds */
 	_Atomic uint64_t t_first, t_last; /* ns of its first/last busy round */
-	uint64_t idle_since;         /* ns: a TX-only thread spins a while */
 	pthread_t tid;
 	bool started;
 	int error;                   /* negative errno of a failed sync */
@@ -190,8 +188,7 @@ struct rt_bufs {
 };
 
 struct rt_router {
-	const struct rt_opts *o;
-	struct run *run;
+	const struct rt_opts *o;     /* the caller's, kept for the run */
 	unsigned n;
 	struct rt_port ports[RT_MAX_PORTS];
 	struct pm_spsc *fwd[RT_MAX_PORTS][RT_MAX_PORTS]; /* [in][out] */
@@ -207,21 +204,38 @@ struct rt_router {
 	_Atomic uint64_t *l2;        /* l2: the MAC table */
 	struct rt_thread th[RT_MAX_THREADS];
 	unsigned nthreads;
-	atomic_int stop;
+	atomic_int stop;             /* rt_stop() or a thread's error */
 	uint64_t t_start, t_first, t_last; /* ns */
-	const char *end;
+	const char *end;             /* the caller's word for why it ended */
 	struct rt_bufs bufs;
+	char err[512];               /* rt_setup()/rt_start(): what failed */
 };
 
-/* router_core.c: open the ports and build queues, stashes and threads
- * (returns 0 or an exit status, message printed); run until stopped;
- * check the buffers, give them back and close. */
-int rt_setup(struct rt_router *rt, const struct rt_opts *o, struct run *run);
+/* router_core.c. The caller allocates `rt` (64-byte aligned) and keeps
+ * `o` alive until rt_teardown().
+ *   rt_setup()    open the ports, build queues, stashes and threads;
+ *                 0, or -errno with a one-line message in rt->err
+ *                 (-EINVAL: the options or a port name are wrong).
+ *   rt_start()    start the threads; 0 or -errno (rt->err).
+ *   rt_stop()     ask the threads to stop (any thread, signal-safe
+ *                 apart from the eventfd write); they also stop on
+ *                 o->stop or on an error of their own (th[k].error/err).
+ *   rt_join()     wait for them.
+ *   rt_account()  send what the TX rings hold (up to 1 s), then check
+ *                 every buffer (rt->bufs.ok).
+ *   rt_teardown() give the buffers back, close the ports, free.
+ * rt_teardown() is safe after a failed rt_setup(). */
+int rt_setup(struct rt_router *rt, const struct rt_opts *o);
 int rt_start(struct rt_router *rt);
 void rt_stop(struct rt_router *rt);
 void rt_join(struct rt_router *rt);
 void rt_account(struct rt_router *rt);
 void rt_teardown(struct rt_router *rt);
+/* Has it stopped (rt_stop, an error, or the caller's flag)? */
+bool rt_stopping(const struct rt_router *rt);
+/* Frames received and sent so far, from the published counters. */
+uint64_t rt_total_sent(const struct rt_router *rt);
+uint64_t rt_total_received(const struct rt_router *rt);
 
 /* router_stage.c: one step of a stage; returns the slots it moved. */
 uint32_t rt_rx_step(struct rt_port *p);
@@ -248,15 +262,4 @@ int rt_l2_init(struct rt_router *rt);
 void rt_l2_free(struct rt_router *rt);
 const char *rt_mode_name(enum rt_mode m);
 
-/* router_stats.c */
-struct rt_report {
-	uint64_t ns, rx[RT_MAX_PORTS], tx[RT_MAX_PORTS], drop;
-};
-void rt_report_init(struct rt_router *rt, struct rt_report *r);
-void rt_interval(struct rt_router *rt, struct rt_report *r, FILE *out);
-uint64_t rt_total_sent(struct rt_router *rt);
-uint64_t rt_total_received(struct rt_router *rt);
-void rt_summary(struct rt_router *rt, FILE *out);
-void rt_json(struct rt_router *rt);
-
-#endif /* PKTMAP_APPS_ROUTER_H */
+#endif /* PKTMAP_FWD_ROUTER_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * The loop of pktmap bridge, netmap's bridge.c on pktmap: move what the RX
+ * The bridge loop (bridge.h), netmap's bridge.c on pktmap: move what the RX
  * rings of one port hold into the TX rings of the other, both directions,
  * one thread; sync after each round; sleep in pktmap_poll_many() only when
  * a round moved nothing.
@@ -312,12 +312,12 @@ static void publish(struct bridge_dir *d, const struct round *r)
 {
 	struct bridge_count *c = &d->c;
 
-	run_pub(&c->packets, atomic_load_explicit(&c->packets, memory_order_relaxed) + r->packets);
-	run_pub(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) + r->bytes);
-	run_pub(&c->slots, atomic_load_explicit(&c->slots, memory_order_relaxed) + r->slots);
-	run_pub(&c->tx_slots, atomic_load_explicit(&c->tx_slots, memory_order_relaxed) + r->tx_slots);
-	run_pub(&c->drops, atomic_load_explicit(&c->drops, memory_order_relaxed) + r->drops);
-	run_pub(&c->rounds, atomic_load_explicit(&c->rounds, memory_order_relaxed) + 1);
+	fwd_pub(&c->packets, atomic_load_explicit(&c->packets, memory_order_relaxed) + r->packets);
+	fwd_pub(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) + r->bytes);
+	fwd_pub(&c->slots, atomic_load_explicit(&c->slots, memory_order_relaxed) + r->slots);
+	fwd_pub(&c->tx_slots, atomic_load_explicit(&c->tx_slots, memory_order_relaxed) + r->tx_slots);
+	fwd_pub(&c->drops, atomic_load_explicit(&c->drops, memory_order_relaxed) + r->drops);
+	fwd_pub(&c->rounds, atomic_load_explicit(&c->rounds, memory_order_relaxed) + 1);
 }
 
 /* At the end: keep syncing until what was put in the TX rings has left,
@@ -325,7 +325,7 @@ static void publish(struct bridge_dir *d, const struct round *r)
  * slots back. */
 static void flush(struct bridge *b)
 {
-	uint64_t end = stats_now_ns() + 1000000000ull;
+	uint64_t end = fwd_now_ns() + 1000000000ull;
 
 	for (;;) {
 		bool pending = false;
@@ -337,7 +337,7 @@ static void flush(struct bridge *b)
 				pktmap_txsync(b->dir[i].to);
 			}
 		}
-		if (!pending || stats_now_ns() >= end)
+		if (!pending || fwd_now_ns() >= end)
 			break;
 		struct pktmap_pollreq q[2];
 		unsigned n = 0;
@@ -349,6 +349,11 @@ static void flush(struct bridge *b)
 		if (n && pktmap_poll_many(q, n, 10) < 0)
 			break;
 	}
+}
+
+void bridge_stop(struct bridge *b)
+{
+	atomic_store(&b->stopping, 1);
 }
 
 /* Remember a failed sync; the loop ends on it. */
@@ -363,28 +368,27 @@ static bool failed(struct bridge *b, int rc)
 
 void bridge_work(struct bridge *b)
 {
-	const struct bridge_opts *o = b->o;
-	uint64_t idle_ns = (uint64_t)(o->idle * 1e9), total = 0, seen = 0;
+	uint64_t idle_ns = b->idle_ns, total = 0, seen = 0;
 	uint64_t t_last = 0, busy = 0;
 	struct fwd_span span = {0};
 	bool started = false;
 
 	for (;;) {
 		struct round r[2] = {{0}, {0}};
-		uint32_t limit = o->batch, m[2];
+		uint32_t limit = b->batch, m[2];
 		uint64_t c0;
 
-		if (run_stopping()) {
+		if (fwd_stopping(&b->stopping, b->stop)) {
 			b->end = "signal";
 			break;
 		}
-		if (o->count) {
-			if (total >= o->count) {
+		if (b->count) {
+			if (total >= b->count) {
 				b->end = "count";
 				break;
 			}
-			if (o->count - total < limit)
-				limit = (uint32_t)(o->count - total);
+			if (b->count - total < limit)
+				limit = (uint32_t)(b->count - total);
 		}
 		fwd_span_round(&span);
 		c0 = fwd_cycles();
@@ -395,7 +399,7 @@ void bridge_work(struct bridge *b)
 
 			if (unlikely(!started)) {
 				started = true;
-				run_pub(&b->t_first, stats_now_ns());
+				fwd_pub(&b->t_first, fwd_now_ns());
 			}
 			/* submit, then give the RX slots back and look for more */
 			for (int i = 0; i < 2 && rc >= 0; i++) {
@@ -408,14 +412,14 @@ void bridge_work(struct bridge *b)
 				total += r[i].packets + r[i].drops;
 			}
 			busy += fwd_cycles() - c0;
-			run_pub(&b->busy_cycles, busy);
+			fwd_pub(&b->busy_cycles, busy);
 			fwd_span_busy(&span);
 			if (failed(b, rc))
 				break;
 			continue;
 		}
 		fwd_span_close(&span);
-		run_pub(&b->busy_cpu_ns, span.total);
+		fwd_pub(&b->busy_cpu_ns, span.total);
 
 		/* Nothing moved: wait for packets where the RX rings are
 		 * empty, for TX room where the other side has packets. */
@@ -431,7 +435,7 @@ void bridge_work(struct bridge *b)
 				q[n++] = (struct pktmap_pollreq){
 					.port = b->port[p], .events = ev};
 		}
-		int rc = pktmap_poll_many(q, n, RUN_POLL_MS);
+		int rc = pktmap_poll_many(q, n, FWD_POLL_MS);
 
 		if (failed(b, rc))
 			break;
@@ -441,7 +445,7 @@ void bridge_work(struct bridge *b)
 				goto out;
 			}
 		}
-		uint64_t now = stats_now_ns();
+		uint64_t now = fwd_now_ns();
 		uint64_t moved = atomic_load_explicit(&b->dir[0].c.packets,
 						      memory_order_relaxed) +
 				 atomic_load_explicit(&b->dir[1].c.packets,
@@ -450,7 +454,7 @@ void bridge_work(struct bridge *b)
 		if (moved != seen) {
 			seen = moved;
 			t_last = now;
-			run_pub(&b->t_last, now);
+			fwd_pub(&b->t_last, now);
 		}
 		for (unsigned i = 0; i < n; i++) {
 			/* a source that ended (a capture file) ends the run */
@@ -467,11 +471,11 @@ void bridge_work(struct bridge *b)
 	}
 out:
 	fwd_span_close(&span);
-	run_pub(&b->busy_cpu_ns, span.total);
+	fwd_pub(&b->busy_cpu_ns, span.total);
 	if (atomic_load_explicit(&b->dir[0].c.packets, memory_order_relaxed) +
 		    atomic_load_explicit(&b->dir[1].c.packets,
 					 memory_order_relaxed) != seen)
-		run_pub(&b->t_last, stats_now_ns());
+		fwd_pub(&b->t_last, fwd_now_ns());
 	if (!b->error)
 		flush(b);
 }

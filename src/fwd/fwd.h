@@ -1,25 +1,51 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * What the forwarding commands (bridge, router) share: opening a port with
- * its error on one line, the TSC for cycle counts, CPU lists, the sleeping
- * flag + eventfd pair that wakes an idle thread, and bits of JSON output.
+ * The forwarding component of pktmap: what moves frames among ports
+ * inside one process, above the port API (pktmap.h, spsc.h) and below the
+ * command line. The router (router.h: MapRouter's stages, queues and
+ * threads), the bridge loop (bridge.h) and what they share, declared
+ * here: the TSC and thread-CPU clocks, the sleeping flag + eventfd pair
+ * that wakes an idle thread, CPU pinning, region and ring helpers.
+ *
+ * Rules of the component: every object is an explicit context the caller
+ * owns (struct rt_router, struct bridge); work stops when the context's
+ * own stop flag or the caller's (cfg.stop) is set; nothing prints, nothing
+ * exits: errors come back as -errno with a one-line message in the
+ * context's err[]. The `pktmap router` and `pktmap bridge` commands are
+ * thin command lines over it (apps/router, apps/bridge); a switch builds
+ * on the same pieces.
  */
-#ifndef PKTMAP_APPS_FWD_H
-#define PKTMAP_APPS_FWD_H
+#ifndef PKTMAP_FWD_FWD_H
+#define PKTMAP_FWD_FWD_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <time.h>
 
 #include <pktmap/pktmap.h>
 
-#include "run.h"
-
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
+
+/* How long a thread sleeps in one wait before it looks at its stop flags
+ * again (ms). */
+#define FWD_POLL_MS 200
+
+/* Buffers a region needs per port that lives in it: a default pipe
+ * (4 rings of 1024) or an xdp port (fill, RX and TX rings) with room to
+ * spare. */
+#define FWD_BUFS_PER_PORT 10240u
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t fwd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* TSC ticks (x86), or nanoseconds elsewhere: only differences are used,
  * and bench/ converts them with the measured TSC rate. */
@@ -28,8 +54,23 @@ static inline uint64_t fwd_cycles(void)
 #if defined(__x86_64__) || defined(__i386__)
 	return __rdtsc();
 #else
-	return stats_now_ns();
+	return fwd_now_ns();
 #endif
+}
+
+/* Publish a counter another thread reads (relaxed: a report, not a
+ * synchronisation). */
+static inline void fwd_pub(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_store_explicit(c, v, memory_order_relaxed);
+}
+
+/* Is either stop flag set? `ext` (the caller's, may be NULL) and the
+ * context's own. */
+static inline bool fwd_stopping(const atomic_int *own, const atomic_int *ext)
+{
+	return atomic_load_explicit(own, memory_order_relaxed) ||
+	       (ext && atomic_load_explicit(ext, memory_order_relaxed));
 }
 
 /* CPU time of the calling thread, ns: unlike the TSC it does not run
@@ -83,35 +124,26 @@ static inline void fwd_span_close(struct fwd_span *s)
 	}
 }
 
-/* Open `name` with the options `o` (o->errbuf is set here: the library
- * then says the open error only there) and print the error once, as
- * "pktmap: <cmd>: <error>". Returns 0 or an exit status. */
-int fwd_open(const char *cmd, const char *name,
-	     struct pktmap_open_opts *o, struct pktmap_port **out);
+/* xorshift64*: a fast generator for random outputs (not for secrets). */
+static inline uint64_t fwd_rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
 
-/* After run_init(): SIGTERM only asks to stop, however often it comes
- * (`timeout` and service managers send it twice: to the process and to
- * its group); a second SIGINT still quits at once. A forwarder that is
- * giving its buffers back must not be cut short by the duplicate. */
-void fwd_soft_sigterm(void);
-
-/* Buffers a region needs per port that lives in it: a default pipe
- * (4 rings of 1024) or an xdp port (fill, RX and TX rings) with room to
- * spare. */
-#define FWD_BUFS_PER_PORT 10240u
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
 
 /* The buffers to ask for (pktmap_open_opts.bufs) when opening names[i]:
  * when it names a region with @mem:NAME and says nothing of its size, room
  * for every port of names[] in that region, FWD_BUFS_PER_PORT plus
  * `extra` each: the first open creates the region, and it must hold the
- * ports opened after it. 0 otherwise (the back end's own sizing). */
+ * ports opened after it. 0 otherwise (the back end's own sizing). Names
+ * are read with the library's parser (pktmap_name_parse). */
 uint32_t fwd_region_bufs(const char *const *names, unsigned n, unsigned i,
 			 uint32_t extra);
-
-/* Parse a CPU list "0,2,4-7" into cpus[] (at most max). Returns the count,
- * or -1 with a message in err. */
-int fwd_parse_cpus(const char *s, int *cpus, unsigned max, char *err,
-		   unsigned errlen);
 
 /* Pin the calling thread to `cpu` (no-op for cpu < 0). Returns 0 or an
  * errno value. */
@@ -128,6 +160,7 @@ struct fwd_waiter {
 	int fd; /* eventfd */
 };
 
+/* Returns 0 or -errno. */
 int fwd_waiter_init(struct fwd_waiter *w);
 void fwd_waiter_fini(struct fwd_waiter *w);
 
@@ -161,11 +194,8 @@ static inline void fwd_wake(struct fwd_waiter *w)
 		fwd_wake_slow(w);
 }
 
-/* Write s as a JSON string. */
-void fwd_json_str(FILE *o, const char *s);
-
-/* The library's counters of a port as JSON members (no braces). */
-void fwd_json_lib(FILE *o, const struct pktmap_stats *s);
+/* Wake the sleeper whatever it said (to make it look at a stop flag). */
+void fwd_wake_always(struct fwd_waiter *w);
 
 /* Frames in a TX ring submitted but not yet taken by the back end. */
 static inline uint32_t fwd_tx_pending(const struct netmap_ring *ring)
@@ -180,4 +210,4 @@ static inline uint32_t fwd_tx_pending(const struct netmap_ring *ring)
  * moved instead of the bytes. */
 bool fwd_same_region(const struct pktmap_info *a, const struct pktmap_info *b);
 
-#endif /* PKTMAP_APPS_FWD_H */
+#endif /* PKTMAP_FWD_FWD_H */

@@ -1,29 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * pktmap bridge: the command line, setup and output (bridge.c) and the
- * forwarding loop (bridge_work.c).
+ * The bridge loop of the forwarding component (bridge.c): two ports, both
+ * directions, one thread. The caller (apps/bridge/bridge.c for `pktmap
+ * bridge`) opens the ports, fills in struct bridge and runs bridge_work()
+ * on a thread of its own.
  */
-#ifndef PKTMAP_APPS_BRIDGE_H
-#define PKTMAP_APPS_BRIDGE_H
+#ifndef PKTMAP_FWD_BRIDGE_H
+#define PKTMAP_FWD_BRIDGE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "fwd.h"
-#include "run.h"
-
-struct bridge_opts {
-	const char *port[2];
-	char host_name[300];    /* B = A^ when one port is given */
-	uint32_t batch;         /* slots moved per direction per round */
-	uint64_t count;         /* stop after this many packets, 0 = never */
-	int cpu;                /* -1: not pinned */
-	double interval, idle;
-	bool copy;              /* copy even when zero-copy is possible */
-	bool json, quiet;
-	int verbose;
-};
 
 /* Counters of one direction. Written by the forwarding thread only
  * (relaxed stores), read by the reporter. */
@@ -47,7 +36,13 @@ struct bridge_dir {
 };
 
 struct bridge {
-	const struct bridge_opts *o;
+	/* Set by the caller. */
+	uint32_t batch;                        /* slots per direction per round */
+	uint64_t count;                        /* stop after this many, 0: never */
+	uint64_t idle_ns;                      /* stop after this much silence
+						* following the first frame, 0: never */
+	const atomic_int *stop;                /* the caller's stop flag, or NULL */
+	void *user;                            /* the caller's */
 	struct pktmap_port *port[2];
 	struct pktmap_info info[2];
 	struct bridge_dir dir[2];              /* A->B, B->A */
@@ -56,12 +51,18 @@ struct bridge {
 	_Atomic uint64_t busy_cycles;          /* TSC in rounds that moved */
 	_Atomic uint64_t busy_cpu_ns;          /* CPU time in those rounds */
 	_Atomic uint64_t t_first, t_last;      /* ns of the first/last move */
+	atomic_int stopping;                   /* bridge_stop() */
 	const char *end;                       /* why the loop ended */
 	int error;                             /* a sync's negative errno */
 };
 
-/* The forwarding loop; returns when asked to stop, at the count, after
- * --idle, or on a port error (b->error). */
+/* The forwarding loop; returns when asked to stop (b->stop, or
+ * bridge_stop()), at the count, after idle_ns, at the end of a source, or
+ * on a port error (b->error, a negative errno). b->end says which. */
 void bridge_work(struct bridge *b);
 
-#endif /* PKTMAP_APPS_BRIDGE_H */
+/* Ask the loop to stop (from another thread); it notices within
+ * FWD_POLL_MS. */
+void bridge_stop(struct bridge *b);
+
+#endif /* PKTMAP_FWD_BRIDGE_H */

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The router's threads: each runs its stages in turn (router_stage.c)
+ * and waits when a round did nothing.
+ *
+ * Waiting. An RX-only thread, and a thread that runs both stages of its
+ * ports (--threads 1), sleep in pktmap_poll_many() on their inputs
+ * (POLLIN) and on their blocked outputs (POLLOUT). A TX-only thread
+ * sleeps on its eventfd, woken by the RX stages that queue work for it
+ * (fwd.h's waiter); when an output has queued work but no TX room (a slow
+ * or stalled peer) it sleeps in pktmap_poll_many(POLLOUT) on those
+ * outputs instead, woken when the back end frees room. Polling one
+ * direction of a port while another thread polls the other is safe for
+ * pipes (each direction has its own wake-up); other back ends share one
+ * event source per port, so there the TX-only thread polls only ports
+ * whose RX stage it also runs, and otherwise rechecks every
+ * RT_RECHECK_US. An output whose TX ring holds frames the back end has not
+ * taken yet (pending) but has room is synced again every RT_RECHECK_US
+ * (an AF_XDP socket may need another kick).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "router.h"
+
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The longest a TX-only thread sleeps while frames wait in an output's
+ * TX ring, or while it polls blocked outputs and others may get work. */
+#define RT_RECHECK_US 1000
+
+/* Work waits for TX room on this output. */
+static bool tx_blocked(const struct rt_port *p)
+{
+	return rt_tx_space(p) == 0 && rt_tx_queued(p);
+}
+
+/* Can this thread sleep in POLLOUT on p while another thread may poll
+ * p's RX side? */
+static bool pollout_ok(const struct rt_thread *t, const struct rt_port *p)
+{
+	return p->rx_th == t || strcmp(p->info.backend, "pipe") == 0;
+}
+
+/* Sleep in the library's poll: for RX packets on this thread's inputs,
+ * and for TX room on its blocked outputs. */
+static int wait_ports(struct rt_thread *t)
+{
+	struct rt_router *rt = t->rt;
+	struct pktmap_pollreq q[RT_MAX_PORTS];
+	unsigned nq = 0;
+
+	for (unsigned o = 0; o < rt->n; o++) {
+		struct rt_port *p = &rt->ports[o];
+		short ev = 0;
+
+		if (p->rx_th == t)
+			ev |= POLLIN;
+		if (p->tx_th == t && (rt_tx_pending(p) || tx_blocked(p)) &&
+		    pollout_ok(t, p))
+			ev |= POLLOUT;
+		if (ev)
+			q[nq++] = (struct pktmap_pollreq){.port = p->port,
+							  .events = ev};
+	}
+	if (!nq)
+		return 0;
+	return pktmap_poll_many(q, nq, FWD_POLL_MS);
+}
+
+/* A TX-only thread with nothing to do. */
+static int wait_queues(struct rt_thread *t)
+{
+	struct pktmap_pollreq q[RT_MAX_PORTS];
+	unsigned nq = 0;
+	bool recheck = false, idle_outputs = false, work = false;
+
+	for (unsigned k = 0; k < t->ntx; k++) {
+		struct rt_port *p = t->tx[k];
+
+		if (tx_blocked(p)) {
+			if (pollout_ok(t, p))
+				q[nq++] = (struct pktmap_pollreq){
+					.port = p->port, .events = POLLOUT};
+			else
+				recheck = true;
+		} else if (rt_tx_pending(p)) {
+			recheck = true;
+		} else {
+			idle_outputs = true;
+		}
+	}
+	if (nq) {
+		/* Blocked outputs: sleep until one has room. While others
+		 * may get work meanwhile, not for long. */
+		int ms = idle_outputs || recheck ? RT_RECHECK_US / 1000
+						  : FWD_POLL_MS;
+
+		return pktmap_poll_many(q, nq, ms) < 0 ? -EIO : 0;
+	}
+	fwd_waiter_arm(&t->wait);
+	for (unsigned k = 0; k < t->ntx && !work; k++)
+		work = rt_tx_space(t->tx[k]) && rt_tx_queued(t->tx[k]);
+	if (work || rt_stopping(t->rt)) {
+		fwd_waiter_disarm(&t->wait);
+		return 0;
+	}
+	fwd_wait(&t->wait, recheck ? RT_RECHECK_US : FWD_POLL_MS * 1000);
+	return 0;
+}
+
+void *rt_thread_main(void *arg)
+{
+	struct rt_thread *t = arg;
+	struct rt_router *rt = t->rt;
+	uint64_t busy = 0, rxs = 0, txs = 0;
+	struct fwd_span span = {0};
+	int rc;
+
+	rc = fwd_pin(t->cpu);
+	if (rc) {
+		t->error = -rc;
+		snprintf(t->err, sizeof(t->err), "router: cannot pin thread %u "
+			 "to CPU %d: %s", t->id, t->cpu, strerror(rc));
+		atomic_store(&rt->stop, 1);
+		return NULL;
+	}
+	while (!rt_stopping(rt)) {
+		uint64_t c0 = fwd_cycles();
+		uint32_t work = 0, w;
+
+		fwd_span_round(&span);
+		for (unsigned k = 0; k < t->nrx; k++) {
+			w = rt_rx_step(t->rx[k]);
+			rxs += w;
+			work += w;
+		}
+		for (unsigned k = 0; k < t->ntx; k++) {
+			w = rt_tx_step(t->tx[k]);
+			txs += w;
+			work += w;
+		}
+		if (unlikely(t->error)) {
+			atomic_store(&rt->stop, 1);
+			break;
+		}
+		if (work) {
+			uint64_t now = fwd_now_ns();
+
+			busy += fwd_cycles() - c0;
+			fwd_pub(&t->busy_cycles, busy);
+			fwd_pub(&t->rx_slots, rxs);
+			fwd_pub(&t->tx_slots, txs);
+			if (unlikely(!atomic_load_explicit(&t->t_first,
+							   memory_order_relaxed)))
+				fwd_pub(&t->t_first, now);
+			fwd_pub(&t->t_last, now);
+			fwd_span_busy(&span);
+			continue;
+		}
+		fwd_span_close(&span);
+		fwd_pub(&t->busy_cpu_ns, span.total);
+		if (t->ntx && !t->nrx)
+			rc = wait_queues(t);
+		else
+			rc = wait_ports(t);
+		if (rc < 0) {
+			t->error = rc;
+			snprintf(t->err, sizeof(t->err), "router: poll failed: %s",
+				 pktmap_strerror(rc));
+			atomic_store(&rt->stop, 1);
+			break;
+		}
+	}
+	fwd_span_close(&span);
+	fwd_pub(&t->busy_cpu_ns, span.total);
+	for (unsigned k = 0; k < t->nrx; k++)
+		rt_rx_publish(t->rx[k]);
+	for (unsigned k = 0; k < t->ntx; k++)
+		rt_tx_publish(t->tx[k]);
+	return NULL;
+}
