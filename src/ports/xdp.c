@@ -192,6 +192,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		return -ENOMEM;
 	p->priv = xp;
 	xp->epfd = -1;
+	xp->evfd = -1;
 	pm_xdp_prog_init(&xp->prog);
 	pm_xdp_host_init(&xp->hostr);
 	snprintf(xp->ifname, sizeof(xp->ifname), "%s", nm->body);
@@ -502,6 +503,8 @@ static void xdp_close(struct pktmap_port *p)
 		pm_region_unclaim(&p->region, claim_of(xp, xp->lo + i));
 	if (xp->epfd >= 0)
 		close(xp->epfd);
+	if (xp->evfd >= 0)
+		close(xp->evfd);
 	p->fd = -1;
 	if (xp->q)
 		for (uint32_t j = 0; j < nb; j++)
@@ -528,6 +531,7 @@ const struct pm_port_ops pm_xdp_ops = {
 	.rxsync = pm_xdp_rxsync,
 	.poll_arm = pm_xdp_poll_arm,
 	.poll_disarm = pm_xdp_poll_disarm,
+	.event_fd = pm_xdp_event_fd,
 	.stats = pm_xdp_stats,
 	.close = xdp_close,
 };

@@ -250,6 +250,7 @@ struct xdp_priv {
 	uint32_t nclaims;       /* queues claimed in a named region, from lo */
 	uint32_t claim_base;
 	int epfd;
+	int evfd;               /* pktmap_fd(): level-triggered set, or -1 */
 	bool busy_poll;
 	bool zc;
 	bool sg;                /* frames span several buffers (NS_MOREFRAG) */
@@ -309,6 +310,7 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_poll_arm(struct pktmap_port *p, short events);
 void pm_xdp_poll_disarm(struct pktmap_port *p, short events);
+int pm_xdp_event_fd(struct pktmap_port *p);
 void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st);
 
 #endif /* PKTMAP_PORTS_XDP_H */

@@ -385,6 +385,37 @@ void pm_xdp_poll_disarm(struct pktmap_port *p, short events)
 		;
 }
 
+/* pktmap_fd(). The kernel keeps an AF_XDP socket's readiness level:
+ * readable while its RX ring holds descriptors an rxsync has not taken
+ * (rxsync releases what it takes at once), writable while its TX ring is
+ * less than half full. A port of one socket hands out that socket; one
+ * of several (or with host rings) gets a level-triggered epoll set of
+ * them, readable when one has frames (a TX-only port: when one has room),
+ * plus the host rings' ring buffer, readable while it holds frames. The
+ * set is not the edge-triggered one pktmap_poll() sleeps on. */
+int pm_xdp_event_fd(struct pktmap_port *p)
+{
+	struct xdp_priv *xp = p->priv;
+	uint32_t nb = xp->hi - xp->lo;
+	if (nb == 1 && !xp->host)
+		return xp->q[0].fd;
+	xp->evfd = epoll_create1(EPOLL_CLOEXEC);
+	if (xp->evfd < 0)
+		return -errno;
+	for (uint32_t j = 0; j < nb; j++) {
+		struct epoll_event ev = { .events = xp->rx ? EPOLLIN : EPOLLOUT,
+					  .data.u32 = j };
+		if (epoll_ctl(xp->evfd, EPOLL_CTL_ADD, xp->q[j].fd, &ev) != 0)
+			return -errno;
+	}
+	if (xp->host) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = UINT32_MAX };
+		if (epoll_ctl(xp->evfd, EPOLL_CTL_ADD, xp->hostr.rb_fd, &ev) != 0)
+			return -errno;
+	}
+	return xp->evfd;
+}
+
 void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 {
 	struct xdp_priv *xp = p->priv;

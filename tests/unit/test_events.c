@@ -524,23 +524,16 @@ static void *tap_send(void *arg)
 	return NULL;
 }
 
-static void test_tap(enum wait_mode m)
+/* A port that receives what the kernel sends out of `send_if` (a TAP's
+ * own device, or an xdp port's veth peer): the path opens a moment after
+ * the link comes up, so probes (not test frames) go first. */
+static void test_kernel_rx(const char *what, struct pktmap_port *p,
+			   const char *send_if, enum wait_mode m)
 {
-	char ifname[IFNAMSIZ], name[64];
 	const uint32_t N = 3000, PP = 100;
-	snprintf(ifname, sizeof(ifname), "pmev%d", (int)m);
-	snprintf(name, sizeof(name), "tap:%s", ifname);
-	struct pktmap_port *p = open_port(name);
-	if (!p)
-		return;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "ip link set %s up", ifname);
-	t_run(cmd);
-	/* The path opens a moment after the carrier (linkwatch): send probes
-	 * (not test frames) until one arrives. */
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
-				   .sll_ifindex = (int)if_nametoindex(ifname) };
+				   .sll_ifindex = (int)if_nametoindex(send_if) };
 	CHECK(bind(fd, (struct sockaddr *)&sll, sizeof(sll)) == 0, "bind");
 	struct rx_count c = { 0 };
 	uint8_t probe[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
@@ -552,19 +545,19 @@ static void test_tap(enum wait_mode m)
 		consume(p, &c);
 	}
 	close(fd);
-	CHECK(c.foreign > 0, "the path through %s never opened", ifname);
+	CHECK(c.foreign > 0, "%s: the path from %s never opened", what, send_if);
 	c.foreign = 0;
 
 	int sv[2];
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
-	struct tap_sender ts = { .ifname = ifname, .n = N, .pingpong = PP, .ack = sv[0] };
+	struct tap_sender ts = { .ifname = send_if, .n = N, .pingpong = PP, .ack = sv[0] };
 	pthread_t th;
 	pthread_create(&th, NULL, tap_send, &ts);
 	struct waiter w;
 	waiter_init(&w, m, pktmap_fd(p), POLLIN);
 	while (c.pkts < N) {
 		if (!(waiter_wait(&w, 10000) & POLLIN)) {
-			CHECK(0, "tap %s: no wake-up after %llu", mode_name[m],
+			CHECK(0, "%s %s: no wake-up after %llu", what, mode_name[m],
 			      (unsigned long long)c.pkts);
 			break;
 		}
@@ -579,9 +572,10 @@ static void test_tap(enum wait_mode m)
 				CHECK(write(sv[1], &b, 1) == 1, "ack");
 			}
 	}
+	close(sv[1]); /* a sender still waiting for an ack gives up */
 	pthread_join(th, NULL);
 	CHECK_EQ(ts.rc, 0);
-	printf("tap %s: %llu packets, %llu wake-ups, %llu empty\n", mode_name[m],
+	printf("%s %s: %llu packets, %llu wake-ups, %llu empty\n", what, mode_name[m],
 	       (unsigned long long)c.pkts, (unsigned long long)c.wakes,
 	       (unsigned long long)c.empty_wakes);
 	uint64_t bytes = 0;
@@ -590,10 +584,75 @@ static void test_tap(enum wait_mode m)
 	CHECK_EQ(c.pkts, N);
 	CHECK_EQ(c.bytes, bytes);
 	CHECK_EQ(c.bad + c.misorder, 0);
-	CHECK(c.empty_wakes <= c.wakes - c.empty_wakes + 2, "tap: spinning");
+	CHECK(c.empty_wakes <= c.wakes - c.empty_wakes + 2, "%s: spinning", what);
 	waiter_fini(&w);
 	close(sv[0]);
-	close(sv[1]);
+}
+
+static void test_tap(enum wait_mode m)
+{
+	char ifname[IFNAMSIZ], name[64], cmd[128];
+	snprintf(ifname, sizeof(ifname), "pmev%d", (int)m);
+	snprintf(name, sizeof(name), "tap:%s", ifname);
+	struct pktmap_port *p = open_port(name);
+	if (!p)
+		return;
+	snprintf(cmd, sizeof(cmd), "ip link set %s up", ifname);
+	t_run(cmd);
+	test_kernel_rx("tap", p, ifname, m);
+	pktmap_close(p);
+}
+
+/* xdp:eb receives what a raw socket sends out of its veth peer ea; then
+ * xdp:ea/T sends with its writer waiting for POLLOUT on its own fd. */
+static void test_xdp(enum wait_mode m)
+{
+	struct pktmap_port *p = open_port("xdp:eb/R");
+	if (!p)
+		return;
+	test_kernel_rx("xdp", p, "ea", m);
+
+	struct pktmap_port *t = open_port("xdp:ea/T");
+	if (!t) {
+		pktmap_close(p);
+		return;
+	}
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(t), 0);
+	struct waiter wo, wi;
+	waiter_init(&wo, m, pktmap_fd(t), POLLOUT);
+	waiter_init(&wi, m, pktmap_fd(p), POLLIN);
+	struct rx_count c = { 0 };
+	const uint32_t N = 20000;
+	uint32_t sent = 0;
+	while (c.pkts < N) {
+		if (sent < N && (waiter_wait(&wo, 0) & POLLOUT)) {
+			pktmap_txsync(t);
+			/* No more in flight than the receiver's ring holds. */
+			while (!nm_ring_empty(tx) && sent < N && sent - c.pkts < 512) {
+				struct netmap_slot *s = &tx->slot[tx->head];
+				s->len = (uint16_t)frame_len(sent);
+				t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), s->len,
+					sent, 0);
+				tx->head = tx->cur = nm_ring_next(tx, tx->head);
+				sent++;
+			}
+			pktmap_txsync(t);
+		}
+		if (!(waiter_wait(&wi, 10000) & POLLIN)) {
+			CHECK(0, "xdp tx %s: no wake-up after %llu of %u sent",
+			      mode_name[m], (unsigned long long)c.pkts, sent);
+			break;
+		}
+		pktmap_rxsync(p);
+		consume(p, &c);
+	}
+	printf("xdp tx->rx %s: %llu of %u packets\n", mode_name[m],
+	       (unsigned long long)c.pkts, sent);
+	CHECK_EQ(c.pkts, N);
+	CHECK_EQ(c.bad + c.misorder + c.foreign, 0);
+	waiter_fini(&wo);
+	waiter_fini(&wi);
+	pktmap_close(t);
 	pktmap_close(p);
 }
 
@@ -613,5 +672,13 @@ int main(void)
 		return t_done("events") ? 1 : 77;
 	for (int m = W_POLL; m <= W_EPOLL; m++)
 		test_tap((enum wait_mode)m);
+	/* The veth pair for xdp: (copy mode; frames into eb's program). */
+	if (t_run("ip link add ea type veth peer name eb && ip link set ea up && "
+		  "ip link set eb up") == 0) {
+		for (int m = W_POLL; m <= W_EPOLL; m++)
+			test_xdp((enum wait_mode)m);
+	} else {
+		CHECK(0, "veth pair");
+	}
 	return t_done("events");
 }
