@@ -372,7 +372,8 @@ PMC_EXPORT const struct timeval *pcap_get_required_select_timeout(pcap_t *p)
 
 	if (!h)
 		return REAL(pcap_get_required_select_timeout)(p);
-	return h->activated && h->select_timeout ? &h->sel_tv : NULL;
+	/* pktmap_fd() wakes select() itself: no timeout is required. */
+	return NULL;
 }
 
 PMC_EXPORT int pcap_fileno(pcap_t *p)

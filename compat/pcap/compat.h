@@ -108,10 +108,6 @@ struct pmc {
 	bool ts_from_ptr;        /* the back end stamps slot->ptr */
 	bool coalesce;           /* wait for batches (live.c) */
 	bool small_batch;        /* the last read found few packets */
-	bool select_timeout;     /* the port's fd wakes no select() */
-	struct timeval sel_tv;   /* pcap_get_required_select_timeout() */
-	int sel_fd;              /* pcap_get_selectable_fd() for those: an
-				  * eventfd that is always readable */
 	pcap_t *dead;            /* real handle: compile, dump_open */
 	struct bpf_insn *filter; /* our copy of the program set */
 	u_int filter_len;
@@ -142,6 +138,7 @@ int pmc_loop(struct pmc *h, int cnt, pcap_handler cb, u_char *user);
 int pmc_next_ex(struct pmc *h, struct pcap_pkthdr **hdr, const u_char **data);
 int pmc_inject(struct pmc *h, const void *buf, size_t size);
 int pmc_stats(struct pmc *h, struct pcap_stat *ps);
+/* The fd a tool waits on (events.c): pktmap_fd(), or -1. */
 int pmc_selectable_fd(struct pmc *h);
 
 #endif /* PKTMAP_COMPAT_PCAP_H */

@@ -111,9 +111,7 @@ PMC_FWD_VOID(pcap_dump,
 	     (u_char *u, const struct pcap_pkthdr *h, const u_char *d),
 	     (u, h, d))
 
-/* Interface lists. */
-PMC_FWD_ERRBUF(int, pcap_findalldevs, PCAP_ERROR, (pcap_if_t **l, char *e),
-	       (l, e), e)
+/* Interface lists (pcap_findalldevs() adds pktmap's ports: events.c). */
 PMC_FWD_VOID(pcap_freealldevs, (pcap_if_t *l), (l))
 
 /* Name tables (<pcap/namedb.h>). */

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -193,7 +192,6 @@ pcap_t *pmc_create(const char *device, const char *port, char *errbuf)
 	h->tstamp_type = PCAP_TSTAMP_HOST;
 	h->tstamp_precision = PCAP_TSTAMP_PRECISION_MICRO;
 	h->direction = PCAP_D_INOUT;
-	h->sel_fd = -1;
 	return (pcap_t *)(void *)h;
 }
 
@@ -300,14 +298,6 @@ int pmc_activate(struct pmc *h)
 	h->ts_from_ptr = strcmp(info.backend, "pkt") == 0 ||
 			 strcmp(info.backend, "tap") == 0 ||
 			 strcmp(info.backend, "pcap") == 0;
-	/* Sockets (pkt:, tap:, xdp:) wake a select() on their own; the
-	 * wake-ups of pipes and the switch are armed only inside
-	 * pktmap_poll(): see pmc_selectable_fd(). */
-	h->select_timeout = strcmp(info.backend, "pkt") != 0 &&
-			    strcmp(info.backend, "tap") != 0 &&
-			    strcmp(info.backend, "xdp") != 0;
-	h->sel_tv.tv_sec = 0;
-	h->sel_tv.tv_usec = 10000;
 	if (h->snaplen <= 0 || h->snaplen > PMC_MAXSNAP)
 		h->snaplen = PMC_MAXSNAP;
 	h->dead = r->pcap_open_dead_with_tstamp_precision(
@@ -377,8 +367,6 @@ void pmc_close(struct pmc *h)
 	}
 	if (h->dead && r)
 		r->pcap_close(h->dead);
-	if (h->sel_fd >= 0)
-		close(h->sel_fd);
 	free(h->filter);
 	free(h->chain_buf);
 	pmc_free(h);
@@ -710,22 +698,4 @@ int pmc_stats(struct pmc *h, struct pcap_stat *ps)
 	ps->ps_drop = (u_int)st.drop_backend;
 	ps->ps_ifdrop = (u_int)(st.drop_too_long + st.drop_invalid);
 	return 0;
-}
-
-/* The descriptor a tool select()s on before it calls pcap_dispatch().
- * A socket port's own fd becomes readable when packets arrive. A pipe's
- * (or the switch's) is written by the peer only while pktmap_poll() is
- * sleeping, so a select() on it could wait forever with packets queued:
- * for those ports the tool gets an eventfd that is always readable, and
- * the waiting happens in pcap_dispatch() (up to the handle's timeout), as
- * in the tool's select() before. Returns -1 before activation. */
-int pmc_selectable_fd(struct pmc *h)
-{
-	if (!h->activated)
-		return -1;
-	if (!h->select_timeout)
-		return pktmap_fd(h->port);
-	if (h->sel_fd < 0)
-		h->sel_fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-	return h->sel_fd;
 }

@@ -11,6 +11,10 @@
  *                                       prints "got N recv R drop D"
  *   pcap_compat_prog select DEV N       select() on pcap_get_selectable_fd()
  *                                       then pcap_dispatch(), as dumpcap
+ *   pcap_compat_prog wait DEV N HOW     non-blocking mode, waiting with no
+ *                                       timeout in HOW (select, poll or
+ *                                       epoll) on pcap_get_selectable_fd():
+ *                                       N packets, no spinning
  *   pcap_compat_prog api DEV            the API's answers on a live handle
  *                                       before and after activation
  *
@@ -22,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <unistd.h>
 
@@ -159,6 +165,59 @@ static int sel(const char *dev, long want)
 	return fails ? 1 : 0;
 }
 
+/* As p0f, darkstat or argus: non-blocking, and the only waiting is in
+ * the tool's own loop, with no timeout (a lost wake-up hangs, and the
+ * test's timeout fails it). Counts the dispatches that found nothing:
+ * a descriptor readable with nothing to read would make them pile up. */
+static int wait_nb(const char *dev, long want, const char *how)
+{
+	pcap_t *p = open_dev(dev, 1000);
+	char err[PCAP_ERRBUF_SIZE];
+	EXPECT(pcap_setnonblock(p, 1, err) == 0, "%s", err);
+	EXPECT(pcap_getnonblock(p, err) == 1, "nonblock");
+	int fd = pcap_get_selectable_fd(p);
+	EXPECT(fd >= 0, "selectable fd %d", fd);
+	EXPECT(pcap_get_required_select_timeout(p) == NULL,
+	       "a select timeout is required");
+	int ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN };
+	EXPECT(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0, "epoll_ctl");
+	printf("ready\n");
+	fflush(stdout);
+	long got = 0, full = 0, empty = 0;
+	while (got < want) {
+		int r;
+		if (strcmp(how, "select") == 0) {
+			fd_set rd;
+			FD_ZERO(&rd);
+			FD_SET(fd, &rd);
+			r = select(fd + 1, &rd, NULL, NULL, NULL);
+		} else if (strcmp(how, "poll") == 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			r = poll(&pfd, 1, -1);
+		} else {
+			r = epoll_wait(ep, &ev, 1, -1);
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		EXPECT(r == 1, "%s: %d (%s)", how, r, strerror(errno));
+		if (r != 1)
+			break;
+		int rc = pcap_dispatch(p, -1, count_cb, (u_char *)&got);
+		if (rc < 0)
+			break;
+		if (rc)
+			full++;
+		else
+			empty++;
+	}
+	EXPECT(empty <= full + 2, "%ld empty dispatches for %ld", empty, full);
+	printf("got %ld\n", got);
+	close(ep);
+	pcap_close(p);
+	return fails ? 1 : 0;
+}
+
 static pcap_t *breaker;
 
 static void on_alarm(int sig)
@@ -284,6 +343,8 @@ int main(int argc, char **argv)
 		return next(argv[2], atol(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc >= 4 && strcmp(argv[1], "select") == 0)
 		return sel(argv[2], atol(argv[3]));
+	if (argc >= 5 && strcmp(argv[1], "wait") == 0)
+		return wait_nb(argv[2], atol(argv[3]), argv[4]);
 	if (argc >= 3 && strcmp(argv[1], "api") == 0)
 		return api(argv[2]);
 	fprintf(stderr, "usage: pcap_compat_prog inject DEV FILE | next DEV N "
