@@ -94,6 +94,9 @@ struct pm_region {
 	uint32_t buf_size;   /* stride between buffers */
 	uint32_t headroom;   /* bytes before the frame in each buffer */
 	uint32_t nbufs;      /* buffers in the pool, including 0 and 1 */
+	/* Where the free-buffer stack and the object area are: private
+	 * copies taken once at open, never read back from the header. */
+	uint64_t free_ofs, obj_ofs, obj_end;
 	bool created;        /* this open made the region (or remade it) */
 	bool named;          /* lives in /dev/shm and can be joined */
 	char name[64];
@@ -165,13 +168,6 @@ static inline char *pm_region_buf(const struct pm_region *r, uint32_t idx)
 size_t pm_nifp_size(uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx);
 size_t pm_ring_size(uint32_t slots);
 
-/* Lay out a netmap_if at `ofs` with its rings following it, and fill every
- * ring slot with a buffer from the free list (when fill_bufs). Under the
- * lock. Returns 0 or -ENOMEM. */
-int pm_region_make_nifp(struct pm_region *r, uint64_t ofs, const char *ifname,
-			uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
-			uint32_t tx_slots, uint32_t rx_slots, bool fill_bufs);
-
 /* ------------------------------------------------------------------ */
 /* Ports */
 
@@ -240,9 +236,26 @@ struct pm_port_ops {
 #define PM_CAP_EMPTY_BODY 0x10 /* "null:" */
 #define PM_CAP_ZEROCOPY 0x20   /* "/Z" can be honoured */
 
+/* Counters: a port may be driven by two threads (one owns the RX rings,
+ * one the TX rings) while a third reads pktmap_stats(). Counters only one
+ * direction writes (tx_*, rx_*) take pm_stat_add(): a relaxed load and
+ * store, no locked instruction. Counters both directions may write
+ * (drops, invalid rings, wake-ups, sleeps) take pm_stat_inc(). */
+static inline void pm_stat_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline void pm_stat_inc(uint64_t *c, uint64_t n)
+{
+	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+/* At most one log line a second; any thread may use it. */
 struct pm_ratelimit {
-	time_t last;
-	uint64_t suppressed;
+	_Atomic int64_t last;
+	_Atomic uint64_t suppressed;
 };
 
 struct pktmap_port {
@@ -264,6 +277,8 @@ struct pktmap_port {
 	uint32_t spin_us;          /* pktmap_poll() spins this long first */
 	uint32_t extra_bufs;       /* taken for ni_bufs_head at open */
 	bool own_rings;            /* rings made by pm_port_own_rings() */
+	void *ringmem;             /* the private netmap_if + rings */
+	size_t ringmem_size;
 	struct pktmap_stats st;
 	pktmap_log_fn log;
 	void *log_ctx;
@@ -285,9 +300,16 @@ static inline struct pm_kring *pm_rxkring(struct pktmap_port *p, uint32_t i)
 	return &p->krings[p->ntx + p->nhtx + i];
 }
 
-/* Allocate p->krings for the rings of p->nifp and point them at the rings,
- * with hwcur/hwtail taken from each ring. Returns 0 or -ENOMEM. */
-int pm_port_bind_krings(struct pktmap_port *p);
+/* Lay out the port's netmap_if and its rings (ntx TX, nhtx host TX, nrx
+ * RX, nhrx host RX, in netmap's order) in memory private to this open: an
+ * anonymous mapping no other process can write. Every layout value (ring
+ * offsets, slot counts, buf_ofs towards p->region's pool) is computed here
+ * and kept in p->krings; none is read back from the rings. Slots get no
+ * buffers (buf_idx 0): the back end fills them. Sets p->nifp, p->krings
+ * and the ring counts. Returns 0 or -errno with the open error set. */
+int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
+		       uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
+		       uint32_t tx_slots, uint32_t rx_slots);
 
 /* For back ends that own their rings alone (null, pcap, pkt, tap): open a
  * private region (or the one @mem: names), lay out a netmap_if with ntx TX
@@ -311,6 +333,10 @@ int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
 
 /* The back end called `name`, or NULL (name.c holds the table). */
 const struct pm_port_ops *pm_backend_find(const char *name);
+
+/* Tests: the descriptors (8 bytes each, buf_idx first) that feed RX ring
+ * `ring` of a pipe end, in the shared region: what a peer may scribble on. */
+uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring);
 
 /* The back ends. */
 extern const struct pm_port_ops pm_null_ops;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,22 +55,26 @@ void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	if (rl->last && now.tv_sec - rl->last < 1) {
-		rl->suppressed++;
+	int64_t t = now.tv_sec ? (int64_t)now.tv_sec : 1;
+	int64_t last = atomic_load_explicit(&rl->last, memory_order_relaxed);
+	/* Two threads may report at once: the one that moves `last` logs. */
+	if ((last && t - last < 1) ||
+	    !atomic_compare_exchange_strong(&rl->last, &last, t)) {
+		atomic_fetch_add_explicit(&rl->suppressed, 1, memory_order_relaxed);
 		return;
 	}
-	rl->last = now.tv_sec ? now.tv_sec : 1;
 	char line[400];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (rl->suppressed)
+	uint64_t sup = atomic_exchange_explicit(&rl->suppressed, 0,
+						memory_order_relaxed);
+	if (sup)
 		pm_log(p, PKTMAP_LOG_WARN, "%s (and %llu more like it)", line,
-		       (unsigned long long)rl->suppressed);
+		       (unsigned long long)sup);
 	else
 		pm_log(p, PKTMAP_LOG_WARN, "%s", line);
-	rl->suppressed = 0;
 }
 
 int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
@@ -109,29 +114,90 @@ const char *pktmap_strerror(int err)
 	}
 }
 
-int pm_port_bind_krings(struct pktmap_port *p)
+/* The netmap structures have const fields (read-only to applications);
+ * the library writes them through this mirror of their layout. */
+struct pm_ring_rw {
+	int64_t buf_ofs;
+	uint32_t num_slots;
+	uint32_t nr_buf_size;
+	uint16_t ringid;
+	uint16_t dir;
+	uint32_t head, cur, tail, flags;
+	struct timeval ts;
+	uint64_t offset_mask;
+	uint64_t buf_align;
+};
+
+struct pm_if_rw {
+	char ni_name[IFNAMSIZ];
+	uint32_t ni_version, ni_flags, ni_tx_rings, ni_rx_rings;
+	uint32_t ni_bufs_head, ni_host_tx_rings, ni_host_rx_rings;
+	uint32_t ni_spare1[3];
+	ssize_t ring_ofs[];
+};
+
+_Static_assert(offsetof(struct pm_ring_rw, buf_align) ==
+		       offsetof(struct netmap_ring, buf_align), "ring mirror");
+_Static_assert(offsetof(struct pm_if_rw, ring_ofs) ==
+		       offsetof(struct netmap_if, ring_ofs), "if mirror");
+
+int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
+		       uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
+		       uint32_t tx_slots, uint32_t rx_slots)
 {
-	struct netmap_if *nifp = p->nifp;
-	p->ntx = nifp->ni_tx_rings;
-	p->nrx = nifp->ni_rx_rings;
-	p->nhtx = nifp->ni_host_tx_rings;
-	p->nhrx = nifp->ni_host_rx_rings;
-	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
-	p->krings = calloc(n ? n : 1, sizeof(*p->krings));
+	const struct pm_region *r = &p->region;
+	uint32_t nrings = ntx + nhtx + nrx + nhrx;
+	size_t pos = pm_nifp_size(ntx, nrx, nhtx, nhrx);
+	size_t size = pos + (size_t)(ntx + nhtx) * pm_ring_size(tx_slots) +
+		      (size_t)(nrx + nhrx) * pm_ring_size(rx_slots);
+	size = (size + 4095) & ~(size_t)4095;
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return pm_open_error(p, -errno, "cannot map %zu bytes for the "
+				     "rings: %s", size, strerror(errno));
+	p->ringmem = mem;
+	p->ringmem_size = size;
+	p->krings = calloc(nrings ? nrings : 1, sizeof(*p->krings));
 	if (!p->krings)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
+	p->ntx = ntx;
+	p->nrx = nrx;
+	p->nhtx = nhtx;
+	p->nhrx = nhrx;
+
+	struct pm_if_rw *nif = mem;
+	snprintf(nif->ni_name, sizeof(nif->ni_name), "%s", ifname);
+	nif->ni_version = NETMAP_API;
+	nif->ni_tx_rings = ntx;
+	nif->ni_rx_rings = nrx;
+	nif->ni_host_tx_rings = nhtx;
+	nif->ni_host_rx_rings = nhrx;
+	for (uint32_t i = 0; i < nrings; i++) {
+		uint32_t tx = i < ntx + nhtx;
+		uint32_t slots = tx ? tx_slots : rx_slots;
+		struct pm_ring_rw *ring = (struct pm_ring_rw *)((char *)nif + pos);
+		nif->ring_ofs[i] = (ssize_t)pos;
+		ring->num_slots = slots;
+		ring->nr_buf_size = r->buf_size;
+		/* Signed: the pool is wherever the region is mapped. */
+		ring->buf_ofs = (int64_t)((r->pool + r->headroom) - (char *)ring);
+		ring->ringid = (uint16_t)(tx ? i : i - ntx - nhtx);
+		ring->dir = tx ? NR_TX : NR_RX;
+		ring->head = ring->cur = 0;
+		ring->tail = tx ? slots - 1 : 0;
+
 		struct pm_kring *k = &p->krings[i];
-		struct netmap_ring *ring =
-			(struct netmap_ring *)((char *)nifp + nifp->ring_ofs[i]);
-		k->ring = ring;
-		k->nslots = ring->num_slots;
+		k->ring = (struct netmap_ring *)ring;
+		k->nslots = slots;
 		k->id = i;
-		k->tx = i < p->ntx + p->nhtx;
-		k->host = k->tx ? i >= p->ntx : i >= p->ntx + p->nhtx + p->nrx;
-		k->hwcur = k->rhead = k->rcur = ring->head;
+		k->tx = tx;
+		k->host = tx ? i >= ntx : i >= ntx + nhtx + nrx;
+		k->hwcur = k->rhead = k->rcur = 0;
 		k->hwtail = k->rtail = ring->tail;
+		pos += pm_ring_size(slots);
 	}
+	p->nifp = (struct netmap_if *)nif;
 	return 0;
 }
 
@@ -197,13 +263,12 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		      const char *tag, const char *ifname, uint32_t ntx,
 		      uint32_t nrx, uint32_t txs, uint32_t rxs)
 {
-	char err[300], key[48];
-	size_t obj = pm_nifp_size(ntx, nrx, 0, 0) + ntx * pm_ring_size(txs) +
-		     nrx * pm_ring_size(rxs);
+	(void)tag; /* the rings are private now: no region object to name */
+	char err[300];
 	struct pm_region_params rp = {
 		.bufs = 2 + ntx * txs + nrx * rxs + c->extra_bufs + 64,
 		.buf_size = c->buf_size,
-		.obj_size = obj,
+		.obj_size = 4096,
 		.hugepages = c->hugepages,
 		/* A region shared by choice may also host AF_XDP ports. */
 		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
@@ -216,29 +281,34 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		return pm_open_error(p, ret, "%s", err);
 
 	struct pm_region *r = &p->region;
+	ret = pm_port_make_rings(p, ifname, ntx, nrx, 0, 0, txs, rxs);
+	if (ret)
+		return ret;
+	/* From here, pktmap_open()'s failure path gives back what the
+	 * slots hold (slots not filled yet hold buffer 0: nothing). */
+	p->own_rings = true;
+	uint32_t total = ntx * txs + nrx * rxs, k = 0;
+	uint32_t *idx = malloc((size_t)(total ? total : 1) * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
 	pm_region_lock(r);
-	/* One object per port; a later port of this process may get the
-	 * same key (and reuses the object) once this one has closed. */
-	snprintf(key, sizeof(key), "%s:%d:%lx", tag, (int)getpid(),
-		 (unsigned long)(uintptr_t)p);
-	size_t have = 0;
-	bool created;
-	uint64_t ofs = pm_region_lookup(r, key, &have);
-	if (!ofs || have < obj)
-		ofs = pm_region_object(r, key, obj, &created);
-	ret = ofs ? pm_region_make_nifp(r, ofs, ifname, ntx, nrx, 0, 0, txs, rxs,
-					true) :
-		    -ENOMEM;
+	ret = pm_region_alloc_bufs(r, idx, total);
 	uint32_t free_bufs = pm_region_free_count(r);
 	pm_region_unlock(r);
-	if (ret)
+	if (ret) {
+		free(idx);
 		return pm_open_error(p, -ENOMEM,
 				     "region '%s' has no room for the rings (%u "
-				     "buffers needed, %u free)", r->name,
-				     ntx * txs + nrx * rxs, free_bufs);
-	p->nifp = pm_region_ptr(r, ofs);
-	p->own_rings = true;
-	return pm_port_bind_krings(p);
+				     "buffers needed, %u free)", r->name, total,
+				     free_bufs);
+	}
+	for (uint32_t i = 0; i < ntx + nrx; i++) {
+		struct pm_kring *kr = &p->krings[i];
+		for (uint32_t s = 0; s < kr->nslots; s++)
+			kr->ring->slot[s].buf_idx = idx[k++];
+	}
+	free(idx);
+	return 0;
 }
 
 /* Give the buffers of a port's own rings back to a shared region (a
@@ -412,6 +482,8 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		if (p->own_rings)
 			own_rings_put(p);
 		pm_region_close(&p->region);
+		if (p->ringmem)
+			munmap(p->ringmem, p->ringmem_size);
 		free(p->krings);
 		free(p);
 		return ret;
@@ -443,6 +515,8 @@ void pktmap_close(struct pktmap_port *p)
 	if (p->own_rings)
 		own_rings_put(p);
 	pm_region_close(&p->region);
+	if (p->ringmem)
+		munmap(p->ringmem, p->ringmem_size);
 	free(p->krings);
 	free(p);
 }
@@ -497,13 +571,13 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 
 int pktmap_txsync(struct pktmap_port *p)
 {
-	p->st.tx_syncs++;
+	pm_stat_add(&p->st.tx_syncs, 1);
 	return sync_rings(p, true);
 }
 
 int pktmap_rxsync(struct pktmap_port *p)
 {
-	p->st.rx_syncs++;
+	pm_stat_add(&p->st.rx_syncs, 1);
 	return sync_rings(p, false);
 }
 
@@ -625,7 +699,7 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		}
 		if (!armed_ready) {
 			for (unsigned i = 0; i < n; i++)
-				reqs[i].port->st.poll_sleeps++;
+				pm_stat_inc(&reqs[i].port->st.poll_sleeps, 1);
 			int r = poll(pfd, n, left);
 			if (r < 0 && errno != EINTR) {
 				ready = -errno;
@@ -713,7 +787,16 @@ int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
 {
 	if (!p || !out || out->sz < sizeof(*out))
 		return -EINVAL;
-	struct pktmap_stats st = p->st;
+	/* Each counter is read with one relaxed atomic load: the sync calls
+	 * of other threads may be running. */
+	struct pktmap_stats st;
+	memset(&st, 0, sizeof(st));
+	const uint64_t *src = &p->st.tx_packets;
+	uint64_t *dst = &st.tx_packets;
+	size_t nctr = (sizeof(st) - offsetof(struct pktmap_stats, tx_packets)) /
+		      sizeof(uint64_t);
+	for (size_t i = 0; i < nctr; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	if (p->ops->stats)
 		p->ops->stats(p, &st);
 	st.sz = sizeof(st);

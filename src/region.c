@@ -155,14 +155,18 @@ static void region_init(struct pm_region *r, const struct pm_region_params *p,
 	h->magic = PM_REGION_MAGIC;
 }
 
-static void region_set_view(struct pm_region *r)
+static void region_set_view(struct pm_region *r, const struct pm_region_hdr *h)
 {
-	struct pm_region_hdr *h = r->base;
-	r->hdr = h;
+	/* Read once, after region_hdr_sane() (or our own region_init()):
+	 * from now on only these private copies are used, whatever a peer
+	 * writes into the header later. */
 	r->pool = (char *)r->base + h->pool_ofs;
 	r->buf_size = h->buf_size;
 	r->headroom = h->headroom;
 	r->nbufs = h->nbufs;
+	r->free_ofs = h->free_ofs;
+	r->obj_ofs = h->obj_ofs;
+	r->obj_end = h->obj_end;
 }
 
 /* Check that a header written by another process describes a layout that
@@ -290,28 +294,33 @@ int pm_region_open(struct pm_region *r, const char *name,
 			 r->name, r->size, strerror(errno));
 		goto fail;
 	}
-	if (fresh) {
+	/* The header is read once into a private copy; that copy is checked
+	 * and is the only one the layout is taken from. */
+	struct pm_region_hdr hc;
+	if (fresh)
 		region_init(r, &def, free_ofs, obj_ofs, obj_end, pool_ofs);
+	memcpy(&hc, r->base, sizeof(hc));
+	if (fresh) {
 		r->created = true;
-	} else if (!region_hdr_sane(r->base, r->size)) {
+	} else if (!region_hdr_sane(&hc, r->size)) {
 		ret = -EPROTO;
 		snprintf(err, errlen,
-			 "region '%s' (%s) is in use but its header is corrupt",
+			 "region '%s' (%s) is in use but its header is invalid "
+			 "(written by another program?); stop its users and "
+			 "run 'pktmap ports --gc'",
 			 r->name, r->path);
 		goto fail;
-	} else {
-		const struct pm_region_hdr *h = r->base;
-		if ((p->buf_size && p->buf_size != h->buf_size) ||
-		    (p->exact_headroom && p->headroom != h->headroom)) {
-			ret = -EEXIST;
-			snprintf(err, errlen,
-				 "region '%s' exists with buf_size=%u headroom=%u; "
-				 "open it with the same settings",
-				 r->name, h->buf_size, h->headroom);
-			goto fail;
-		}
+	} else if ((p->buf_size && p->buf_size != hc.buf_size) ||
+		   (p->exact_headroom && p->headroom != hc.headroom)) {
+		ret = -EEXIST;
+		snprintf(err, errlen,
+			 "region '%s' exists with buf_size=%u headroom=%u; "
+			 "open it with the same settings",
+			 r->name, hc.buf_size, hc.headroom);
+		goto fail;
 	}
-	region_set_view(r);
+	region_set_view(r, &hc);
+	r->hdr = r->base;
 	if (r->named)
 		(void)pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
 	pm_region_unlock(r);
@@ -424,15 +433,18 @@ void pm_region_close(struct pm_region *r)
 uint64_t pm_region_lookup(struct pm_region *r, const char *key, size_t *size)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t ndir = h->ndir < PM_REGION_DIR ? h->ndir : PM_REGION_DIR;
+	uint32_t ndir = PM_READ_ONCE(h->ndir);
+	if (ndir > PM_REGION_DIR)
+		ndir = PM_REGION_DIR;
 	for (uint32_t i = 0; i < ndir; i++) {
 		struct pm_region_dirent *d = &h->dir[i];
 		if (strncmp(d->key, key, sizeof(d->key)) != 0)
 			continue;
-		if (d->ofs < h->obj_ofs || d->size > h->obj_end - d->ofs)
+		uint64_t ofs = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
+		if (ofs < r->obj_ofs || ofs > r->obj_end || sz > r->obj_end - ofs)
 			return 0;
-		*size = d->size;
-		return d->ofs;
+		*size = sz;
+		return ofs;
 	}
 	return 0;
 }
@@ -441,21 +453,27 @@ uint64_t pm_region_object(struct pm_region *r, const char *key, size_t size,
 			  bool *created)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t ndir = h->ndir < PM_REGION_DIR ? h->ndir : PM_REGION_DIR;
+	uint32_t ndir = PM_READ_ONCE(h->ndir);
+	if (ndir > PM_REGION_DIR)
+		ndir = PM_REGION_DIR;
 	*created = false;
 	for (uint32_t i = 0; i < ndir; i++) {
 		struct pm_region_dirent *d = &h->dir[i];
 		if (strncmp(d->key, key, sizeof(d->key)) != 0)
 			continue;
-		if (d->size < size || d->ofs < h->obj_ofs ||
-		    d->ofs + d->size > h->obj_end)
+		uint64_t ofs = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
+		if (sz < size || ofs < r->obj_ofs || ofs > r->obj_end ||
+		    sz > r->obj_end - ofs)
 			return 0;
-		return d->ofs;
+		return ofs;
 	}
 	if (ndir >= PM_REGION_DIR || strlen(key) >= sizeof(h->dir[0].key))
 		return 0;
-	uint64_t ofs = align_up(h->obj_next, 128);
-	if (ofs < h->obj_ofs || ofs + size > h->obj_end)
+	uint64_t next = PM_READ_ONCE(h->obj_next);
+	if (next < r->obj_ofs || next > r->obj_end)
+		return 0;
+	uint64_t ofs = align_up(next, 128);
+	if (ofs + size > r->obj_end)
 		return 0;
 	h->obj_next = ofs + size;
 	struct pm_region_dirent *d = &h->dir[ndir];
@@ -471,9 +489,9 @@ uint64_t pm_region_object(struct pm_region *r, const char *key, size_t size,
 int pm_region_alloc_bufs(struct pm_region *r, uint32_t *idx, uint32_t n)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t *stack = (uint32_t *)((char *)r->base + h->free_ofs);
+	uint32_t *stack = (uint32_t *)((char *)r->base + r->free_ofs);
 	struct pm_bufspace bs = { .nbufs = r->nbufs, .usable = 0 };
-	uint32_t top = h->free_top;
+	uint32_t top = PM_READ_ONCE(h->free_top);
 	if (top > r->nbufs)
 		top = 0; /* corrupt: treat as empty */
 	uint32_t got = 0;
@@ -496,9 +514,9 @@ int pm_region_alloc_bufs(struct pm_region *r, uint32_t *idx, uint32_t n)
 void pm_region_free_bufs(struct pm_region *r, const uint32_t *idx, uint32_t n)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t *stack = (uint32_t *)((char *)r->base + h->free_ofs);
+	uint32_t *stack = (uint32_t *)((char *)r->base + r->free_ofs);
 	struct pm_bufspace bs = { .nbufs = r->nbufs, .usable = 0 };
-	uint32_t top = h->free_top;
+	uint32_t top = PM_READ_ONCE(h->free_top);
 	if (top > r->nbufs)
 		top = 0;
 	for (uint32_t i = 0; i < n && top < r->nbufs - 2; i++) {
@@ -510,7 +528,7 @@ void pm_region_free_bufs(struct pm_region *r, const uint32_t *idx, uint32_t n)
 
 uint32_t pm_region_free_count(struct pm_region *r)
 {
-	uint32_t top = r->hdr->free_top;
+	uint32_t top = PM_READ_ONCE(r->hdr->free_top);
 	return top > r->nbufs ? 0 : top;
 }
 
@@ -526,76 +544,3 @@ size_t pm_nifp_size(uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx)
 	return align_up(sizeof(struct netmap_if) + n * sizeof(ssize_t), 128);
 }
 
-/* The netmap structures have const fields (read-only to applications);
- * the library writes them through this mirror of their layout. */
-struct pm_ring_rw {
-	int64_t buf_ofs;
-	uint32_t num_slots;
-	uint32_t nr_buf_size;
-	uint16_t ringid;
-	uint16_t dir;
-	uint32_t head, cur, tail, flags;
-	struct timeval ts;
-	uint64_t offset_mask;
-	uint64_t buf_align;
-};
-
-struct pm_if_rw {
-	char ni_name[IFNAMSIZ];
-	uint32_t ni_version, ni_flags, ni_tx_rings, ni_rx_rings;
-	uint32_t ni_bufs_head, ni_host_tx_rings, ni_host_rx_rings;
-	uint32_t ni_spare1[3];
-	ssize_t ring_ofs[];
-};
-
-_Static_assert(offsetof(struct pm_ring_rw, buf_align) ==
-		       offsetof(struct netmap_ring, buf_align), "ring mirror");
-_Static_assert(offsetof(struct pm_if_rw, ring_ofs) ==
-		       offsetof(struct netmap_if, ring_ofs), "if mirror");
-
-int pm_region_make_nifp(struct pm_region *r, uint64_t ofs, const char *ifname,
-			uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
-			uint32_t tx_slots, uint32_t rx_slots, bool fill_bufs)
-{
-	struct pm_if_rw *nif = pm_region_ptr(r, ofs);
-	uint32_t nrings = ntx + nhtx + nrx + nhrx;
-	size_t pos = pm_nifp_size(ntx, nrx, nhtx, nhrx);
-
-	snprintf(nif->ni_name, sizeof(nif->ni_name), "%s", ifname);
-	nif->ni_version = NETMAP_API;
-	nif->ni_tx_rings = ntx;
-	nif->ni_rx_rings = nrx;
-	nif->ni_host_tx_rings = nhtx;
-	nif->ni_host_rx_rings = nhrx;
-	for (uint32_t i = 0; i < nrings; i++) {
-		int tx = i < ntx + nhtx;
-		uint32_t slots = tx ? tx_slots : rx_slots;
-		struct pm_ring_rw *ring = (struct pm_ring_rw *)((char *)nif + pos);
-		nif->ring_ofs[i] = (ssize_t)pos;
-		ring->num_slots = slots;
-		ring->nr_buf_size = r->buf_size;
-		ring->buf_ofs = (int64_t)((r->pool + r->headroom) - (char *)ring);
-		ring->ringid = (uint16_t)(tx ? i : i - ntx - nhtx);
-		ring->dir = tx ? NR_TX : NR_RX;
-		ring->head = ring->cur = 0;
-		ring->tail = tx ? slots - 1 : 0;
-		ring->flags = 0;
-		if (fill_bufs) {
-			struct netmap_ring *nr = (struct netmap_ring *)ring;
-			uint32_t idx[256];
-			for (uint32_t s = 0; s < slots; s += 256) {
-				uint32_t n = slots - s < 256 ? slots - s : 256;
-				if (pm_region_alloc_bufs(r, idx, n) != 0)
-					return -ENOMEM;
-				for (uint32_t j = 0; j < n; j++) {
-					nr->slot[s + j].buf_idx = idx[j];
-					nr->slot[s + j].len = 0;
-					nr->slot[s + j].flags = 0;
-					nr->slot[s + j].ptr = 0;
-				}
-			}
-		}
-		pos += pm_ring_size(slots);
-	}
-	return 0;
-}

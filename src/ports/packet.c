@@ -509,9 +509,9 @@ static int pkt_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		if (bad || need > n - 1 || snap < h->tp_len) {
 			/* Cannot be delivered whole, now or ever. */
 			if (bad)
-				p->st.drop_backend++;
+				pm_stat_inc(&p->st.drop_backend, 1);
 			else
-				p->st.drop_too_long++;
+				pm_stat_inc(&p->st.drop_too_long, 1);
 		} else if (need > space) {
 			break; /* wait for the application to release slots */
 		} else {
@@ -541,8 +541,8 @@ static int pkt_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 	k->hwtail = j;
 	if (pkts) {
-		p->st.rx_packets += pkts;
-		p->st.rx_bytes += bytes;
+		pm_stat_add(&p->st.rx_packets, pkts);
+		pm_stat_add(&p->st.rx_bytes, bytes);
 		ring->ts.tv_sec = (time_t)(last_ts / 1000000000ull);
 		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000ull / 1000);
 	}
@@ -574,9 +574,9 @@ static void tx_reap(struct pktmap_port *p, struct pkt_sock *s)
 			break;
 		if (pm_unlikely(st & TP_STATUS_WRONG_FORMAT)) {
 			/* Counted as sent when queued: move it to drops. */
-			p->st.tx_packets--;
-			p->st.tx_bytes -= h->tp_len;
-			p->st.drop_backend++;
+			pm_stat_add(&p->st.tx_packets, (uint64_t)-1);
+			pm_stat_add(&p->st.tx_bytes, -(uint64_t)h->tp_len);
+			pm_stat_inc(&p->st.drop_backend, 1);
 			status_store(&h->tp_status, TP_STATUS_AVAILABLE);
 		}
 		s->tx_reap = s->tx_reap + 1 == s->tx_nframes ? 0 : s->tx_reap + 1;
@@ -647,11 +647,11 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 		      (dst[12] == 0x88 && dst[13] == 0xa8)))
 			drop = true;
 		if (drop) {
-			p->st.drop_too_long++;
+			pm_stat_inc(&p->st.drop_too_long, 1);
 			continue;
 		}
 		if (flen < ETH_HLEN && p->linktype == 1) {
-			p->st.drop_invalid++;
+			pm_stat_inc(&p->st.drop_invalid, 1);
 			pm_log_ratelimited(p, &p->rl_slot, "%s: TX ring %u: frame of "
 					   "%u bytes is shorter than an Ethernet "
 					   "header: dropped", p->name,
@@ -668,8 +668,8 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 		bytes += flen;
 	}
 	k->hwcur = i;
-	p->st.tx_packets += pkts;
-	p->st.tx_bytes += bytes;
+	pm_stat_add(&p->st.tx_packets, pkts);
+	pm_stat_add(&p->st.tx_bytes, bytes);
 
 	/* Kick when the newest frame has not been taken yet (new frames, or
 	 * frames a busy device refused last time). */

@@ -34,7 +34,7 @@
 
 #include "internal.h"
 
-#define PIPE_MAGIC 0x45504950u /* "PIPE" */
+#define PIPE_MAGIC 0x32504950u /* "PIP2" */
 
 /* One direction of one ring pair: end e's TX ring r into end !e's RX
  * ring r. Producer and consumer fields on separate cache lines. */
@@ -47,20 +47,49 @@ struct pm_pipe_q {
 	_Atomic uint32_t writer_sleeping;
 };
 
+/* A descriptor: what crosses from a writer to a reader. 8 bytes, read
+ * with one load. */
+struct pm_pipe_desc {
+	uint32_t buf_idx;
+	uint16_t len;
+	uint16_t flags;
+};
+
+/* The control block in the region. Only nrings and nslots are read by a
+ * joiner (once, then checked); every offset below is computed from them
+ * privately (pipe_layout()). */
 struct pm_pipe_shared {
 	uint32_t magic;
 	uint32_t nrings;
 	uint32_t nslots;
 	uint32_t pad;
-	uint64_t nifp_ofs[2];  /* end 0 is '{', end 1 is '}' */
-	uint64_t q_ofs;        /* struct pm_pipe_q q[2][nrings] */
 };
 
-/* Per bound kring. */
+struct pipe_layout {
+	size_t q, desc, shadow, size;
+};
+
+static struct pipe_layout pipe_layout(uint32_t R, uint32_t S)
+{
+	struct pipe_layout l;
+	l.q = 128;
+	l.desc = l.q + 2 * (size_t)R * sizeof(struct pm_pipe_q);
+	l.shadow = (l.desc + 2 * (size_t)R * S * sizeof(struct pm_pipe_desc) + 127) &
+		   ~(size_t)127;
+	l.size = l.shadow + 2 * (size_t)R * S * sizeof(uint32_t);
+	return l;
+}
+
+/* Per bound kring. For a TX ring: the queue it feeds, whose descriptor
+ * array is the peer's RX storage, and the shadow of our TX slots' buffers
+ * (what a restarted end resumes with). For an RX ring: the queue it
+ * drains and its descriptors. */
 struct pipe_kpriv {
-	struct pm_pipe_q *q;           /* the queue this ring feeds or drains */
-	struct netmap_ring *peer;      /* TX: the peer's RX ring */
+	struct pm_pipe_q *q;
+	struct pm_pipe_desc *desc;     /* q's descriptors [nslots] */
+	uint32_t *shadow;              /* TX: our slots' buffers [nslots] */
 	uint32_t prod;                 /* TX: our copy of q->prod */
+	uint32_t cons;                 /* TX: last q->cons seen (cached) */
 	int wake_peer_fd;              /* the peer's FIFO for this direction */
 	int wake_own_fd;               /* our FIFO for this direction */
 	/* Event-source mode (pipe_sync_event), RX: a byte is (or is about to
@@ -73,7 +102,9 @@ struct pipe_kpriv {
 struct pipe_priv {
 	struct pm_pipe_shared *sh;
 	struct pm_pipe_q *q;           /* q[2][nrings] */
-	uint32_t end, nrings, lo, hi;  /* bound ring range [lo, hi) */
+	struct pm_pipe_desc *desc;     /* desc[2][nrings][nslots] */
+	uint32_t *shadow;              /* shadow[2][nrings][nslots] */
+	uint32_t end, nrings, nslots, lo, hi; /* bound ring range [lo, hi) */
 	uint32_t pipe_id;
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
@@ -92,10 +123,15 @@ static struct pm_pipe_q *pipe_q(struct pipe_priv *pp, uint32_t end, uint32_t r)
 	return &pp->q[end * pp->nrings + r];
 }
 
-static size_t pipe_obj_size(uint32_t R, uint32_t S)
+static struct pm_pipe_desc *pipe_desc(struct pipe_priv *pp, uint32_t end,
+				      uint32_t r)
 {
-	size_t nif = pm_nifp_size(R, R, 0, 0) + 2 * (size_t)R * pm_ring_size(S);
-	return 128 + 2 * R * sizeof(struct pm_pipe_q) + 2 * nif;
+	return &pp->desc[((size_t)end * pp->nrings + r) * pp->nslots];
+}
+
+static uint32_t *pipe_shadow(struct pipe_priv *pp, uint32_t end, uint32_t r)
+{
+	return &pp->shadow[((size_t)end * pp->nrings + r) * pp->nslots];
 }
 
 /* The wake-up FIFO of one end's ring r, for one direction: 'r' wakes the
@@ -117,10 +153,18 @@ static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
 		return pm_open_error(p, -errno, "cannot create %s: %s", path,
 				     strerror(errno));
 	/* O_RDWR on a FIFO never blocks on Linux and keeps it open. */
-	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return pm_open_error(p, -errno, "cannot open %s: %s", path,
 				     strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 0077)) {
+		close(fd);
+		return pm_open_error(p, -EPERM, "%s is not a FIFO of ours (mode "
+				     "0600, owner uid %u): remove it", path,
+				     (unsigned)geteuid());
+	}
 	return fd;
 }
 
@@ -129,23 +173,89 @@ static uint32_t claim_id(uint32_t uid, uint32_t end, uint32_t r)
 	return (uid * 2 + end) * PM_MAX_RINGS + r;
 }
 
-/* Validate a pipe control block found in a region someone else made. */
-static int pipe_shared_sane(const struct pm_region *reg,
-			    const struct pm_pipe_shared *sh, size_t objsize)
+/* Take the buffers of a new pipe: S per TX slot shadow and S per RX
+ * descriptor, all or nothing. */
+static int pipe_fill_new(struct pm_region *reg, struct pipe_priv *pp)
 {
-	if (sh->magic != PIPE_MAGIC || sh->nrings == 0 ||
-	    sh->nrings > PM_MAX_RINGS || sh->nslots < 4 ||
-	    sh->nslots > PM_MAX_SLOTS)
-		return 0;
-	if (pipe_obj_size(sh->nrings, sh->nslots) > objsize)
-		return 0;
-	size_t need = pm_nifp_size(sh->nrings, sh->nrings, 0, 0) +
-		      2 * (size_t)sh->nrings * pm_ring_size(sh->nslots);
-	for (int e = 0; e < 2; e++)
-		if (sh->nifp_ofs[e] < 8192 || sh->nifp_ofs[e] + need > reg->size)
-			return 0;
-	return sh->q_ofs >= 8192 &&
-	       sh->q_ofs + 2 * sh->nrings * sizeof(struct pm_pipe_q) <= reg->size;
+	size_t n = 2 * (size_t)pp->nrings * pp->nslots;
+	uint32_t *idx = malloc(2 * n * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	int ret = pm_region_alloc_bufs(reg, idx, (uint32_t)(2 * n));
+	if (ret == 0) {
+		for (size_t i = 0; i < n; i++) {
+			pp->desc[i].buf_idx = idx[i];
+			pp->desc[i].len = 0;
+			pp->desc[i].flags = 0;
+			pp->shadow[i] = idx[n + i];
+		}
+	}
+	free(idx);
+	return ret;
+}
+
+/* Resume ring r of this end from what the last owner left in shared
+ * memory: every value is checked, a buffer listed twice (or not at all) is
+ * replaced by a fresh one. Under the region lock. */
+static int pipe_resume_ring(struct pktmap_port *p, struct pipe_priv *pp,
+			    uint32_t r, uint8_t *seen)
+{
+	struct pm_region *reg = &p->region;
+	struct pm_kring *tx = pm_txkring(p, r), *rx = pm_rxkring(p, r);
+	struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
+	uint32_t S = pp->nslots;
+	const struct pm_bufspace bs = { .nbufs = reg->nbufs, .usable = 65535 };
+
+	uint32_t hwcur = PM_READ_ONCE(tk->q->tx_hwcur);
+	uint32_t prod = atomic_load(&tk->q->prod), cons = atomic_load(&tk->q->cons);
+	uint32_t rcons = atomic_load(&rk->q->cons);
+	uint32_t rtail = PM_READ_ONCE(rk->q->rx_hwtail);
+	uint32_t rprod = atomic_load(&rk->q->prod);
+	if (hwcur >= S || prod >= S || cons >= S || rcons >= S || rtail >= S ||
+	    rprod >= S || pm_ring_dist(rcons, rtail, S) > pm_ring_dist(rcons, rprod, S))
+		return pm_open_error(p, -EPROTO,
+				     "pipe %u ring %u: control block is invalid "
+				     "(written by another program?); close every "
+				     "user of the pipe so that it is rebuilt",
+				     pp->pipe_id, r);
+	for (int d = 0; d < 2; d++) {
+		struct pm_kring *k = d ? rx : tx;
+		for (uint32_t s = 0; s < S; s++) {
+			uint32_t b = d ? PM_READ_ONCE(rk->desc[s].buf_idx) :
+					 PM_READ_ONCE(tk->shadow[s]);
+			if (!pm_buf_ok(&bs, b) || (seen[b / 8] & (1u << (b % 8)))) {
+				if (pm_region_alloc_bufs(reg, &b, 1) != 0)
+					return pm_open_error(p, -ENOMEM,
+							     "region '%s' is out of "
+							     "buffers", reg->name);
+				if (d)
+					rk->desc[s].buf_idx = b;
+				else
+					tk->shadow[s] = b;
+			}
+			seen[b / 8] |= (uint8_t)(1u << (b % 8));
+			k->ring->slot[s].buf_idx = b;
+		}
+	}
+	/* Packets the last owner had received but not released. */
+	for (uint32_t s = rcons; s != rtail; s = s + 1 == S ? 0 : s + 1) {
+		struct netmap_slot *sl = &rx->ring->slot[s];
+		uint32_t len = PM_READ_ONCE(rk->desc[s].len);
+		sl->len = (uint16_t)(len <= p->region.buf_size - p->region.headroom ?
+					     len : 0);
+	}
+	uint32_t d = pm_ring_dist(prod, cons, S);
+	tk->prod = prod;
+	tk->cons = cons;
+	tx->hwcur = tx->rhead = tx->rcur = hwcur;
+	tx->hwtail = tx->rtail = pm_ring_add(hwcur, d ? d - 1 : S - 1, S);
+	tx->ring->head = tx->ring->cur = hwcur;
+	tx->ring->tail = tx->hwtail;
+	rx->hwcur = rx->rhead = rx->rcur = rcons;
+	rx->hwtail = rx->rtail = rtail;
+	rx->ring->head = rx->ring->cur = rcons;
+	rx->ring->tail = rtail;
+	return 0;
 }
 
 static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
@@ -179,11 +289,10 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
 	pp->pipe_id = (uint32_t)nm->pipe_id;
 
-	size_t obj = pipe_obj_size(R, S);
 	struct pm_region_params rp = {
 		.bufs = 2 + 4 * R * S + c->extra_bufs + 64,
 		.buf_size = c->buf_size,
-		.obj_size = obj + 4096,
+		.obj_size = pipe_layout(R, S).size + 4096,
 		.hugepages = c->hugepages,
 		/* A region shared by choice (@mem:) may later host AF_XDP
 		 * ports, whose frames start 256 bytes into each buffer. */
@@ -199,63 +308,79 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	pm_region_lock(reg);
 	/* Several pipes (names and numbers) may share one @mem: region. */
 	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
-	bool created = false;
-	size_t found_size;
+	size_t found_size = 0;
 	uint64_t ofs = pm_region_lookup(reg, key, &found_size);
-	if (!ofs)
-		ofs = pm_region_object(reg, key, obj, &created);
-	if (!ofs) {
-		pm_region_unlock(reg);
-		return pm_open_error(p, -ENOMEM,
-				     "region '%s' has no room for pipe %u "
-				     "(create the region with more @conf:bufs=)",
-				     reg->name, pp->pipe_id);
+	struct pm_pipe_shared *sh;
+	bool created = false;
+	if (ofs) {
+		/* Read the two layout numbers once, check them, and compute
+		 * everything else from them. */
+		sh = pm_region_ptr(reg, ofs);
+		uint32_t magic = PM_READ_ONCE(sh->magic);
+		R = PM_READ_ONCE(sh->nrings);
+		uint32_t S2 = PM_READ_ONCE(sh->nslots);
+		if (magic != PIPE_MAGIC || R == 0 || R > PM_MAX_RINGS || S2 < 4 ||
+		    S2 > PM_MAX_SLOTS || pipe_layout(R, S2).size > found_size) {
+			pm_region_unlock(reg);
+			return pm_open_error(p, -EPROTO,
+					     "pipe %u in region '%s': its control "
+					     "block is invalid (written by another "
+					     "program?); close every user of the "
+					     "pipe so that it is rebuilt",
+					     pp->pipe_id, reg->name);
+		}
+		if ((c->tx_rings && c->tx_rings != R) ||
+		    (c->tx_slots && c->tx_slots != S2)) {
+			pm_region_unlock(reg);
+			return pm_open_error(p, -EINVAL,
+					     "the pipe exists with rings=%u slots=%u: "
+					     "open it with the same @conf or none",
+					     R, S2);
+		}
+		S = S2;
+	} else {
+		/* Take every buffer first: a pipe that cannot be built
+		 * leaves nothing behind. */
+		uint32_t need = 4 * R * S, free_bufs = pm_region_free_count(reg);
+		if (free_bufs < need) {
+			pm_region_unlock(reg);
+			return pm_open_error(p, -ENOMEM,
+					     "region '%s' is out of buffers for pipe "
+					     "%u (%u needed, %u free): give it more "
+					     "with @conf:bufs=", reg->name,
+					     pp->pipe_id, need, free_bufs);
+		}
+		ofs = pm_region_object(reg, key, pipe_layout(R, S).size, &created);
+		if (!ofs) {
+			pm_region_unlock(reg);
+			return pm_open_error(p, -ENOMEM,
+					     "region '%s' has no room for pipe %u "
+					     "(create the region with more "
+					     "@conf:bufs=)", reg->name, pp->pipe_id);
+		}
+		sh = pm_region_ptr(reg, ofs);
 	}
-	struct pm_pipe_shared *sh = pm_region_ptr(reg, ofs);
+	struct pipe_layout lay = pipe_layout(R, S);
+	pp->sh = sh;
+	pp->uid = (uint32_t)((ofs - reg->obj_ofs) / 128);
+	pp->nrings = R;
+	pp->nslots = S;
+	pp->q = pm_region_ptr(reg, ofs + lay.q);
+	pp->desc = pm_region_ptr(reg, ofs + lay.desc);
+	pp->shadow = pm_region_ptr(reg, ofs + lay.shadow);
 	if (created) {
-		uint64_t pos = ofs + 128;
+		if (pipe_fill_new(reg, pp) != 0) {
+			/* Only a peer racing the free list gets here. */
+			pm_region_unlock(reg);
+			return pm_open_error(p, -ENOMEM, "region '%s' is out of "
+					     "buffers for pipe %u", reg->name,
+					     pp->pipe_id);
+		}
 		sh->nrings = R;
 		sh->nslots = S;
-		sh->q_ofs = pos;
-		pos += 2 * R * sizeof(struct pm_pipe_q);
-		size_t nif = pm_nifp_size(R, R, 0, 0) + 2 * (size_t)R * pm_ring_size(S);
-		for (uint32_t e = 0; e < 2; e++) {
-			char ifname[IFNAMSIZ];
-			snprintf(ifname, sizeof(ifname), "%.11s%c%u", nm->body,
-				 e ? '}' : '{', pp->pipe_id);
-			pos = (pos + 127) & ~(uint64_t)127;
-			sh->nifp_ofs[e] = pos;
-			ret = pm_region_make_nifp(reg, pos, ifname, R, R, 0, 0, S, S,
-						  true);
-			if (ret) {
-				pm_region_unlock(reg);
-				return pm_open_error(p, -ENOMEM,
-						     "region '%s' is out of buffers for "
-						     "pipe %u (%u needed, %u free)",
-						     reg->name, pp->pipe_id, 4 * R * S,
-						     pm_region_free_count(reg));
-			}
-			pos += nif;
-		}
 		atomic_thread_fence(memory_order_release);
 		sh->magic = PIPE_MAGIC;
-	} else if (!pipe_shared_sane(reg, sh, found_size)) {
-		pm_region_unlock(reg);
-		return pm_open_error(p, -EPROTO, "pipe %u in region '%s' is corrupt",
-				     pp->pipe_id, reg->name);
-	} else if ((c->tx_rings && c->tx_rings != sh->nrings) ||
-		   (c->tx_slots && c->tx_slots != sh->nslots)) {
-		uint32_t nr = sh->nrings, ns = sh->nslots;
-		pm_region_unlock(reg);
-		return pm_open_error(p, -EINVAL,
-				     "the pipe exists with rings=%u slots=%u: open "
-				     "it with the same @conf or none", nr, ns);
 	}
-	pp->sh = sh;
-	pp->uid = (uint32_t)((ofs - 8192) / 128);
-	pp->nrings = sh->nrings;
-	S = sh->nslots;
-	pp->q = pm_region_ptr(reg, sh->q_ofs);
 	pp->lo = nm->ring >= 0 ? (uint32_t)nm->ring : 0;
 	pp->hi = nm->ring >= 0 ? (uint32_t)nm->ring + 1 : pp->nrings;
 	if (pp->lo >= pp->nrings) {
@@ -271,26 +396,47 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 					     "another process or thread", r);
 		}
 	}
-	pm_region_unlock(reg);
 
-	p->nifp = pm_region_ptr(reg, sh->nifp_ofs[pp->end]);
-	struct netmap_if *peer_nifp = pm_region_ptr(reg, sh->nifp_ofs[!pp->end]);
-	if (p->nifp->ni_tx_rings != pp->nrings || p->nifp->ni_rx_rings != pp->nrings)
-		return pm_open_error(p, -EPROTO, "pipe %u is corrupt", pp->pipe_id);
-	ret = pm_port_bind_krings(p);
-	if (ret)
+	char ifname[IFNAMSIZ];
+	snprintf(ifname, sizeof(ifname), "%.11s%c%u", nm->body,
+		 pp->end ? '}' : '{', pp->pipe_id);
+	ret = pm_port_make_rings(p, ifname, R, R, 0, 0, S, S);
+	if (ret == 0) {
+		pp->kp = calloc(2 * pp->nrings, sizeof(*pp->kp));
+		if (!pp->kp)
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		pm_region_unlock(reg);
 		return ret;
-	p->mode = PKTMAP_MODE_ZEROCOPY;
-
-	pp->kp = calloc(2 * pp->nrings, sizeof(*pp->kp));
-	if (!pp->kp)
-		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < 2 * pp->nrings; i++)
 		pp->kp[i].wake_own_fd = pp->kp[i].wake_peer_fd = -1;
+	p->mode = PKTMAP_MODE_ZEROCOPY;
+
+	uint8_t *seen = calloc((reg->nbufs + 7) / 8, 1);
+	if (!seen) {
+		pm_region_unlock(reg);
+		return -ENOMEM;
+	}
+	for (uint32_t r = pp->lo; r < pp->hi && ret == 0; r++) {
+		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
+		tk->q = pipe_q(pp, pp->end, r);
+		tk->desc = pipe_desc(pp, pp->end, r);
+		tk->shadow = pipe_shadow(pp, pp->end, r);
+		rk->q = pipe_q(pp, !pp->end, r);
+		rk->desc = pipe_desc(pp, !pp->end, r);
+		pm_txkring(p, r)->priv = tk;
+		pm_rxkring(p, r)->priv = rk;
+		ret = pipe_resume_ring(p, pp, r, seen);
+	}
+	free(seen);
+	pm_region_unlock(reg);
+	if (ret)
+		return ret;
 
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
-		struct pm_kring *tx = pm_txkring(p, r), *rx = pm_rxkring(p, r);
 		/* One FIFO per direction, so that a thread sleeping for RX and
 		 * one sleeping for TX space on the same port never take each
 		 * other's wake-up. */
@@ -303,31 +449,6 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		for (int f = 0; f < 4; f++)
 			if (fds[f] < 0)
 				return fds[f]; /* open_fifo() set the message */
-		tk->q = pipe_q(pp, pp->end, r);
-		tk->peer = NETMAP_RXRING(peer_nifp, r);
-		rk->q = pipe_q(pp, !pp->end, r);
-		tx->priv = tk;
-		rx->priv = rk;
-
-		/* Resume where the last owner of this end left off; values
-		 * come from shared memory, so check them. */
-		uint32_t hwcur = tk->q->tx_hwcur, prod = atomic_load(&tk->q->prod);
-		uint32_t cons = atomic_load(&tk->q->cons);
-		uint32_t rcons = atomic_load(&rk->q->cons), rtail = rk->q->rx_hwtail;
-		if (hwcur >= S || prod >= S || cons >= S || rcons >= S || rtail >= S)
-			return pm_open_error(p, -EPROTO,
-					     "pipe %u ring %u: control block is "
-					     "corrupt", pp->pipe_id, r);
-		uint32_t d = pm_ring_dist(prod, cons, S);
-		tk->prod = prod;
-		tx->hwcur = tx->rhead = tx->rcur = hwcur;
-		tx->hwtail = tx->rtail = pm_ring_add(hwcur, d ? d - 1 : S - 1, S);
-		tx->ring->head = tx->ring->cur = hwcur;
-		tx->ring->tail = tx->hwtail;
-		rx->hwcur = rx->rhead = rx->rcur = rcons;
-		rx->hwtail = rx->rtail = rtail;
-		rx->ring->head = rx->ring->cur = rcons;
-		rx->ring->tail = rtail;
 	}
 
 	/* Pollable fds: per direction (the FIFO itself for one ring, else an
@@ -356,6 +477,14 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	return 0;
 }
 
+uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
+{
+	struct pipe_priv *pp = p->priv;
+	if (p->ops != &pm_pipe_ops || ring >= pp->nrings)
+		return NULL;
+	return &pipe_desc(pp, !pp->end, ring)->buf_idx;
+}
+
 /* Wake the other side if, and only if, it announced that it sleeps. The
  * full fence pairs with the one in pipe_poll_arm(): either the sleeper
  * sees what we just published, or we see its flag. */
@@ -375,43 +504,54 @@ static void wake_if_sleeping(struct pktmap_port *p, _Atomic uint32_t *flag,
 	if (r < 0 && errno != EAGAIN)
 		pm_log(p, PKTMAP_LOG_WARN, "%s: wake-up failed: %s", p->name,
 		       strerror(errno));
-	p->st.wakeups_sent += how != 0;
+	if (how)
+		pm_stat_inc(&p->st.wakeups_sent, 1);
 }
 
 static void report_proto(struct pktmap_port *p, struct pm_kring *k,
 			 const char *what, uint32_t v)
 {
-	p->st.drop_invalid++;
+	pm_stat_inc(&p->st.drop_invalid, 1);
 	pm_log_ratelimited(p, &p->rl_slot,
 			   "%s: %s ring %u: the peer wrote %s %u into the shared "
 			   "ring: ignored",
 			   p->name, k->tx ? "TX" : "RX", k->ring->ringid, what, v);
 }
 
-/* Move submitted TX slots into the peer's RX ring, swapping buffers. */
+/* Move submitted TX slots into the queue, swapping buffers: each slot's
+ * buffer goes out in a descriptor, and the slot gets the buffer the reader
+ * returned in that descriptor's place. */
 static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
-	struct netmap_ring *ring = k->ring, *peer = kp->peer;
+	struct pm_pipe_desc *desc = kp->desc;
+	uint32_t *shadow = kp->shadow;
+	struct netmap_slot *slot = k->ring->slot;
 	const struct pm_bufspace bs = p->bs;
 	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead, prod = kp->prod;
+	uint32_t cons = kp->cons;
 	uint64_t pkts = 0, bytes = 0;
 	int ret = 0;
 
-	/* Pairs with the release store of cons in pipe_rxsync(): the
-	 * reader is done with the RX slots before cons. */
-	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_acquire);
-	if (pm_unlikely(cons >= n)) {
-		report_proto(p, k, "consumer index", cons);
-		return -EPROTO;
+	/* The cached consumer index is enough unless it leaves less room
+	 * than asked for (or nothing was asked: a refresh). */
+	uint32_t want = pm_ring_dist(i, head, n);
+	uint32_t space = n - 1 - pm_ring_dist(cons, prod, n);
+	if (space < want || want == 0) {
+		/* Pairs with the release store of cons in pipe_rxsync(): the
+		 * reader is done with the descriptors before cons. */
+		cons = atomic_load_explicit(&q->cons, memory_order_acquire);
+		if (pm_unlikely(cons >= n)) {
+			report_proto(p, k, "consumer index", cons);
+			return -EPROTO;
+		}
+		kp->cons = cons;
+		space = n - 1 - pm_ring_dist(cons, prod, n);
 	}
-	uint32_t d = pm_ring_dist(prod, cons, n);
-	uint32_t space = d ? d - 1 : n - 1;
 	uint32_t moved = 0;
-
 	while (i != head && space) {
-		struct netmap_slot *ts = &ring->slot[i];
+		struct netmap_slot *ts = &slot[i];
 		uint32_t idx = ts->buf_idx, len = ts->len, fl = ts->flags;
 		enum pm_slot_verdict v = pm_slot_check(&bs, idx, len, 1);
 		if (pm_unlikely(v != PM_SLOT_OK)) {
@@ -419,19 +559,20 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 			i = i + 1 == n ? 0 : i + 1;
 			continue;
 		}
-		struct netmap_slot *rs = &peer->slot[prod];
-		uint32_t ridx = PM_READ_ONCE(rs->buf_idx);
+		struct pm_pipe_desc *d = &desc[prod];
+		/* The buffer the reader gave back here: read once, checked. */
+		uint32_t ridx = PM_READ_ONCE(d->buf_idx);
 		if (pm_unlikely(!pm_buf_ok(&bs, ridx))) {
 			report_proto(p, k, "buffer index", ridx);
 			ret = -EPROTO;
 			break;
 		}
-		rs->buf_idx = idx;
-		rs->len = (uint16_t)len;
-		rs->flags = (uint16_t)((fl & NS_MOREFRAG) | NS_BUF_CHANGED);
-		rs->ptr = ts->ptr;
+		struct pm_pipe_desc out = { .buf_idx = idx, .len = (uint16_t)len,
+					    .flags = (uint16_t)(fl & NS_MOREFRAG) };
+		*d = out;
 		ts->buf_idx = ridx;
 		ts->flags = NS_BUF_CHANGED;
+		shadow[i] = ridx;
 		pkts += !(fl & NS_MOREFRAG);
 		bytes += len;
 		prod = prod + 1 == n ? 0 : prod + 1;
@@ -444,29 +585,35 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 	if (moved) {
 		kp->prod = prod;
 		/* Pairs with the acquire load of prod in pipe_rxsync(): the
-		 * slots before prod are written. */
+		 * descriptors before prod are written. */
 		atomic_store_explicit(&q->prod, prod, memory_order_release);
-		p->st.tx_packets += pkts;
-		p->st.tx_bytes += bytes;
+		pm_stat_add(&p->st.tx_packets, pkts);
+		pm_stat_add(&p->st.tx_bytes, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
-		cons = atomic_load_explicit(&q->cons, memory_order_acquire);
-		if (pm_unlikely(cons >= n)) {
-			report_proto(p, k, "consumer index", cons);
-			return -EPROTO;
+		if (space == 0) {
+			/* Full as far as we know: look again, so that the
+			 * application sees the room the reader made meanwhile. */
+			cons = atomic_load_explicit(&q->cons, memory_order_acquire);
+			if (pm_unlikely(cons >= n)) {
+				report_proto(p, k, "consumer index", cons);
+				return -EPROTO;
+			}
+			kp->cons = cons;
+			space = n - 1 - pm_ring_dist(cons, prod, n);
 		}
-		d = pm_ring_dist(prod, cons, n);
-		space = d ? d - 1 : n - 1;
 	}
 	k->hwtail = pm_ring_add(i, space, n);
 	return ret;
 }
 
-/* Give back released RX slots, then expose newly arrived whole packets. */
+/* Give back released RX slots, then expose newly arrived whole packets:
+ * each descriptor is read once, checked, and copied into our ring. */
 static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
-	struct netmap_ring *ring = k->ring;
+	struct pm_pipe_desc *desc = kp->desc;
+	struct netmap_slot *slot = k->ring->slot;
 	const struct pm_bufspace bs = p->bs;
 	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
 	int ret = 0;
@@ -475,13 +622,14 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		/* The application may have swapped buffers into released
 		 * slots: the writer will take them, so they must be ours. */
 		while (i != head) {
-			uint32_t idx = ring->slot[i].buf_idx;
+			uint32_t idx = slot[i].buf_idx;
 			if (pm_unlikely(!pm_buf_ok(&bs, idx))) {
-				pm_slot_reject(p, k, i, idx, ring->slot[i].len,
+				pm_slot_reject(p, k, i, idx, slot[i].len,
 					       PM_SLOT_BAD_IDX);
 				ret = -EINVAL;
 				break;
 			}
+			desc[i].buf_idx = idx;
 			i = i + 1 == n ? 0 : i + 1;
 		}
 		if (i != k->hwcur) {
@@ -504,19 +652,25 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t end = j;
 	uint64_t pkts = 0, bytes = 0, done_bytes = 0;
 	while (j != prod) {
-		const struct netmap_slot *s = &ring->slot[j];
-		uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
-		enum pm_slot_verdict v = pm_slot_check(&bs, idx, len, 0);
+		struct pm_pipe_desc d;
+		/* One load: the writer cannot change it under the check. */
+		uint64_t raw = PM_READ_ONCE(*(const uint64_t *)&desc[j]);
+		memcpy(&d, &raw, sizeof(d));
+		enum pm_slot_verdict v = pm_slot_check(&bs, d.buf_idx, d.len, 0);
 		if (pm_unlikely(v != PM_SLOT_OK)) {
 			report_proto(p, k, v == PM_SLOT_BAD_IDX ? "buffer index" :
 								 "length",
-				     v == PM_SLOT_BAD_IDX ? idx : len);
+				     v == PM_SLOT_BAD_IDX ? d.buf_idx : d.len);
 			ret = -EPROTO;
 			break;
 		}
-		bytes += len;
+		struct netmap_slot *rs = &slot[j];
+		rs->buf_idx = d.buf_idx;
+		rs->len = d.len;
+		rs->flags = (uint16_t)((d.flags & NS_MOREFRAG) | NS_BUF_CHANGED);
+		bytes += d.len;
 		j = j + 1 == n ? 0 : j + 1;
-		if (!(fl & NS_MOREFRAG)) {
+		if (!(d.flags & NS_MOREFRAG)) {
 			end = j;
 			pkts++;
 			done_bytes = bytes;
@@ -529,14 +683,14 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		end = j;
 		pkts++;
 		done_bytes = bytes;
-		p->st.drop_too_long++;
+		pm_stat_inc(&p->st.drop_too_long, 1);
 	}
 	k->hwtail = end;
 	q->rx_hwtail = end;
-	p->st.rx_packets += pkts;
-	p->st.rx_bytes += done_bytes;
-	if (ring->flags & NR_TIMESTAMP)
-		gettimeofday(&ring->ts, NULL);
+	pm_stat_add(&p->st.rx_packets, pkts);
+	pm_stat_add(&p->st.rx_bytes, done_bytes);
+	if (k->ring->flags & NR_TIMESTAMP)
+		gettimeofday(&k->ring->ts, NULL);
 	return ret;
 }
 

@@ -65,12 +65,6 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-static size_t obj_size(uint32_t nq, uint32_t nh, uint32_t txs, uint32_t rxs)
-{
-	return pm_nifp_size(nq, nq, nh, nh) + (nq + nh) * (pm_ring_size(txs) +
-							   pm_ring_size(rxs));
-}
-
 static uint32_t claim_of(struct xdp_priv *xp, uint32_t qid)
 {
 	/* Above the pipe back end's claims (< 2^19). */
@@ -86,16 +80,12 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 	uint32_t nb = xp->hi - xp->lo, nh = xp->host ? 1 : 0;
 	uint32_t slots = (nb + nh) * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0));
 	uint32_t total = slots + xp->free_cap;
-	char key[48];
 	struct stat ns;
 	int ret;
 
 	if (stat("/proc/self/ns/net", &ns) != 0)
 		ns.st_ino = 0;
-	/* One object per interface and queue range: claims make sure only
-	 * one user at a time has it. */
-	snprintf(key, sizeof(key), "xdp:%s@%lx:%u+%u%s", xp->ifname,
-		 (unsigned long)ns.st_ino, xp->lo, nb, nh ? "^" : "");
+	/* Claims make sure only one user at a time has a queue. */
 	xp->claim_base = (1u << 24) +
 			 (((uint32_t)xp->ifindex * 2654435761u ^
 			   (uint32_t)ns.st_ino) & 0x3ffffu) * (PM_MAX_RINGS + 1);
@@ -125,20 +115,7 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 			xp->host_claimed = true;
 		}
 	}
-	bool created;
-	uint64_t ofs = pm_region_object(r, key, obj_size(xp->nq, nh, txs, rxs),
-					&created);
-	if (!ofs) {
-		pm_region_unlock(r);
-		free(all);
-		return pm_open_error(p, -ENOMEM, "region '%s' has no room for the "
-				     "rings of %s (open the xdp: port first, it "
-				     "sizes the region)", r->name, xp->ifname);
-	}
-	ret = pm_region_make_nifp(r, ofs, xp->ifname, xp->nq, xp->nq, nh, nh, txs,
-				  rxs, false);
-	if (ret == 0)
-		ret = pm_region_alloc_bufs(r, all, total);
+	ret = pm_region_alloc_bufs(r, all, total);
 	if (ret) {
 		uint32_t fc = pm_region_free_count(r);
 		pm_region_unlock(r);
@@ -150,7 +127,16 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 	pm_region_unlock(r);
 	xp->bufs_taken = true;
 
-	p->nifp = pm_region_ptr(r, ofs);
+	/* The netmap_if and rings are private to this open. */
+	ret = pm_port_make_rings(p, xp->ifname, xp->nq, xp->nq, nh, nh, txs, rxs);
+	if (ret) {
+		pm_region_lock(r);
+		pm_region_free_bufs(r, all, total);
+		pm_region_unlock(r);
+		xp->bufs_taken = false;
+		free(all);
+		return ret;
+	}
 	uint32_t k = 0;
 	/* The bound NIC rings, then the host rings (index nq). */
 	for (uint32_t qid = xp->lo; qid < xp->hi + nh; qid++) {
@@ -273,14 +259,14 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	xp->free_cap = xp->rx ? nb * xp->fq_size : 0;
 
 	uint32_t nh = xp->host ? 1 : 0;
-	size_t obj = obj_size(xp->nq, nh, txs, rxs);
 	struct pm_region_params rp = {
 		.bufs = 2 + (nb + nh) * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0)) +
 			xp->free_cap + c->extra_bufs + 64,
 		.buf_size = bsz,
 		.headroom = PM_XDP_HEADROOM,
 		.exact_headroom = true,
-		.obj_size = obj, /* (a named region gets room for others) */
+		.obj_size = 4096, /* (rings are private; a named region gets
+				     room for pipes' control blocks) */
 		.hugepages = c->hugepages,
 	};
 	if (c->bufs > rp.bufs)
@@ -318,9 +304,6 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	}
 
 	ret = setup_rings(p, xp, txs, rxs);
-	if (ret)
-		return ret;
-	ret = pm_port_bind_krings(p);
 	if (ret)
 		return ret;
 	for (uint32_t j = 0; j < nb; j++) {

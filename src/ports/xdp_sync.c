@@ -126,7 +126,7 @@ static uint32_t rx_whole_frames(struct pktmap_port *p, struct xdp_priv *xp,
 		}
 		if (!(d->options & XDP_PKT_CONTD)) {
 			i++;
-			p->st.drop_too_long++;
+			pm_stat_inc(&p->st.drop_too_long, 1);
 			break;
 		}
 	}
@@ -200,8 +200,8 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		pm_xq_cons_release(&q->rx);
 	}
 	k->hwtail = j;
-	p->st.rx_packets += pkts;
-	p->st.rx_bytes += bytes;
+	pm_stat_add(&p->st.rx_packets, pkts);
+	pm_stat_add(&p->st.rx_bytes, bytes);
 	pm_xdp_fill_refill(xp, q);
 	if (xp->busy_poll || (got == 0 && pm_xq_needs_wakeup(&q->fq)))
 		(void)rx_kick(q);
@@ -290,7 +290,7 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 			pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
 		} else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS ||
 				       (nf > 1 && !xp->sg))) {
-			p->st.drop_too_long++; /* a chain this port cannot send */
+			pm_stat_inc(&p->st.drop_too_long, 1); /* a chain this port cannot send */
 		} else {
 			uint32_t at = i;
 			for (uint32_t f = 0; f < nf; f++) {
@@ -321,8 +321,8 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;
 	k->hwcur = i;
 	k->hwtail = q->tx_done == 0 ? n - 1 : q->tx_done - 1;
-	p->st.tx_packets += pkts;
-	p->st.tx_bytes += bytes;
+	pm_stat_add(&p->st.tx_packets, pkts);
+	pm_stat_add(&p->st.tx_bytes, bytes);
 	return ret;
 }
 

@@ -365,9 +365,9 @@ static void test_garbage_peer(void)
 	send_seq(a, &seq, 10, 0);
 	pktmap_txsync(a);
 	struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(b), 0);
-	/* The writer side corrupts slot 5 of the reader's ring (as a
-	 * malicious process sharing the region could). */
-	rx->slot[5].buf_idx = 0xdeadbeef;
+	/* The writer side corrupts descriptor 5 of the queue into the
+	 * reader's ring (as a malicious process sharing the region could). */
+	pm_pipe_peer_desc(b, 0)[5 * 2] = 0xdeadbeef;
 	CHECK(pktmap_rxsync(b) == -EPROTO, "garbage detected");
 	CHECK_EQ(nm_ring_space(rx), 5); /* the good ones before it */
 	struct pktmap_stats st = { .sz = sizeof(st) };

@@ -38,28 +38,33 @@ int main(void)
 	pm_region_free_bufs(&r, junk, 3); /* ignored */
 	CHECK_EQ(pm_region_free_count(&r), 998);
 
-	/* Objects and interface descriptors. */
+	/* Objects. */
 	bool created;
-	size_t sz = pm_nifp_size(1, 1, 0, 0) + 2 * pm_ring_size(64);
-	uint64_t ofs = pm_region_object(&r, "obj", sz, &created);
+	uint64_t ofs = pm_region_object(&r, "obj", 4096, &created);
 	CHECK(ofs && created, "object");
-	CHECK(pm_region_make_nifp(&r, ofs, "t", 1, 1, 0, 0, 64, 64, true) == 0,
-	      "nifp");
-	CHECK(pm_region_object(&r, "obj", sz, &created) == ofs && !created,
+	CHECK(pm_region_object(&r, "obj", 4096, &created) == ofs && !created,
 	      "found again");
 	CHECK(pm_region_object(&r, "big", 1u << 30, &created) == 0, "no room");
+	uint32_t two[2];
+	CHECK(pm_region_alloc_bufs(&r, two, 2) == 0, "two buffers");
 	pm_region_unlock(&r);
-	struct netmap_if *nifp = pm_region_ptr(&r, ofs);
-	struct netmap_ring *tx = NETMAP_TXRING(nifp, 0);
-	CHECK_EQ(tx->num_slots, 64);
-	CHECK_EQ(tx->tail, 63);
-	/* NETMAP_BUF points past the headroom, at the frame's first byte. */
-	CHECK(NETMAP_BUF(tx, tx->slot[0].buf_idx) ==
-		      pm_region_buf(&r, tx->slot[0].buf_idx),
-	      "headroom folded into buf_ofs");
-	CHECK_EQ(NETMAP_BUF(tx, 2) - r.pool, 2 * 2048 + 256);
-	CHECK_EQ(pm_region_free_count(&r), 998 - 128);
-	strcpy(NETMAP_BUF(tx, tx->slot[0].buf_idx), "hello");
+	*(uint32_t *)pm_region_ptr(&r, ofs) = two[0];
+	*((uint32_t *)pm_region_ptr(&r, ofs) + 1) = two[1];
+	/* A buffer's frame starts past the headroom. */
+	CHECK_EQ(pm_region_buf(&r, 2) - r.pool, 2 * 2048 + 256);
+	CHECK_EQ(pm_region_free_count(&r), 998 - 2);
+	strcpy(pm_region_buf(&r, two[0]), "hello");
+
+	/* Layout values are private copies: a peer rewriting the header
+	 * after we joined changes nothing we use. */
+	uint64_t *hdr = r.base;
+	uint64_t saved[8];
+	memcpy(saved, hdr, sizeof(saved));
+	memset(hdr, 0xff, sizeof(saved));
+	CHECK_EQ(pm_region_buf(&r, 2) - r.pool, 2 * 2048 + 256);
+	CHECK(r.free_ofs == 8192 && r.obj_end <= (uint64_t)(r.pool - (char *)r.base),
+	      "private layout");
+	memcpy(hdr, saved, sizeof(saved));
 
 	/* Claims: exclusive across opens. */
 	CHECK(pm_region_claim(&r, 7) == 0, "claim");
@@ -74,22 +79,21 @@ int main(void)
 			_exit(2);
 		if (c.created)
 			_exit(3);
-		struct netmap_if *n2 = pm_region_ptr(&c, ofs);
-		struct netmap_ring *t2 = NETMAP_TXRING(n2, 0);
-		if (strcmp(NETMAP_BUF(t2, t2->slot[0].buf_idx), "hello") != 0)
+		uint32_t *b2 = pm_region_ptr(&c, ofs);
+		if (strcmp(pm_region_buf(&c, b2[0]), "hello") != 0)
 			_exit(4);
 		if (pm_region_claim(&c, 7) != -EBUSY)
 			_exit(5);
 		if (pm_region_claim(&c, 8) != 0)
 			_exit(6);
-		strcpy(NETMAP_BUF(t2, t2->slot[1].buf_idx), "world");
+		strcpy(pm_region_buf(&c, b2[1]), "world");
 		_exit(0); /* dies holding claim 8: released by the kernel */
 	}
 	int status;
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d",
 	      WEXITSTATUS(status));
-	CHECK(strcmp(NETMAP_BUF(tx, tx->slot[1].buf_idx), "world") == 0, "shared");
+	CHECK(strcmp(pm_region_buf(&r, two[1]), "world") == 0, "shared");
 	CHECK(!pm_region_claimed(&r, 8), "claim released at exit");
 	CHECK(pm_region_claim(&r, 8) == 0, "claim 8 free again");
 
