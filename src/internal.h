@@ -57,6 +57,8 @@ struct pm_conf {
 	uint32_t spin_us;                  /* poll: spin this long before sleeping */
 	int spin_set;                      /* spin_us was given */
 	char region[64];                   /* "" = the back end's choice */
+	bool share;                        /* share=group:G given */
+	uint32_t share_gid;
 };
 
 struct pm_name {
@@ -99,6 +101,8 @@ struct pm_region {
 	uint64_t free_ofs, obj_ofs, obj_end;
 	bool created;        /* this open made the region (or remade it) */
 	bool named;          /* lives in /dev/shm and can be joined */
+	bool share;          /* shared with the group share_gid */
+	uint32_t share_gid;
 	char name[64];
 	char path[128];
 };
@@ -110,6 +114,10 @@ struct pm_region_params {
 	bool exact_headroom; /* joining: refuse a region with another headroom */
 	size_t obj_size;     /* bytes for descriptors, rings, control blocks */
 	int hugepages;
+	/* Who may use a named region besides its owner: nobody (files
+	 * 0600), or with share the group share_gid (files 0660). */
+	bool share;
+	uint32_t share_gid;
 };
 
 /* Create or join the region `name` (NULL or "": a private memfd region).
@@ -125,9 +133,21 @@ void pm_region_close(struct pm_region *r);
  * -EBUSY when held elsewhere (not waiting), or -errno. */
 int pm_ofd_lock(int fd, short type, off_t start, bool wait);
 
+/* How long a waiting lock waits before giving up with -ETIMEDOUT: a lock
+ * is held for microseconds, so a holder this slow is stuck or hostile. */
+#define PM_LOCK_DEADLINE_MS 5000
+
+/* Is the open file fd one this process may trust: a regular file (or a
+ * FIFO when fifo), owned by our effective uid with no access for others
+ * (mode 0600), or, with share, owned by the group share_gid with no
+ * access for others? Returns 0 or -EPERM with err set ("PATH belongs to
+ * uid N ..."). */
+int pm_file_trusted(int fd, const char *path, bool fifo, bool share,
+		    uint32_t share_gid, char *err, size_t errlen);
+
 /* Serialise structural changes (allocations, directory) among all the
  * processes of the region. Not for fast paths. */
-void pm_region_lock(struct pm_region *r);
+int pm_region_lock(struct pm_region *r);
 void pm_region_unlock(struct pm_region *r);
 
 /* Find or create the object `key` of `size` bytes (cache-line aligned,

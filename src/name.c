@@ -12,12 +12,13 @@
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
- *   hugepages, loop, linktype, nanosec, spin-us, region.
+ *   hugepages, loop, linktype, nanosec, spin-us, region, share.
  *
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
  */
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,31 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "'@conf:%s=': bad region name", key);
 			memcpy(c->region, val, vlen);
 			c->region[vlen] = 0;
+		} else if (strcmp(key, "share") == 0) {
+			/* share=group:NAME (or group:GID): the region's files
+			 * belong to that group, mode 0660. */
+			char g[64];
+			if (vlen <= 6 || vlen - 6 >= sizeof(g) ||
+			    strncmp(val, "group:", 6) != 0)
+				return err_out(err, errlen, name,
+					       "'@conf:share=%s': expected group:NAME",
+					       "");
+			memcpy(g, val + 6, vlen - 6);
+			g[vlen - 6] = 0;
+			struct group gr, *res = NULL;
+			char buf[1024];
+			if (parse_u32(g, strlen(g), &v) == 0) {
+				c->share = true;
+				c->share_gid = v;
+			} else if (getgrnam_r(g, &gr, buf, sizeof(buf), &res) == 0 &&
+				   res) {
+				c->share = true;
+				c->share_gid = (uint32_t)res->gr_gid;
+			} else {
+				return err_out(err, errlen, name,
+					       "'@conf:share=group:%s': no such group",
+					       g);
+			}
 		} else if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
 			   strcmp(key, "host-rings") == 0) {
 			uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
@@ -151,7 +177,7 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "tx-rings, rx-rings, host-rings, slots, "
 					       "tx-slots, rx-slots, bufs, buf-size, "
 					       "extra-bufs, hugepages, loop, linktype, "
-					       "nanosec, spin-us, region)", key);
+					       "nanosec, spin-us, region, share)", key);
 			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
 				char m[96];
 				snprintf(m, sizeof(m),

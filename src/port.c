@@ -272,6 +272,8 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		.hugepages = c->hugepages,
 		/* A region shared by choice may also host AF_XDP ports. */
 		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
+		.share = c->share,
+		.share_gid = c->share_gid,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

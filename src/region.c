@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -71,18 +72,60 @@ int pm_ofd_lock(int fd, short type, off_t start, bool wait)
 		.l_start = start,
 		.l_len = 1,
 	};
+	/* Waiting is polling with a deadline, not F_OFD_SETLKW: a process
+	 * that holds the lock forever must not block us forever. */
+	struct timespec t0, now, pause = { 0, 100000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) == 0)
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 			return 0;
 		if (errno == EINTR)
 			continue;
-		return (errno == EACCES || errno == EAGAIN) ? -EBUSY : -errno;
+		if (errno != EACCES && errno != EAGAIN)
+			return -errno;
+		if (!wait)
+			return -EBUSY;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t ms = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 +
+			     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= PM_LOCK_DEADLINE_MS)
+			return -ETIMEDOUT;
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 5000000)
+			pause.tv_nsec *= 2;
 	}
 }
 
-void pm_region_lock(struct pm_region *r)
+int pm_file_trusted(int fd, const char *path, bool fifo, bool share,
+		    uint32_t share_gid, char *err, size_t errlen)
 {
-	(void)pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, 1);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fifo ? !S_ISFIFO(st.st_mode) : !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a %s: remove it", path,
+			 fifo ? "FIFO" : "regular file");
+		return -EPERM;
+	}
+	bool mine = st.st_uid == geteuid() && !(st.st_mode & 0077);
+	bool shared = share && st.st_gid == share_gid && !(st.st_mode & 0007);
+	if (!mine && !shared) {
+		snprintf(err, errlen,
+			 "%s belongs to uid %u (group %u, mode %03o), not to you "
+			 "(uid %u): refusing to use it; its owner may share it "
+			 "with @conf:share=group:NAME", path, (unsigned)st.st_uid,
+			 (unsigned)st.st_gid, (unsigned)(st.st_mode & 0777),
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+int pm_region_lock(struct pm_region *r)
+{
+	return pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, 1);
 }
 
 void pm_region_unlock(struct pm_region *r)
@@ -238,15 +281,46 @@ int pm_region_open(struct pm_region *r, const char *name,
 		snprintf(r->name, sizeof(r->name), "%s", name);
 		snprintf(r->path, sizeof(r->path), "%s/pktmap.%s",
 			 def.hugepages > 0 ? "/dev/hugepages" : "/dev/shm", name);
-		r->fd = open(r->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			     0600);
+		r->share = def.share;
+		r->share_gid = def.share_gid;
+		mode_t mode = def.share ? 0660 : 0600;
+		/* Create it ourselves (O_EXCL), or open what is there without
+		 * following a link, then check whose it is. */
+		r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
+				      O_NOFOLLOW, mode);
+		bool made = r->fd >= 0;
+		if (!made && errno == EEXIST)
+			r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
+					      O_NONBLOCK);
 		if (r->fd < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "region '%s': cannot open %s: %s%s",
 				 name, r->path, strerror(errno),
+				 errno == ELOOP ? " (a symbolic link: remove it)" :
 				 def.hugepages > 0 ?
 					 " (is hugetlbfs mounted on /dev/hugepages?)" :
 					 "");
+			return ret;
+		}
+		if (made && def.share &&
+		    (fchown(r->fd, (uid_t)-1, (gid_t)def.share_gid) != 0 ||
+		     fchmod(r->fd, mode) != 0)) {
+			ret = -errno;
+			snprintf(err, errlen, "region '%s': cannot give %s to group "
+				 "%u: %s", name, r->path, def.share_gid,
+				 strerror(errno));
+			unlink(r->path);
+			close(r->fd);
+			r->fd = -1;
+			return ret;
+		}
+		char why[300];
+		ret = pm_file_trusted(r->fd, r->path, false, def.share,
+				      def.share_gid, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "region '%s': %s", name, why);
+			close(r->fd);
+			r->fd = -1;
 			return ret;
 		}
 	} else {
@@ -264,8 +338,17 @@ int pm_region_open(struct pm_region *r, const char *name,
 		}
 	}
 
-	pm_region_lock(r);
 	bool fresh = true;
+	ret = pm_region_lock(r);
+	if (ret) {
+		snprintf(err, errlen, "region '%s': %s is locked by another "
+			 "process for more than %d ms: stop it, or see who holds "
+			 "it with 'fuser %s'", r->name, r->path,
+			 PM_LOCK_DEADLINE_MS, r->path);
+		close(r->fd);
+		r->fd = -1;
+		return ret;
+	}
 	if (r->named)
 		fresh = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (fresh) {
@@ -338,21 +421,47 @@ fail:
 	return ret;
 }
 
+/* Is fname one of the wake-up FIFOs of region `name` (exactly
+ * "pktmap.NAME.w<uid>.<end>.<ring><r|t>")? A prefix is not enough:
+ * region "pipe.x" must not take the files of region "pipe.x.y". */
+static bool is_companion(const char *fname, const char *name)
+{
+	size_t nl = strlen(name);
+	if (strncmp(fname, "pktmap.", 7) != 0 || strncmp(fname + 7, name, nl) != 0)
+		return false;
+	const char *s = fname + 7 + nl;
+	if (s[0] != '.' || s[1] != 'w')
+		return false;
+	s += 2;
+	for (int part = 0; part < 3; part++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		if (part < 2 && *s++ != '.')
+			return false;
+	}
+	return (s[0] == 'r' || s[0] == 't') && s[1] == 0;
+}
+
 /* Remove the region's file and the companion files back ends made for it
- * (named /dev/shm/pktmap.NAME.*, e.g. the pipes' wake-up FIFOs). */
+ * (the pipes' wake-up FIFOs), each by its exact name and only if it is
+ * ours. */
 static void region_unlink(struct pm_region *r)
 {
 	unlink(r->path);
 	const char *dirpath = "/dev/shm";
-	char prefix[80];
-	int plen = snprintf(prefix, sizeof(prefix), "pktmap.%s.", r->name);
 	DIR *d = opendir(dirpath);
 	if (!d)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, prefix, (size_t)plen) == 0)
-			unlinkat(dirfd(d), e->d_name, 0);
+		struct stat st;
+		if (!is_companion(e->d_name, r->name) ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISFIFO(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
 }
@@ -367,11 +476,19 @@ static int region_probe(const char *dir, const char *fname,
 	snprintf(r.name, sizeof(r.name), "%s", fname + strlen("pktmap."));
 	snprintf(r.path, sizeof(r.path), "%s/%s", dir, fname);
 	r.named = true;
+	/* Only our own regions: another user's file is not ours to list,
+	 * lock or remove (and its locks must not block us). */
+	struct stat st;
+	if (fstatat(AT_FDCWD, r.path, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return 0;
 	r.fd = open(r.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (r.fd < 0)
 		return 0;
-	struct stat st;
-	if (fstat(r.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	char why[300];
+	if (fstat(r.fd, &st) != 0 ||
+	    pm_file_trusted(r.fd, r.path, false, true, (uint32_t)st.st_gid, why,
+			    sizeof(why)) != 0 || st.st_uid != geteuid()) {
 		close(r.fd);
 		return 0;
 	}
@@ -379,13 +496,18 @@ static int region_probe(const char *dir, const char *fname,
 	snprintf(d->name, sizeof(d->name), "%s", r.name);
 	snprintf(d->path, sizeof(d->path), "%s", r.path);
 	d->size = (uint64_t)st.st_size;
-	pm_region_lock(&r);
-	d->in_use = pm_ofd_lock(r.fd, F_WRLCK, PM_LOCK_USERS, 0) != 0;
-	if (!d->in_use && gc) {
-		region_unlink(&r);
-		d->removed = 1;
+	/* A region whose mutex is held, or that someone uses, is in use:
+	 * only a file nobody holds at all is provably dead. */
+	if (pm_ofd_lock(r.fd, F_WRLCK, PM_LOCK_MUTEX, 0) != 0) {
+		d->in_use = 1;
+	} else {
+		d->in_use = pm_ofd_lock(r.fd, F_WRLCK, PM_LOCK_USERS, 0) != 0;
+		if (!d->in_use && gc) {
+			region_unlink(&r);
+			d->removed = 1;
+		}
+		pm_region_unlock(&r);
 	}
-	pm_region_unlock(&r);
 	close(r.fd);
 	return 1;
 }
@@ -420,10 +542,14 @@ void pm_region_close(struct pm_region *r)
 	if (r->base)
 		munmap(r->base, r->size);
 	if (r->named) {
-		pm_region_lock(r);
-		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
-			region_unlink(r);
-		pm_region_unlock(r);
+		/* The last user removes the files. If the mutex cannot be had
+		 * in time, leave them: 'pktmap ports --gc' removes them once
+		 * nobody holds the region. */
+		if (pm_region_lock(r) == 0) {
+			if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
+				region_unlink(r);
+			pm_region_unlock(r);
+		}
 	}
 	close(r->fd);
 	r->fd = -1;

@@ -147,23 +147,33 @@ static void fifo_path(char *out, size_t len, const struct pipe_priv *pp,
 static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
 		     uint32_t r, char dir)
 {
-	char path[160];
-	fifo_path(path, sizeof(path), pp, &p->region, end, r, dir);
-	if (mkfifo(path, 0600) != 0 && errno != EEXIST)
+	char path[160], why[300];
+	const struct pm_region *reg = &p->region;
+	fifo_path(path, sizeof(path), pp, reg, end, r, dir);
+	if (mkfifo(path, reg->share ? 0660 : 0600) == 0) {
+		if (reg->share && (chown(path, (uid_t)-1, (gid_t)reg->share_gid) != 0 ||
+				   chmod(path, 0660) != 0))
+			return pm_open_error(p, -errno, "cannot give %s to group "
+					     "%u: %s", path, reg->share_gid,
+					     strerror(errno));
+	} else if (errno != EEXIST) {
 		return pm_open_error(p, -errno, "cannot create %s: %s", path,
 				     strerror(errno));
-	/* O_RDWR on a FIFO never blocks on Linux and keeps it open. */
+	}
+	/* O_RDWR on a FIFO never blocks on Linux and keeps it open; a
+	 * symbolic link planted at the path is refused (O_NOFOLLOW), and
+	 * so is a FIFO that is not ours. */
 	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return pm_open_error(p, -errno, "cannot open %s: %s", path,
-				     strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 0077)) {
+		return pm_open_error(p, -errno, "cannot open %s: %s%s", path,
+				     strerror(errno),
+				     errno == ELOOP ? " (a symbolic link: remove it)" :
+						      "");
+	int ret = pm_file_trusted(fd, path, true, reg->share, reg->share_gid, why,
+				  sizeof(why));
+	if (ret) {
 		close(fd);
-		return pm_open_error(p, -EPERM, "%s is not a FIFO of ours (mode "
-				     "0600, owner uid %u): remove it", path,
-				     (unsigned)geteuid());
+		return pm_open_error(p, ret, "%s", why);
 	}
 	return fd;
 }
@@ -297,6 +307,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		/* A region shared by choice (@mem:) may later host AF_XDP
 		 * ports, whose frames start 256 bytes into each buffer. */
 		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
+		.share = c->share,
+		.share_gid = c->share_gid,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;
@@ -305,7 +317,11 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		return pm_open_error(p, ret, "%s", err);
 
 	struct pm_region *reg = &p->region;
-	pm_region_lock(reg);
+	ret = pm_region_lock(reg);
+	if (ret)
+		return pm_open_error(p, ret, "region '%s' is locked by another "
+				     "process for more than %d ms: stop it",
+				     reg->name, PM_LOCK_DEADLINE_MS);
 	/* Several pipes (names and numbers) may share one @mem: region. */
 	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
 	size_t found_size = 0;

@@ -268,6 +268,8 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		.obj_size = 4096, /* (rings are private; a named region gets
 				     room for pipes' control blocks) */
 		.hugepages = c->hugepages,
+		.share = c->share,
+		.share_gid = c->share_gid,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

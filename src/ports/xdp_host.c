@@ -310,6 +310,14 @@ int pm_xdp_host_open(struct pktmap_port *p, struct pm_xdp_host *h,
 		if (h->lock_fd < 0)
 			return pm_open_error(p, -errno, "cannot open %s: %s",
 					     h->lock_path, strerror(errno));
+		char why[300];
+		ret = pm_file_trusted(h->lock_fd, h->lock_path, false, false, 0,
+				      why, sizeof(why));
+		if (ret) {
+			close(h->lock_fd);
+			h->lock_fd = -1;
+			return pm_open_error(p, ret, "%s", why);
+		}
 		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 				    .l_start = 0, .l_len = 1 };
 		if (fcntl(h->lock_fd, F_OFD_SETLK, &fl) != 0)

@@ -106,7 +106,15 @@ static int lock_open(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex)
 		if (fd < 0)
 			return pm_open_error(p, -errno, "cannot open %s: %s",
 					     pr->lock_path, strerror(errno));
-		int r = pm_ofd_lock(fd, F_WRLCK, LOCK_MUTEX, true);
+		/* Another user's file at our path is not our lock. */
+		char why[300];
+		int r = pm_file_trusted(fd, pr->lock_path, false, false, 0, why,
+					sizeof(why));
+		if (r) {
+			close(fd);
+			return pm_open_error(p, r, "%s", why);
+		}
+		r = pm_ofd_lock(fd, F_WRLCK, LOCK_MUTEX, true);
 		struct stat a, b;
 		if (r == 0 && fstat(fd, &a) == 0 && stat(pr->lock_path, &b) == 0 &&
 		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -115,8 +123,10 @@ static int lock_open(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex)
 		}
 		close(fd);
 		if (r)
-			return pm_open_error(p, r, "cannot lock %s: %s",
-					     pr->lock_path, strerror(-r));
+			return pm_open_error(p, r, "cannot lock %s: %s%s",
+					     pr->lock_path, strerror(-r),
+					     r == -ETIMEDOUT ? " (another process "
+					     "holds it: see 'fuser' on it)" : "");
 	}
 	return pm_open_error(p, -EAGAIN, "cannot settle the lock %s",
 			     pr->lock_path);
