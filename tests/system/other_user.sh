@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Another local user (nobody, via setpriv) tries each attack of issue 8
+# on root's pipes; every one must fail, and root's programs must keep
+# working with a clear one-line error where a name was squatted:
+#   1. join root's pipe (read its frames, inject its own)
+#   2. squat a pipe's region file before root, with a crafted layout
+#   3. plant a symbolic link where root's wake-up FIFO goes
+#   4. hold a lock on a pktmap file: root's `pktmap ports` must not block
+#   5. make root's `ports --gc` delete live regions (a "pktmap.pipe" file)
+# and, with no attacker, the last close of pipe:X must not delete the
+# files of pipe:X.y. Sharing on purpose (@conf:share=group:) works.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cmd setpriv
+need_cmd /usr/bin/python3
+id nobody >/dev/null 2>&1 || skip "needs the user nobody"
+
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+NOBODY_FILES=()
+cleanup_nobody() {
+	rm -f "${NOBODY_FILES[@]}" 2>/dev/null || true
+}
+trap 'rc=$?; cleanup_nobody; (exit $rc); cleanup' EXIT
+
+# 1. Join root's pipe.
+p="pipe:${PIPE}j"
+BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$p}0" -n 1000 -T 0 -q
+recv_pid=$BG_PID
+for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}j" ] && break; sleep 0.05; done
+[ -e "/dev/shm/pktmap.pipe.${PIPE}j" ] || fail "root's region did not appear"
+mode=$(stat -c %a "/dev/shm/pktmap.pipe.${PIPE}j")
+expect_eq "region mode" "$mode" 600
+if as_nobody "$PKTMAP" gen -i "$p{0" -n 10 -T 0 -q 2>"$TMP/join.err"; then
+	fail "nobody joined root's pipe"
+fi
+grep -q "Permission denied" "$TMP/join.err" || fail "join: $(cat "$TMP/join.err")"
+# Root's own sender still gets through, and recv counts only its frames.
+"$PKTMAP" gen -i "$p{0" -n 1000 -T 0 -q
+wait_bg "$recv_pid"
+expect_eq "recv exit" "$WAIT_RC" 0
+echo "1. join: refused ($(head -c 120 "$TMP/join.err"))"
+
+# 2. Squat a region file, with a layout that once crashed recv.
+sq="/dev/shm/pktmap.pipe.${PIPE}s"
+NOBODY_FILES+=("$sq")
+as_nobody /usr/bin/python3 - "$sq" <<'EOF'
+import sys, struct
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<QII", 0x31524d544b50, 1, 0) + b"\xff" * (1 << 20))
+EOF
+set +e
+"$PKTMAP" recv -i "pipe:${PIPE}s}0" -n 1 -T 0 -q 2>"$TMP/squat.err"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "squat: recv exit $rc"
+grep -q "belongs to uid 65534" "$TMP/squat.err" || fail "squat: $(cat "$TMP/squat.err")"
+[ "$(wc -l <"$TMP/squat.err")" -eq 1 ] || fail "squat: not one line: $(cat "$TMP/squat.err")"
+echo "2. squat: refused: $(cat "$TMP/squat.err")"
+
+# 3. A symbolic link planted where root's FIFO will be.
+victim="$TMP/victim"
+echo untouched >"$victim"
+chmod 644 "$victim"
+ln -s "$victim" "/dev/shm/pktmap.pipe.${PIPE}f.w0.0.0r"
+NOBODY_FILES+=("/dev/shm/pktmap.pipe.${PIPE}f.w0.0.0r")
+set +e
+"$PKTMAP" recv -i "pipe:${PIPE}f}0" -n 1 -T 0 -q 2>"$TMP/link.err"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "link: recv exit $rc"
+grep -q "symbolic link" "$TMP/link.err" || fail "link: $(cat "$TMP/link.err")"
+expect_eq "victim file" "$(cat "$victim")" untouched
+echo "3. planted link: refused, target untouched"
+
+# 4. A lock held on a pktmap file of nobody's: root's ports must finish.
+lk="/dev/shm/pktmap.${PIPE}lock"
+chmod 711 "$TMP"
+mkdir -m 777 "$TMP/nb"
+NOBODY_FILES+=("$lk")
+as_nobody /usr/bin/python3 - "$lk" "$TMP/nb/locked" <<'EOF' &
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)
+os.ftruncate(fd, 8192)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+open(sys.argv[2], "w").close()
+time.sleep(60)
+EOF
+locker=$!
+BG_PIDS+=("$locker")
+wait_for_file() { for _ in $(seq 400); do [ -e "$1" ] && return 0; sleep 0.05; done; fail "no $1"; }
+wait_for_file "$TMP/nb/locked"
+timeout 20 "$PKTMAP" ports >"$TMP/ports.out" || fail "pktmap ports blocked or failed"
+grep -q "${PIPE}lock" "$TMP/ports.out" && fail "ports lists nobody's file"
+timeout 20 "$PKTMAP" ports --gc >/dev/null || fail "ports --gc blocked"
+[ -e "$lk" ] || fail "gc removed nobody's file"
+kill "$locker" 2>/dev/null || true
+echo "4. lock held by nobody: ports and --gc finish, nobody's file left alone"
+
+# 5. "pktmap.pipe" planted by nobody, and pipe:X.y next to pipe:X.
+as_nobody touch /dev/shm/pktmap.pipe
+NOBODY_FILES+=(/dev/shm/pktmap.pipe)
+BG_TIMEOUT=60 bg "$PKTMAP" recv -i "pipe:${PIPE}x.y}0" -n 500 -T 0 -q
+xy=$BG_PID
+for _ in $(seq 200); do ls /dev/shm/pktmap.pipe."${PIPE}"x.y.w* >/dev/null 2>&1 && break; sleep 0.05; done
+ls /dev/shm/pktmap.pipe."${PIPE}"x.y.w* >/dev/null 2>&1 || fail "x.y FIFOs missing"
+"$PKTMAP" ports --gc >/dev/null
+# The last close of pipe:X (a whole gen -> recv run) ...
+BG_TIMEOUT=60 bg "$PKTMAP" recv -i "pipe:${PIPE}x}0" -n 100 -T 0 -q
+xr=$BG_PID
+"$PKTMAP" gen -i "pipe:${PIPE}x{0" -n 100 -T 0 -q
+wait_bg "$xr"
+[ -e "/dev/shm/pktmap.pipe.${PIPE}x" ] && fail "pipe:X's region left"
+# ... leaves pipe:X.y's region and FIFOs alone, and X.y still works.
+[ -e "/dev/shm/pktmap.pipe.${PIPE}x.y" ] || fail "gc or close removed x.y's region"
+ls /dev/shm/pktmap.pipe."${PIPE}"x.y.w* >/dev/null 2>&1 || fail "close of X removed x.y's FIFOs"
+"$PKTMAP" gen -i "pipe:${PIPE}x.y{0" -n 500 -T 0 -q
+wait_bg "$xy"
+expect_eq "x.y recv exit" "$WAIT_RC" 0
+echo "5. pktmap.pipe planted, pipe:X closed: pipe:X.y untouched and working"
+
+# Sharing on purpose: root creates with @conf:share=group:nogroup, and
+# nobody (in that group) sends through it.
+sh="pipe:${PIPE}g"
+BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$sh}0@conf:share=group:nogroup" -n 200 -T 0 -q
+shr=$BG_PID
+for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}g.w0.0.0t" ] && break; sleep 0.05; done
+expect_eq "shared region mode" "$(stat -c '%a %G' "/dev/shm/pktmap.pipe.${PIPE}g")" "660 nogroup"
+setpriv --reuid=nobody --regid=nogroup --init-groups "$PKTMAP" gen \
+	-i "$sh{0@conf:share=group:nogroup" -n 200 -T 0 -q || fail "nobody could not use the shared pipe"
+wait_bg "$shr"
+expect_eq "shared recv exit" "$WAIT_RC" 0
+echo "6. @conf:share=group:nogroup: nobody sends, root receives"
+echo "other_user: ok"
