@@ -80,7 +80,7 @@ lk="/dev/shm/pktmap.${PIPE}lock"
 chmod 711 "$TMP"
 mkdir -m 777 "$TMP/nb"
 NOBODY_FILES+=("$lk")
-as_nobody /usr/bin/python3 - "$lk" "$TMP/nb/locked" <<'EOF' &
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 - "$lk" "$TMP/nb/locked" <<'EOF' &
 import fcntl, os, struct, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)
 os.ftruncate(fd, 8192)
