@@ -583,6 +583,13 @@ int pktmap_rxsync(struct pktmap_port *p)
 	return sync_rings(p, false);
 }
 
+/* poll() wakes when tail has moved past cur, the application's wake-up
+ * point (netmap's rule), not merely past head. */
+static inline bool poll_ready(const struct netmap_ring *r)
+{
+	return r->cur != r->tail;
+}
+
 /* Sync one request and compute its revents. */
 static short poll_check(struct pktmap_pollreq *q)
 {
@@ -592,7 +599,7 @@ static short poll_check(struct pktmap_pollreq *q)
 		if (pktmap_txsync(p) < 0)
 			rev |= POLLERR;
 		for (uint32_t i = p->first_tx; i <= p->last_tx && i != UINT32_MAX; i++)
-			if (!nm_ring_empty(pm_txkring(p, i)->ring)) {
+			if (poll_ready(pm_txkring(p, i)->ring)) {
 				rev |= POLLOUT;
 				break;
 			}
@@ -601,7 +608,7 @@ static short poll_check(struct pktmap_pollreq *q)
 		if (pktmap_rxsync(p) < 0)
 			rev |= POLLERR;
 		for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++)
-			if (!nm_ring_empty(pm_rxkring(p, i)->ring)) {
+			if (poll_ready(pm_rxkring(p, i)->ring)) {
 				rev |= POLLIN;
 				break;
 			}

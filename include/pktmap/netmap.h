@@ -30,15 +30,14 @@
 
 #include <stdint.h>
 #include <sys/time.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #define NETMAP_API 14
 #define NETMAP_MIN_API 14
 #define NETMAP_MAX_API 15
 
-#ifndef IFNAMSIZ
-#define IFNAMSIZ 16
-#endif
+#include <net/if.h> /* IFNAMSIZ, as netmap's headers have it */
 
 #define NM_CACHE_ALIGN 128
 
@@ -119,17 +118,217 @@ struct netmap_if {
 	const ssize_t ring_ofs[0];
 };
 
-/* Registration modes of netmap's nmreq, used by pktmap_info. */
+/* Nothing available from head on: no received packet (RX), no free slot
+ * (TX). Counted from head, as netmap does (cur is only a wake-up point). */
+static inline int nm_ring_empty(const struct netmap_ring *ring)
+{
+	return ring->head == ring->tail;
+}
+
+/* ------------------------------------------------------------------ */
+/* The control requests (netmap API 14): what a program hands the netmap
+ * device with ioctl(NIOCCTRL) and the legacy NIOCREGIF/NIOCGINFO. pktmap's
+ * netmap compatibility (compat/netmap, docs/netmap.md) serves them over
+ * pktmap ports; tests/unit/test_abi.c pins their layout. */
+
+/* How large a request with its options may be. */
+#define NETMAP_REQ_MAXSIZE 4096
+
+/* An option, chained from nmreq_header.nr_options by address. */
+struct nmreq_option {
+	uint64_t nro_next;    /* address of the next option, 0 ends the chain */
+	uint32_t nro_reqtype; /* NETMAP_REQ_OPT_* */
+	uint32_t nro_status;  /* out: 0 if honoured, else an errno */
+	uint64_t nro_size;    /* size of options that carry arrays, else 0 */
+};
+
+/* Every NIOCCTRL request starts with this. */
+struct nmreq_header {
+	uint16_t nr_version; /* NETMAP_API; out: the version served */
+	uint16_t nr_reqtype; /* NETMAP_REQ_* */
+	uint32_t nr_reserved; /* zero */
+#define NETMAP_REQ_IFNAMSIZ 64
+	char nr_name[NETMAP_REQ_IFNAMSIZ]; /* "eth0", "p{1", "vale0:a", ... */
+	uint64_t nr_options; /* address of the first nmreq_option, or 0 */
+	uint64_t nr_body;    /* address of the request's body */
+};
+
+/* nr_reqtype values. */
+enum {
+	NETMAP_REQ_REGISTER = 1,       /* body: nmreq_register */
+	NETMAP_REQ_PORT_INFO_GET,      /* body: nmreq_port_info_get */
+	NETMAP_REQ_VALE_ATTACH,
+	NETMAP_REQ_VALE_DETACH,
+	NETMAP_REQ_VALE_LIST,
+	NETMAP_REQ_PORT_HDR_SET,       /* body: nmreq_port_hdr */
+	NETMAP_REQ_PORT_HDR_GET,       /* body: nmreq_port_hdr */
+	NETMAP_REQ_VALE_NEWIF,
+	NETMAP_REQ_VALE_DELIF,
+	NETMAP_REQ_VALE_POLLING_ENABLE,
+	NETMAP_REQ_VALE_POLLING_DISABLE,
+	NETMAP_REQ_POOLS_INFO_GET,     /* body: nmreq_pools_info */
+	NETMAP_REQ_SYNC_KLOOP_START,
+	NETMAP_REQ_SYNC_KLOOP_STOP,
+	NETMAP_REQ_CSB_ENABLE,
+};
+
+/* nro_reqtype values. */
+enum {
+	NETMAP_REQ_OPT_EXTMEM = 1,         /* nmreq_opt_extmem */
+	NETMAP_REQ_OPT_SYNC_KLOOP_EVENTFDS,
+	NETMAP_REQ_OPT_CSB,                /* nmreq_opt_csb */
+	NETMAP_REQ_OPT_SYNC_KLOOP_MODE,
+	NETMAP_REQ_OPT_OFFSETS,            /* nmreq_opt_offsets */
+	NETMAP_REQ_OPT_MAX,
+};
+
+/* NETMAP_REQ_REGISTER: bind the port named in the header to this file
+ * descriptor. Ring and slot counts are wishes in, facts out. */
+struct nmreq_register {
+	uint64_t nr_offset;  /* out: the netmap_if, from the mapping's start */
+	uint64_t nr_memsize; /* out: bytes to mmap() */
+	uint32_t nr_tx_slots;
+	uint32_t nr_rx_slots;
+	uint16_t nr_tx_rings;
+	uint16_t nr_rx_rings;
+	uint16_t nr_host_tx_rings;
+	uint16_t nr_host_rx_rings;
+	uint16_t nr_mem_id;  /* in: wanted memory (0: any); out: the one used */
+	uint16_t nr_ringid;  /* the ring of NR_REG_ONE_NIC / NR_REG_ONE_SW */
+	uint32_t nr_mode;    /* NR_REG_* */
+	uint32_t nr_extra_bufs; /* in: wanted; out: linked from ni_bufs_head */
+	uint64_t nr_flags;   /* NR_* below */
+#define NR_MONITOR_TX 0x100
+#define NR_MONITOR_RX 0x200
+#define NR_ZCOPY_MON 0x400
+#define NR_EXCLUSIVE 0x800      /* nobody else may bind these rings */
+#define NR_RX_RINGS_ONLY 0x2000 /* "/R" */
+#define NR_TX_RINGS_ONLY 0x4000 /* "/T" */
+#define NR_ACCEPT_VNET_HDR 0x8000
+#define NR_DO_RX_POLL 0x10000   /* poll() syncs RX even without POLLIN */
+#define NR_NO_TX_POLL 0x20000   /* poll() syncs TX only for POLLOUT */
+};
+
+/* Which rings nr_mode binds. */
 enum {
 	NR_REG_DEFAULT = 0,
-	NR_REG_ALL_NIC = 1,
-	NR_REG_SW = 2,
-	NR_REG_NIC_SW = 3,
-	NR_REG_ONE_NIC = 4,
-	NR_REG_PIPE_MASTER = 5,
-	NR_REG_PIPE_SLAVE = 6,
-	NR_REG_NULL = 7,
-	NR_REG_ONE_SW = 8,
+	NR_REG_ALL_NIC = 1,     /* every NIC ring pair */
+	NR_REG_SW = 2,          /* the host rings ("^") */
+	NR_REG_NIC_SW = 3,      /* both ("*") */
+	NR_REG_ONE_NIC = 4,     /* ring pair nr_ringid ("-N") */
+	NR_REG_PIPE_MASTER = 5, /* old form of "NAME{N" */
+	NR_REG_PIPE_SLAVE = 6,  /* old form of "NAME}N" */
+	NR_REG_NULL = 7,        /* no rings, only the memory */
+	NR_REG_ONE_SW = 8,      /* host ring pair nr_ringid ("^N") */
 };
+
+/* NETMAP_REQ_PORT_INFO_GET: what REGISTER would give, without binding. */
+struct nmreq_port_info_get {
+	uint64_t nr_memsize;
+	uint32_t nr_tx_slots;
+	uint32_t nr_rx_slots;
+	uint16_t nr_tx_rings;
+	uint16_t nr_rx_rings;
+	uint16_t nr_host_tx_rings;
+	uint16_t nr_host_rx_rings;
+	uint16_t nr_mem_id;
+	uint16_t pad[3];
+};
+
+#define NM_BDG_NAME "vale"
+
+/* NETMAP_REQ_PORT_HDR_SET / _GET: the virtio-net header length. */
+struct nmreq_port_hdr {
+	uint32_t nr_hdr_len;
+	uint32_t pad1;
+};
+
+/* NETMAP_REQ_POOLS_INFO_GET: the layout of a memory. */
+struct nmreq_pools_info {
+	uint64_t nr_memsize;
+	uint16_t nr_mem_id;
+	uint16_t pad1[3];
+	uint64_t nr_if_pool_offset;
+	uint32_t nr_if_pool_objtotal;
+	uint32_t nr_if_pool_objsize;
+	uint64_t nr_ring_pool_offset;
+	uint32_t nr_ring_pool_objtotal;
+	uint32_t nr_ring_pool_objsize;
+	uint64_t nr_buf_pool_offset;
+	uint32_t nr_buf_pool_objtotal;
+	uint32_t nr_buf_pool_objsize;
+};
+
+/* NETMAP_REQ_OPT_EXTMEM: memory the application provides. */
+struct nmreq_opt_extmem {
+	struct nmreq_option nro_opt;
+	uint64_t nro_usrptr;
+	struct nmreq_pools_info nro_info;
+};
+
+/* NETMAP_REQ_OPT_CSB: head/cur/tail exchanged through user memory. */
+struct nmreq_opt_csb {
+	struct nmreq_option nro_opt;
+	uint64_t csb_atok;
+	uint64_t csb_ktoa;
+};
+
+/* NETMAP_REQ_OPT_OFFSETS: part of slot->ptr carries where the packet
+ * starts in its buffer (NETMAP_ROFFSET / NETMAP_WOFFSET). */
+struct nmreq_opt_offsets {
+	struct nmreq_option nro_opt;
+	uint64_t nro_max_offset;     /* largest offset the program will use */
+	uint64_t nro_initial_offset; /* written into every slot at bind */
+	uint32_t nro_offset_bits;    /* low bits of ptr holding the offset */
+	uint32_t nro_min_gap;
+};
+
+/* The ioctls, with netmap's numbers ('i' 145..151). NIOCTXSYNC and
+ * NIOCRXSYNC take no argument and never block. */
+#define NIOCCTRL _IOWR('i', 151, struct nmreq_header)
+#define NIOCTXSYNC _IO('i', 148)
+#define NIOCRXSYNC _IO('i', 149)
+
+/* The request of API 11..13, still accepted through NIOCREGIF/NIOCGINFO. */
+struct nmreq {
+	char nr_name[IFNAMSIZ];
+	uint32_t nr_version;
+	uint32_t nr_offset;
+	uint32_t nr_memsize;
+	uint32_t nr_tx_slots;
+	uint32_t nr_rx_slots;
+	uint16_t nr_tx_rings;
+	uint16_t nr_rx_rings;
+	uint16_t nr_ringid;
+#define NETMAP_HW_RING 0x4000
+#define NETMAP_SW_RING 0x2000
+#define NETMAP_RING_MASK 0x0fff
+#define NETMAP_NO_TX_POLL 0x1000
+#define NETMAP_DO_RX_POLL 0x8000
+	uint16_t nr_cmd;     /* NETMAP_BDG_* and friends; 0 to register */
+#define NETMAP_BDG_ATTACH 1
+#define NETMAP_BDG_DETACH 2
+#define NETMAP_BDG_REGOPS 3
+#define NETMAP_BDG_LIST 4
+#define NETMAP_BDG_VNET_HDR 5
+#define NETMAP_BDG_NEWIF 6
+#define NETMAP_BDG_DELIF 7
+#define NETMAP_PT_HOST_CREATE 8
+#define NETMAP_PT_HOST_DELETE 9
+#define NETMAP_BDG_POLLING_ON 10
+#define NETMAP_BDG_POLLING_OFF 11
+#define NETMAP_VNET_HDR_GET 12
+#define NETMAP_POOLS_INFO_GET 13
+	uint16_t nr_arg1;
+#define NETMAP_BDG_HOST 1
+	uint16_t nr_arg2;    /* memory id */
+	uint32_t nr_arg3;    /* extra buffers */
+	uint32_t nr_flags;   /* NR_REG_* in the low bits, NR_* flags above */
+#define NR_REG_MASK 0xf
+	uint32_t spare2[1];
+};
+
+#define NIOCGINFO _IOWR('i', 145, struct nmreq)
+#define NIOCREGIF _IOWR('i', 146, struct nmreq)
 
 #endif /* PKTMAP_NETMAP_H */

@@ -45,20 +45,15 @@ static inline uint32_t nm_ring_next(const struct netmap_ring *r, uint32_t i)
 	return (i + 1 == r->num_slots) ? 0 : i + 1;
 }
 
-/* Slots available to the application: received packets on RX, free slots
- * on TX, counted from cur. */
+/* Slots available to the application from head: received packets on RX,
+ * free slots on TX (netmap's definition since 2018; cur is a wake-up
+ * point and does not count). nm_ring_empty() is in netmap.h. */
 static inline uint32_t nm_ring_space(const struct netmap_ring *ring)
 {
-	int ret = (int)ring->tail - (int)ring->cur;
+	int ret = (int)ring->tail - (int)ring->head;
 	if (ret < 0)
 		ret += (int)ring->num_slots;
 	return (uint32_t)ret;
-}
-
-/* True when nothing is available from cur on. */
-static inline int nm_ring_empty(const struct netmap_ring *ring)
-{
-	return ring->cur == ring->tail;
 }
 
 /* True while some submitted TX slots have not been sent yet. */

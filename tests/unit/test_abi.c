@@ -56,6 +56,71 @@ int main(void)
 	CHECK_EQ(NR_FORWARD, 0x4);
 	CHECK_EQ(NETMAP_API, 14);
 
+	/* The control requests of API 14 and the legacy nmreq. */
+	CHECK_EQ(sizeof(struct nmreq_option), 24);
+	OFF(nmreq_option, nro_next, 0); OFF(nmreq_option, nro_reqtype, 8);
+	OFF(nmreq_option, nro_status, 12); OFF(nmreq_option, nro_size, 16);
+	CHECK_EQ(sizeof(struct nmreq_header), 88);
+	OFF(nmreq_header, nr_version, 0); OFF(nmreq_header, nr_reqtype, 2);
+	OFF(nmreq_header, nr_reserved, 4); OFF(nmreq_header, nr_name, 8);
+	SIZE(nmreq_header, nr_name, 64);
+	OFF(nmreq_header, nr_options, 72); OFF(nmreq_header, nr_body, 80);
+	CHECK_EQ(sizeof(struct nmreq_register), 56);
+	OFF(nmreq_register, nr_offset, 0); OFF(nmreq_register, nr_memsize, 8);
+	OFF(nmreq_register, nr_tx_slots, 16); OFF(nmreq_register, nr_rx_slots, 20);
+	OFF(nmreq_register, nr_tx_rings, 24); OFF(nmreq_register, nr_rx_rings, 26);
+	OFF(nmreq_register, nr_host_tx_rings, 28);
+	OFF(nmreq_register, nr_host_rx_rings, 30);
+	OFF(nmreq_register, nr_mem_id, 32); OFF(nmreq_register, nr_ringid, 34);
+	OFF(nmreq_register, nr_mode, 36); OFF(nmreq_register, nr_extra_bufs, 40);
+	OFF(nmreq_register, nr_flags, 48);
+	CHECK_EQ(sizeof(struct nmreq_port_info_get), 32);
+	OFF(nmreq_port_info_get, nr_memsize, 0);
+	OFF(nmreq_port_info_get, nr_tx_slots, 8);
+	OFF(nmreq_port_info_get, nr_tx_rings, 16);
+	OFF(nmreq_port_info_get, nr_host_tx_rings, 20);
+	OFF(nmreq_port_info_get, nr_mem_id, 24);
+	CHECK_EQ(sizeof(struct nmreq_port_hdr), 8);
+	CHECK_EQ(sizeof(struct nmreq_pools_info), 64);
+	OFF(nmreq_pools_info, nr_mem_id, 8);
+	OFF(nmreq_pools_info, nr_if_pool_offset, 16);
+	OFF(nmreq_pools_info, nr_ring_pool_offset, 32);
+	OFF(nmreq_pools_info, nr_buf_pool_offset, 48);
+	OFF(nmreq_pools_info, nr_buf_pool_objsize, 60);
+	CHECK_EQ(sizeof(struct nmreq_opt_extmem), 96);
+	OFF(nmreq_opt_extmem, nro_usrptr, 24);
+	CHECK_EQ(sizeof(struct nmreq_opt_offsets), 48);
+	OFF(nmreq_opt_offsets, nro_max_offset, 24);
+	OFF(nmreq_opt_offsets, nro_initial_offset, 32);
+	OFF(nmreq_opt_offsets, nro_offset_bits, 40);
+	OFF(nmreq_opt_offsets, nro_min_gap, 44);
+	CHECK_EQ(sizeof(struct nmreq), 60);
+	OFF(nmreq, nr_version, 16); OFF(nmreq, nr_offset, 20);
+	OFF(nmreq, nr_memsize, 24); OFF(nmreq, nr_tx_rings, 36);
+	OFF(nmreq, nr_ringid, 40); OFF(nmreq, nr_cmd, 42);
+	OFF(nmreq, nr_arg1, 44); OFF(nmreq, nr_arg2, 46);
+	OFF(nmreq, nr_arg3, 48); OFF(nmreq, nr_flags, 52);
+	/* netmap's ioctl numbers, as its module decodes them. */
+	CHECK_EQ(NIOCCTRL, 0xc0586997UL);
+	CHECK_EQ(NIOCTXSYNC, 0x6994);
+	CHECK_EQ(NIOCRXSYNC, 0x6995);
+	CHECK_EQ(NIOCGINFO, 0xc03c6991UL);
+	CHECK_EQ(NIOCREGIF, 0xc03c6992UL);
+	CHECK_EQ(NETMAP_REQ_REGISTER, 1);
+	CHECK_EQ(NETMAP_REQ_PORT_INFO_GET, 2);
+	CHECK_EQ(NETMAP_REQ_PORT_HDR_GET, 7);
+	CHECK_EQ(NETMAP_REQ_POOLS_INFO_GET, 12);
+	CHECK_EQ(NETMAP_REQ_CSB_ENABLE, 15);
+	CHECK_EQ(NETMAP_REQ_OPT_EXTMEM, 1);
+	CHECK_EQ(NETMAP_REQ_OPT_CSB, 3);
+	CHECK_EQ(NETMAP_REQ_OPT_OFFSETS, 5);
+	CHECK_EQ(NR_REG_ONE_SW, 8);
+	CHECK_EQ(NR_EXCLUSIVE, 0x800);
+	CHECK_EQ(NR_RX_RINGS_ONLY, 0x2000);
+	CHECK_EQ(NR_TX_RINGS_ONLY, 0x4000);
+	CHECK_EQ(NR_ACCEPT_VNET_HDR, 0x8000);
+	CHECK_EQ(NR_NO_TX_POLL, 0x20000);
+
 	/* The inline helpers on a hand-made ring. */
 	static union {
 		struct netmap_ring r;
@@ -71,8 +136,13 @@ int main(void)
 	r->head = r->cur = 6; r->tail = 2;
 	CHECK_EQ(nm_ring_space(r), 4);
 	CHECK(!nm_ring_empty(r), "not empty");
-	r->cur = 2;
-	CHECK(nm_ring_empty(r), "empty at cur == tail");
+	/* Counted from head, as netmap does: cur ahead changes nothing. */
+	r->cur = 1;
+	CHECK_EQ(nm_ring_space(r), 4);
+	CHECK(!nm_ring_empty(r), "cur at tail, head before it: not empty");
+	r->head = 2;
+	CHECK(nm_ring_empty(r), "empty at head == tail");
+	CHECK_EQ(nm_ring_space(r), 0);
 	r->head = 3; r->tail = 2;
 	CHECK(!nm_tx_pending(r), "all free: nothing pending");
 	r->tail = 5;
