@@ -20,5 +20,7 @@ int cmd_capture(int argc, char **argv);
 void usage_capture(void);
 int cmd_pcap_run(int argc, char **argv);
 void usage_pcap_run(void);
+int cmd_netmap_run(int argc, char **argv);
+void usage_netmap_run(void);
 
 #endif /* PKTMAP_APPS_CMDS_H */

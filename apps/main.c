@@ -26,6 +26,8 @@ static const struct cli_cmd cmds[] = {
 	 "filters, rotation)", usage_capture},
 	{"pcap-run", cmd_pcap_run, "run tcpdump, tshark, ... on pktmap's "
 	 "libpcap", usage_pcap_run},
+	{"netmap-run", cmd_netmap_run, "run a netmap program (pkt-gen, bridge, "
+	 "...) on pktmap", usage_netmap_run},
 	/* Later: switch. */
 };
 

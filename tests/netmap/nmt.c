@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * nmt: a netmap program written for pktmap's tests, against netmap's API
+ * only (no pktmap header, no pktmap call). Built twice:
+ *
+ *   nmt_lib  with libnetmap (nmport_*), linked against libpktmap-netmap
+ *            (what `pkg-config pktmap-netmap` gives), run directly;
+ *   nmt_raw  with the raw device ABI only (open("/dev/netmap"),
+ *            ioctl(NIOCCTRL), mmap, NIOC*SYNC), linking no pktmap library
+ *            at all, run under `pktmap netmap-run`.
+ *
+ *   nmt gen  PORT COUNT LEN [WAIT [frag]]   send COUNT numbered packets
+ *   nmt recv PORT COUNT LEN [WAIT [frag]]   check every one, in order
+ *   nmt fwd  PORT_IN PORT_OUT COUNT [WAIT]  zero-copy: swap buffers
+ *   nmt extra PORT COUNT LEN NBUFS [WAIT]   send from NBUFS extra buffers
+ *   nmt bad  IFACE                          netmap's errno for bad requests
+ *
+ * WAIT is poll, select or epoll. With "frag" every packet goes as two
+ * slots chained by NS_MOREFRAG. Packets: 8-byte sequence number, then
+ * byte i = (seq + i) & 0xff. Exit 0 only if every check held.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#ifdef NMT_LIB
+#include <libnetmap.h>
+#else
+#include <net/netmap_user.h>
+#endif
+
+#define MAXPKT 9000
+
+struct port {
+	const char *name;
+	int fd;
+	struct netmap_if *nifp;
+	uint16_t mem_id;
+	uint32_t extra_bufs;
+	unsigned first_tx, last_tx, first_rx, last_rx;
+#ifdef NMT_LIB
+	struct nmport_d *d;
+#else
+	void *mem;
+	uint64_t memsize;
+#endif
+};
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "nmt: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+#ifdef NMT_LIB
+static void port_open(struct port *p, const char *name, uint32_t extra)
+{
+	p->name = name;
+	p->d = nmport_prepare(name);
+	if (!p->d)
+		die("%s: nmport_prepare: %s", name, strerror(errno));
+	p->d->reg.nr_extra_bufs = extra;
+	if (nmport_open_desc(p->d) < 0)
+		die("%s: nmport_open_desc: %s", name, strerror(errno));
+	p->fd = p->d->fd;
+	p->nifp = p->d->nifp;
+	p->mem_id = p->d->reg.nr_mem_id;
+	p->extra_bufs = p->d->reg.nr_extra_bufs;
+	p->first_tx = p->d->first_tx_ring;
+	p->last_tx = p->d->last_tx_ring;
+	p->first_rx = p->d->first_rx_ring;
+	p->last_rx = p->d->last_rx_ring;
+}
+
+static void port_close(struct port *p)
+{
+	nmport_close(p->d);
+}
+#else
+/* "netmap:NAME[/T|/R][@N]": the part of libnetmap's parsing these tests
+ * need, by hand. */
+static void port_open(struct port *p, const char *name, uint32_t extra)
+{
+	struct nmreq_header h;
+	struct nmreq_register r;
+	char buf[NETMAP_REQ_IFNAMSIZ];
+	memset(&h, 0, sizeof(h));
+	memset(&r, 0, sizeof(r));
+	p->name = name;
+	snprintf(buf, sizeof(buf), "%s",
+		 strncmp(name, "netmap:", 7) == 0 ? name + 7 : name);
+	char *at = strchr(buf, '@');
+	if (at) {
+		r.nr_mem_id = (uint16_t)atoi(at + 1);
+		*at = 0;
+	}
+	char *slash = strchr(buf, '/');
+	if (slash) {
+		if (strchr(slash, 'T'))
+			r.nr_flags |= NR_TX_RINGS_ONLY;
+		if (strchr(slash, 'R'))
+			r.nr_flags |= NR_RX_RINGS_ONLY;
+		*slash = 0;
+	}
+	h.nr_version = NETMAP_API;
+	h.nr_reqtype = NETMAP_REQ_REGISTER;
+	h.nr_body = (uintptr_t)&r;
+	memcpy(h.nr_name, buf, sizeof(buf));
+	r.nr_mode = NR_REG_ALL_NIC;
+	r.nr_extra_bufs = extra;
+	p->fd = open(NETMAP_DEVICE_NAME, O_RDWR);
+	if (p->fd < 0)
+		die("%s: %s", NETMAP_DEVICE_NAME, strerror(errno));
+	if (ioctl(p->fd, NIOCCTRL, &h) < 0)
+		die("%s: NIOCCTRL REGISTER: %s", name, strerror(errno));
+	p->memsize = r.nr_memsize;
+	p->mem = mmap(NULL, r.nr_memsize, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      p->fd, 0);
+	if (p->mem == MAP_FAILED)
+		die("%s: mmap: %s", name, strerror(errno));
+	p->nifp = NETMAP_IF(p->mem, r.nr_offset);
+	p->mem_id = r.nr_mem_id;
+	p->extra_bufs = r.nr_extra_bufs;
+	/* the bound rings are those the netmap_if lists */
+	unsigned ntx = r.nr_tx_rings + p->nifp->ni_host_tx_rings;
+	unsigned nrx = r.nr_rx_rings + p->nifp->ni_host_rx_rings;
+	unsigned i;
+	for (i = 0; i < ntx && !p->nifp->ring_ofs[i]; i++)
+		;
+	p->first_tx = i;
+	for (; i < ntx && p->nifp->ring_ofs[i]; i++)
+		;
+	p->last_tx = i - 1;
+	for (i = 0; i < nrx && !p->nifp->ring_ofs[ntx + i]; i++)
+		;
+	p->first_rx = i;
+	for (; i < nrx && p->nifp->ring_ofs[ntx + i]; i++)
+		;
+	p->last_rx = i - 1;
+}
+
+static void port_close(struct port *p)
+{
+	if (munmap(p->mem, p->memsize) < 0)
+		die("%s: munmap: %s", p->name, strerror(errno));
+	close(p->fd);
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Waiting, three ways. */
+
+enum wait_kind { W_POLL, W_SELECT, W_EPOLL };
+static enum wait_kind wait_kind = W_POLL;
+static int epfd = -1;
+
+static void wait_parse(const char *s)
+{
+	if (!s || !strcmp(s, "poll"))
+		wait_kind = W_POLL;
+	else if (!strcmp(s, "select"))
+		wait_kind = W_SELECT;
+	else if (!strcmp(s, "epoll"))
+		wait_kind = W_EPOLL;
+	else
+		die("wait: poll, select or epoll, not %s", s);
+}
+
+/* Wait until one of n ports has what evs[i] asks (POLLIN/POLLOUT), with
+ * netmap's implicit syncs. Returns how many are ready. */
+static int wait_ports(struct port **ps, const short *evs, int n)
+{
+	int ret = 0;
+	if (wait_kind == W_POLL) {
+		struct pollfd pfd[4];
+		for (int i = 0; i < n; i++) {
+			pfd[i].fd = ps[i]->fd;
+			pfd[i].events = evs[i];
+			pfd[i].revents = 0;
+		}
+		ret = poll(pfd, (nfds_t)n, 10000);
+		if (ret < 0)
+			die("poll: %s", strerror(errno));
+		for (int i = 0; i < n; i++)
+			if (pfd[i].revents & POLLERR)
+				die("%s: poll: POLLERR", ps[i]->name);
+	} else if (wait_kind == W_SELECT) {
+		fd_set r, w;
+		int maxfd = 0;
+		FD_ZERO(&r);
+		FD_ZERO(&w);
+		for (int i = 0; i < n; i++) {
+			if (evs[i] & POLLIN)
+				FD_SET(ps[i]->fd, &r);
+			if (evs[i] & POLLOUT)
+				FD_SET(ps[i]->fd, &w);
+			if (ps[i]->fd > maxfd)
+				maxfd = ps[i]->fd;
+		}
+		struct timeval tv = { .tv_sec = 10 };
+		ret = select(maxfd + 1, &r, &w, NULL, &tv);
+		if (ret < 0)
+			die("select: %s", strerror(errno));
+	} else {
+		if (epfd < 0) {
+			epfd = epoll_create1(0);
+			if (epfd < 0)
+				die("epoll_create1: %s", strerror(errno));
+			for (int i = 0; i < n; i++) {
+				struct epoll_event ev = { .events = 0,
+							  .data.u32 = (uint32_t)i };
+				if (epoll_ctl(epfd, EPOLL_CTL_ADD, ps[i]->fd, &ev) < 0)
+					die("epoll_ctl ADD: %s", strerror(errno));
+			}
+		}
+		for (int i = 0; i < n; i++) {
+			struct epoll_event ev = {
+				.events = ((evs[i] & POLLIN) ? EPOLLIN : 0u) |
+					  ((evs[i] & POLLOUT) ? EPOLLOUT : 0u),
+				.data.u32 = (uint32_t)i,
+			};
+			if (epoll_ctl(epfd, EPOLL_CTL_MOD, ps[i]->fd, &ev) < 0)
+				die("epoll_ctl MOD: %s", strerror(errno));
+		}
+		struct epoll_event out[4];
+		ret = epoll_wait(epfd, out, 4, 10000);
+		if (ret < 0)
+			die("epoll_wait: %s", strerror(errno));
+	}
+	return ret;
+}
+
+static int wait_one(struct port *p, short ev)
+{
+	return wait_ports(&p, &ev, 1);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void fill(uint8_t *b, uint64_t seq, unsigned len)
+{
+	memcpy(b, &seq, 8);
+	for (unsigned i = 8; i < len; i++)
+		b[i] = (uint8_t)(seq + i);
+}
+
+static void check(const uint8_t *b, uint64_t seq, unsigned len, unsigned want)
+{
+	uint64_t got;
+	if (len != want)
+		die("packet %" PRIu64 ": length %u, want %u", seq, len, want);
+	memcpy(&got, b, 8);
+	if (got != seq)
+		die("packet %" PRIu64 ": sequence number %" PRIu64 " (lost or "
+		    "reordered)", seq, got);
+	for (unsigned i = 8; i < len; i++)
+		if (b[i] != (uint8_t)(seq + i))
+			die("packet %" PRIu64 ": byte %u is 0x%02x, want 0x%02x",
+			    seq, i, b[i], (uint8_t)(seq + i));
+}
+
+/* Wait until everything sent has left the TX rings. */
+static void drain(struct port *p)
+{
+	for (;;) {
+		if (ioctl(p->fd, NIOCTXSYNC, NULL) < 0)
+			die("%s: NIOCTXSYNC: %s", p->name, strerror(errno));
+		int pending = 0;
+		for (unsigned r = p->first_tx; r <= p->last_tx; r++) {
+			struct netmap_ring *ring = NETMAP_TXRING(p->nifp, r);
+			if (nm_tx_pending(ring)) {
+				pending = 1;
+				ring->cur = ring->tail; /* wake me when it moves */
+			}
+		}
+		if (!pending)
+			return;
+		if (wait_one(p, POLLOUT) == 0)
+			die("%s: TX does not drain in 10 s", p->name);
+		for (unsigned r = p->first_tx; r <= p->last_tx; r++) {
+			struct netmap_ring *ring = NETMAP_TXRING(p->nifp, r);
+			ring->cur = ring->head;
+		}
+	}
+}
+
+static int gen(const char *name, uint64_t count, unsigned len, int frag)
+{
+	struct port p;
+	port_open(&p, name, 0);
+	printf("ready\n");
+	fflush(stdout);
+	uint64_t seq = 0;
+	unsigned need = frag ? 2 : 1;
+	while (seq < count) {
+		int progress = 0;
+		for (unsigned r = p.first_tx; r <= p.last_tx && seq < count; r++) {
+			struct netmap_ring *ring = NETMAP_TXRING(p.nifp, r);
+			while (seq < count && nm_ring_space(ring) >= need) {
+				uint8_t pkt[MAXPKT];
+				fill(pkt, seq, len);
+				uint32_t i = ring->head;
+				unsigned first = frag ? len / 2 : len;
+				struct netmap_slot *s = &ring->slot[i];
+				memcpy(NETMAP_BUF(ring, s->buf_idx), pkt, first);
+				s->len = (uint16_t)first;
+				s->flags = frag ? NS_MOREFRAG : 0;
+				i = nm_ring_next(ring, i);
+				if (frag) {
+					s = &ring->slot[i];
+					memcpy(NETMAP_BUF(ring, s->buf_idx), pkt + first,
+					       len - first);
+					s->len = (uint16_t)(len - first);
+					s->flags = 0;
+					i = nm_ring_next(ring, i);
+				}
+				ring->head = ring->cur = i;
+				seq++;
+				progress = 1;
+			}
+		}
+		if (!progress && wait_one(&p, POLLOUT) == 0)
+			die("%s: no TX room for 10 s after %" PRIu64 " packets",
+			    name, seq);
+	}
+	drain(&p);
+	printf("sent %" PRIu64 "\n", seq);
+	port_close(&p);
+	return 0;
+}
+
+static int recv_(const char *name, uint64_t count, unsigned len, int frag)
+{
+	struct port p;
+	port_open(&p, name, 0);
+	printf("ready\n");
+	fflush(stdout);
+	uint64_t seq = 0;
+	uint8_t pkt[MAXPKT];
+	unsigned have = 0, frags = 0;
+	while (seq < count) {
+		if (wait_one(&p, POLLIN) == 0)
+			die("%s: nothing for 10 s after %" PRIu64 " packets", name, seq);
+		for (unsigned r = p.first_rx; r <= p.last_rx; r++) {
+			struct netmap_ring *ring = NETMAP_RXRING(p.nifp, r);
+			while (!nm_ring_empty(ring)) {
+				struct netmap_slot *s = &ring->slot[ring->head];
+				if (have + s->len > sizeof(pkt))
+					die("packet %" PRIu64 " too long", seq);
+				memcpy(pkt + have, NETMAP_BUF(ring, s->buf_idx), s->len);
+				have += s->len;
+				frags++;
+				ring->head = ring->cur = nm_ring_next(ring, ring->head);
+				if (s->flags & NS_MOREFRAG)
+					continue;
+				if (frag && frags != 2)
+					die("packet %" PRIu64 ": %u fragments, want 2",
+					    seq, frags);
+				if (seq >= count)
+					die("more than %" PRIu64 " packets", count);
+				check(pkt, seq, have, len);
+				seq++;
+				have = frags = 0;
+			}
+		}
+	}
+	/* give the last slots back, so that the sender sees them sent */
+	if (ioctl(p.fd, NIOCRXSYNC, NULL) < 0)
+		die("%s: NIOCRXSYNC: %s", name, strerror(errno));
+	printf("received %" PRIu64 " in order, bytes ok\n", seq);
+	port_close(&p);
+	return 0;
+}
+
+static int fwd(const char *in, const char *out, uint64_t count)
+{
+	struct port a, b;
+	port_open(&a, in, 0);
+	port_open(&b, out, 0);
+	if (a.mem_id != b.mem_id)
+		die("%s (memory %u) and %s (memory %u): not one memory, no "
+		    "zero-copy", in, a.mem_id, out, b.mem_id);
+#ifdef NMT_LIB
+	if (a.d->mem != b.d->mem)
+		die("one memory id but two nmem_d");
+#endif
+	printf("ready zerocopy memory %u\n", a.mem_id);
+	fflush(stdout);
+	uint64_t done = 0, swapped = 0;
+	while (done < count) {
+		struct netmap_ring *rx = NETMAP_RXRING(a.nifp, a.first_rx);
+		struct netmap_ring *tx = NETMAP_TXRING(b.nifp, b.first_tx);
+		uint32_t n = nm_ring_space(rx), m = nm_ring_space(tx);
+		if (m < n)
+			n = m;
+		for (uint32_t k = 0; k < n; k++) {
+			struct netmap_slot *rs = &rx->slot[rx->head];
+			struct netmap_slot *ts = &tx->slot[tx->head];
+			uint32_t idx = ts->buf_idx;
+			ts->buf_idx = rs->buf_idx;
+			rs->buf_idx = idx;
+			ts->len = rs->len;
+			ts->flags = (uint16_t)((rs->flags & NS_MOREFRAG) | NS_BUF_CHANGED);
+			rs->flags = NS_BUF_CHANGED;
+			if (!(ts->flags & NS_MOREFRAG))
+				done++;
+			swapped++;
+			rx->head = rx->cur = nm_ring_next(rx, rx->head);
+			tx->head = tx->cur = nm_ring_next(tx, tx->head);
+		}
+		if (done >= count)
+			break;
+		struct port *ps[2] = { &a, &b };
+		short evs[2] = { POLLIN, (short)(nm_ring_empty(tx) ? POLLOUT : 0) };
+		if (wait_ports(ps, evs, 2) == 0)
+			die("fwd: stuck for 10 s after %" PRIu64 " packets", done);
+	}
+	drain(&b);
+	if (ioctl(a.fd, NIOCRXSYNC, NULL) < 0)
+		die("%s: NIOCRXSYNC: %s", in, strerror(errno));
+	printf("forwarded %" PRIu64 " packets, %" PRIu64 " buffers swapped\n",
+	       done, swapped);
+	port_close(&a);
+	port_close(&b);
+	return 0;
+}
+
+/* The extra buffers: a list through each buffer's first word. */
+static uint32_t list_count(struct netmap_ring *ring, uint32_t head, uint32_t max)
+{
+	uint32_t n = 0;
+	for (uint32_t b = head; b; n++) {
+		if (n > max)
+			die("extra buffer list longer than %u (a loop?)", max);
+		if (b < 2)
+			die("extra buffer list holds index %u", b);
+		b = *(uint32_t *)(void *)NETMAP_BUF(ring, b);
+	}
+	return n;
+}
+
+static int extra(const char *name, uint64_t count, unsigned len, uint32_t nbufs)
+{
+	struct port p;
+	port_open(&p, name, nbufs);
+	if (p.extra_bufs != nbufs)
+		die("%s: asked %u extra buffers, nr_extra_bufs says %u", name,
+		    nbufs, p.extra_bufs);
+	struct netmap_ring *ring = NETMAP_TXRING(p.nifp, p.first_tx);
+	uint32_t n = list_count(ring, p.nifp->ni_bufs_head, nbufs);
+	if (n != nbufs)
+		die("%s: ni_bufs_head lists %u buffers, want %u", name, n, nbufs);
+	/* distinct and not any ring's */
+	uint8_t *seen = calloc(1u << 24, 1);
+	if (!seen)
+		die("out of memory");
+	for (uint32_t b = p.nifp->ni_bufs_head; b;
+	     b = *(uint32_t *)(void *)NETMAP_BUF(ring, b)) {
+		if (b >= (1u << 24) || seen[b]++)
+			die("extra buffer %u listed twice", b);
+	}
+	for (uint32_t i = 0; i < ring->num_slots; i++)
+		if (ring->slot[i].buf_idx < (1u << 24) && seen[ring->slot[i].buf_idx])
+			die("extra buffer %u is also in slot %u", ring->slot[i].buf_idx, i);
+	free(seen);
+	printf("ready %u extra buffers\n", n);
+	fflush(stdout);
+
+	/* Send every packet from an extra buffer: build it there, swap it
+	 * into the slot, put the slot's buffer on the list (lb's way). */
+	uint64_t seq = 0;
+	while (seq < count) {
+		if (nm_ring_space(ring) == 0) {
+			if (wait_one(&p, POLLOUT) == 0)
+				die("%s: no TX room for 10 s", name);
+			continue;
+		}
+		uint32_t b = p.nifp->ni_bufs_head;
+		uint8_t *buf = (uint8_t *)NETMAP_BUF(ring, b);
+		p.nifp->ni_bufs_head = *(uint32_t *)(void *)buf;
+		fill(buf, seq, len);
+		struct netmap_slot *s = &ring->slot[ring->head];
+		uint32_t old = s->buf_idx;
+		s->buf_idx = b;
+		s->len = (uint16_t)len;
+		s->flags = NS_BUF_CHANGED;
+		*(uint32_t *)(void *)NETMAP_BUF(ring, old) = p.nifp->ni_bufs_head;
+		p.nifp->ni_bufs_head = old;
+		ring->head = ring->cur = nm_ring_next(ring, ring->head);
+		seq++;
+	}
+	drain(&p);
+	n = list_count(ring, p.nifp->ni_bufs_head, nbufs);
+	if (n != nbufs)
+		die("%s: %u extra buffers at the end, want %u", name, n, nbufs);
+	printf("sent %" PRIu64 " from %u extra buffers\n", seq, nbufs);
+	port_close(&p);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Bad requests get the errno netmap's module gives. */
+
+static int expect_errno(const char *what, int r, int want)
+{
+	if (r == 0)
+		die("%s: succeeded, want %s", what, strerror(want));
+	if (errno != want)
+		die("%s: %s, want %s", what, strerror(errno), strerror(want));
+	printf("ok %s: %s\n", what, strerror(want));
+	return 0;
+}
+
+static int ctrl(int fd, const char *name, uint16_t version, uint16_t type,
+		void *body)
+{
+	struct nmreq_header h;
+	memset(&h, 0, sizeof(h));
+	h.nr_version = version;
+	h.nr_reqtype = type;
+	h.nr_body = (uintptr_t)body;
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", name);
+	return ioctl(fd, NIOCCTRL, &h);
+}
+
+static int bad(const char *pipe)
+{
+	int fd = open(NETMAP_DEVICE_NAME, O_RDWR);
+	if (fd < 0)
+		die("%s: %s", NETMAP_DEVICE_NAME, strerror(errno));
+	struct nmreq_register r;
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	expect_errno("NIOCTXSYNC before register",
+		     ioctl(fd, NIOCTXSYNC, NULL), ENXIO);
+	expect_errno("mmap before register",
+		     mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED
+			     ? -1 : 0, EINVAL);
+	expect_errno("wrong nr_version",
+		     ctrl(fd, pipe, NETMAP_API - 3, NETMAP_REQ_REGISTER, &r), EINVAL);
+	expect_errno("unknown nr_reqtype", ctrl(fd, pipe, NETMAP_API, 99, &r),
+		     EINVAL);
+	expect_errno("no such interface",
+		     ctrl(fd, "nmtnosuch0", NETMAP_API, NETMAP_REQ_REGISTER, &r),
+		     ENXIO);
+	expect_errno("vale switch",
+		     ctrl(fd, "vale0:a", NETMAP_API, NETMAP_REQ_REGISTER, &r),
+		     EOPNOTSUPP);
+	r.nr_flags = NR_MONITOR_TX;
+	expect_errno("monitor /t",
+		     ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EOPNOTSUPP);
+	r.nr_flags = 0;
+	/* extmem: an option netmap has and pktmap does not */
+	struct nmreq_opt_extmem ext;
+	memset(&ext, 0, sizeof(ext));
+	ext.nro_opt.nro_reqtype = NETMAP_REQ_OPT_EXTMEM;
+	struct nmreq_header h;
+	memset(&h, 0, sizeof(h));
+	h.nr_version = NETMAP_API;
+	h.nr_reqtype = NETMAP_REQ_REGISTER;
+	h.nr_body = (uintptr_t)&r;
+	h.nr_options = (uintptr_t)&ext;
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", pipe);
+	expect_errno("extmem option", ioctl(fd, NIOCCTRL, &h), EOPNOTSUPP);
+	if (ext.nro_opt.nro_status != EOPNOTSUPP)
+		die("extmem option: nro_status %u, want EOPNOTSUPP",
+		    ext.nro_opt.nro_status);
+
+	/* A good registration, then the mistakes after it. */
+	if (ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s: register: %s", pipe, strerror(errno));
+	expect_errno("register twice",
+		     ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EBUSY);
+	expect_errno("mmap larger than nr_memsize",
+		     mmap(NULL, r.nr_memsize + 4096, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, fd, 0) == MAP_FAILED ? -1 : 0, EINVAL);
+	void *m = mmap(NULL, r.nr_memsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		die("mmap of nr_memsize: %s", strerror(errno));
+	struct netmap_if *nifp = NETMAP_IF(m, r.nr_offset);
+	if (nifp->ni_tx_rings != r.nr_tx_rings || nifp->ni_rx_rings != r.nr_rx_rings)
+		die("netmap_if rings %u/%u, register said %u/%u",
+		    nifp->ni_tx_rings, nifp->ni_rx_rings, r.nr_tx_rings,
+		    r.nr_rx_rings);
+	if (ioctl(fd, NIOCTXSYNC, NULL) < 0 || ioctl(fd, NIOCRXSYNC, NULL) < 0)
+		die("sync after register: %s", strerror(errno));
+	struct nmreq_port_hdr ph = { .nr_hdr_len = 0 };
+	if (ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_PORT_HDR_GET, &ph) < 0 ||
+	    ph.nr_hdr_len != 0)
+		die("PORT_HDR_GET: %s", strerror(errno));
+	printf("ok good register: memory %u, %u+%u rings, %u slots\n",
+	       r.nr_mem_id, r.nr_tx_rings, r.nr_rx_rings, r.nr_tx_slots);
+	munmap(m, r.nr_memsize);
+	close(fd);
+	printf("bad requests: all as netmap\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 3) {
+		fprintf(stderr, "usage: nmt gen|recv PORT COUNT LEN [WAIT [frag]]\n"
+				"       nmt fwd IN OUT COUNT [WAIT]\n"
+				"       nmt extra PORT COUNT LEN NBUFS [WAIT]\n"
+				"       nmt bad PIPE\n");
+		return 2;
+	}
+	const char *role = argv[1];
+	if (!strcmp(role, "bad"))
+		return bad(argv[2]);
+	if (!strcmp(role, "fwd") && argc >= 5) {
+		wait_parse(argc > 5 ? argv[5] : NULL);
+		return fwd(argv[2], argv[3], strtoull(argv[4], NULL, 0));
+	}
+	if (argc < 5)
+		return 2;
+	uint64_t count = strtoull(argv[3], NULL, 0);
+	unsigned len = (unsigned)atoi(argv[4]);
+	if (len < 8 || len > MAXPKT)
+		die("length %u: 8..%u", len, MAXPKT);
+	if (!strcmp(role, "extra") && argc >= 6) {
+		wait_parse(argc > 6 ? argv[6] : NULL);
+		return extra(argv[2], count, len, (uint32_t)atoi(argv[5]));
+	}
+	wait_parse(argc > 5 ? argv[5] : NULL);
+	int frag = argc > 6 && !strcmp(argv[6], "frag");
+	if (!strcmp(role, "gen"))
+		return gen(argv[2], count, len, frag);
+	if (!strcmp(role, "recv"))
+		return recv_(argv[2], count, len, frag);
+	return 2;
+}

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# netmap programs on pktmap (compat/netmap, docs/netmap.md), with nmt, a
+# netmap program written for this test (tests/netmap/nmt.c) and built two
+# ways: nmt_lib (libnetmap's nmport_*, linked against libpktmap-netmap,
+# run directly) and nmt_raw (open("/dev/netmap")/ioctl/mmap only, no
+# pktmap library at all, run under `pktmap netmap-run`).
+#
+#   nmt gen --- netmap:tPIDa{0 ---> nmt recv        every sequence number,
+#                                                   every byte, in order
+#   nmt gen --- p{0@M ---> nmt fwd (swaps buffers) ---> q{0@M ---> nmt recv
+#   nmt extra (sends from extra buffers) ---> nmt recv
+#   NS_MOREFRAG chains; waiting with poll, select and epoll;
+#   bad requests get netmap's errno.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+B=${PKTMAP_BUILD_ROOT:?}
+LIB=$B/tests/nmt_lib
+RAW=$B/tests/nmt_raw
+RUN=("$PKTMAP" netmap-run --quiet)
+M=$((2000 + $$ % 30000))
+N=${N:-200000}
+trap 'rc=$?; rm -f /dev/shm/pktmap.mem$M /dev/shm/pktmap.mem$M.*; (exit $rc); cleanup' EXIT
+
+[ -x "$LIB" ] && [ -x "$RAW" ] || fail "nmt_lib/nmt_raw not built"
+if ldd "$RAW" | grep -q pktmap; then
+	fail "nmt_raw links a pktmap library: $(ldd "$RAW" | grep pktmap)"
+fi
+
+# pair NAME RECV_CMD... -- GEN_CMD...: start the receiver, wait for its
+# "ready", run the sender; both must succeed; the receiver's last line is
+# left in LAST.
+pair() {
+	local case=$1; shift
+	local rx=() ; while [ "$1" != -- ]; do rx+=("$1"); shift; done; shift
+	bg "${rx[@]}" >"$TMP/$case.rx" 2>&1
+	local pid=$BG_PID
+	wait_for "$TMP/$case.rx" '^ready'
+	"$@" >"$TMP/$case.tx" 2>&1 || fail "$case: sender: $(cat "$TMP/$case.tx")"
+	wait_bg "$pid"
+	[ "$WAIT_RC" = 0 ] || fail "$case: receiver: $(cat "$TMP/$case.rx")"
+	LAST=$(tail -n 1 "$TMP/$case.rx")
+	echo "  $case: $(tail -n 1 "$TMP/$case.tx") / $LAST"
+}
+
+echo "1. libnetmap (linked), one wait each side"
+i=0
+for w in "poll select" "select epoll" "epoll poll"; do
+	set -- $w
+	i=$((i + 1))
+	pair lib$i "$LIB" recv "netmap:${PIPE}l$i}0" "$N" 60 "$1" -- \
+		"$LIB" gen "netmap:${PIPE}l$i{0" "$N" 60 "$2"
+	expect_eq "lib$i" "$LAST" "received $N in order, bytes ok"
+	grep -qx "sent $N" "$TMP/lib$i.tx" || fail "lib$i: $(cat "$TMP/lib$i.tx")"
+done
+
+echo "2. raw ABI under netmap-run, NS_MOREFRAG chains of 2 (3000-byte packets)"
+pair raw "${RUN[@]}" "$RAW" recv "netmap:${PIPE}r}0" "$N" 3000 epoll frag -- \
+	"${RUN[@]}" "$RAW" gen "netmap:${PIPE}r{0" "$N" 3000 select frag
+expect_eq raw "$LAST" "received $N in order, bytes ok"
+
+echo "3. both builds on one pipe; a pipe id that is not a number"
+pair mix "${RUN[@]}" "$RAW" recv "netmap:${PIPE}m}ab" "$N" 1514 poll -- \
+	"$LIB" gen "netmap:${PIPE}m{ab" "$N" 1514 poll
+expect_eq mix "$LAST" "received $N in order, bytes ok"
+
+echo "4. zero-copy forwarder between two pipes of memory $M"
+bg "$LIB" recv "netmap:${PIPE}q}0@$M" "$N" 200 poll >"$TMP/zq.rx" 2>&1
+rpid=$BG_PID
+wait_for "$TMP/zq.rx" '^ready'
+bg "${RUN[@]}" "$RAW" fwd "netmap:${PIPE}p}0@$M" "netmap:${PIPE}q{0@$M" "$N" epoll \
+	>"$TMP/zq.fwd" 2>&1
+fpid=$BG_PID
+wait_for "$TMP/zq.fwd" '^ready'
+grep -q "^ready zerocopy memory $M\$" "$TMP/zq.fwd" ||
+	fail "fwd: not zero-copy in memory $M: $(cat "$TMP/zq.fwd")"
+"$LIB" gen "netmap:${PIPE}p{0@$M" "$N" 200 poll >"$TMP/zq.tx" 2>&1 ||
+	fail "gen: $(cat "$TMP/zq.tx")"
+wait_bg "$fpid"
+[ "$WAIT_RC" = 0 ] || fail "fwd: $(cat "$TMP/zq.fwd")"
+wait_bg "$rpid"
+[ "$WAIT_RC" = 0 ] || fail "recv: $(cat "$TMP/zq.rx")"
+expect_eq "fwd" "$(tail -n 1 "$TMP/zq.fwd")" \
+	"forwarded $N packets, $N buffers swapped"
+expect_eq "recv after fwd" "$(tail -n 1 "$TMP/zq.rx")" \
+	"received $N in order, bytes ok"
+echo "  $(tail -n 1 "$TMP/zq.fwd") / $(tail -n 1 "$TMP/zq.rx")"
+
+echo "5. extra buffers (lb's way: build in one, swap it into the slot)"
+pair extra_lib "$LIB" recv "netmap:${PIPE}e}0" 50000 300 select -- \
+	"$LIB" extra "netmap:${PIPE}e{0" 50000 300 3000 poll
+expect_eq extra_lib "$LAST" "received 50000 in order, bytes ok"
+pair extra_raw "$LIB" recv "netmap:${PIPE}f}0" 50000 300 poll -- \
+	"${RUN[@]}" "$RAW" extra "netmap:${PIPE}f{0" 50000 300 5000 epoll
+expect_eq extra_raw "$LAST" "received 50000 in order, bytes ok"
+
+echo "6. bad requests: netmap's errno"
+for prog in lib raw; do
+	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
+	PKTMAP_NETMAP_QUIET=1 "${cmd[@]}" bad "${PIPE}b$prog{0" >"$TMP/bad.$prog" 2>&1 ||
+		fail "bad ($prog): $(cat "$TMP/bad.$prog")"
+	expect_eq "bad ($prog)" "$(grep -c '^ok ' "$TMP/bad.$prog")" 11
+	tail -n 1 "$TMP/bad.$prog" | grep -q "all as netmap" ||
+		fail "bad ($prog): $(cat "$TMP/bad.$prog")"
+done
+echo "  11 checks each: $(grep '^ok' "$TMP/bad.raw" | cut -d: -f1 | sed 's/^ok //' | paste -sd, -)"
+
+echo "7. the one-line errors"
+out=$("$PKTMAP" netmap-run "$RAW" gen "netmap:vale0:x" 1 60 2>&1 || true)
+echo "$out" | grep -q "vale switch not available yet" || fail "vale: $out"
+"$PKTMAP" netmap-run --help | grep -q "usage: pktmap netmap-run" || fail "--help"
+out=$("$PKTMAP" netmap-run --map foo true 2>&1 || true)
+echo "$out" | grep -q "not xdp or pkt" || fail "--map foo: $out"
+
+ls /dev/shm | grep -q "pktmap\.mem$M\$" && fail "memory $M left in /dev/shm"
+echo "netmap_compat: ok"
