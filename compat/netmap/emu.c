@@ -949,6 +949,61 @@ static void poll_presync(struct nme_file *f, short events)
  * half before looking at the other. */
 #define NME_MIX_SLICE_MS 2
 
+/* The descriptor a port wakes for `events` on, or -1 when there is none
+ * (pktmap_fd() is readable while an rxsync would find packets, and
+ * writable for TX space only on a port opened /T). */
+static int port_wait_fd(struct pktmap_port *p, short events, short *ev)
+{
+	struct pktmap_info info = { .sz = sizeof(info) };
+	int fd = pktmap_fd(p);
+	if (fd < 0 || pktmap_info(p, &info) < 0)
+		return -1;
+	*ev = 0;
+	if (events & POLLIN)
+		*ev |= POLLIN;
+	if (events & POLLOUT) {
+		if (info.dir != PKTMAP_DIR_TX)
+			return -1;
+		*ev |= POLLOUT;
+	}
+	return fd;
+}
+
+/* Nothing is ready in a set of netmap ports and other descriptors: sleep
+ * until one of them may be. On the ports' own descriptors when they can
+ * say it, else in short slices on each side. Returns 0 or -1. */
+static int mixed_sleep(struct pktmap_pollreq *req, nfds_t nn,
+		       struct pollfd *other, nfds_t no, int left)
+{
+	struct pollfd stack[32];
+	struct pollfd *all = nn + no <= 32 ? stack : calloc(nn + no, sizeof(*all));
+	int r = 0;
+	bool by_fd = all != NULL;
+	for (nfds_t i = 0; by_fd && i < nn; i++) {
+		all[no + i].fd = port_wait_fd(req[i].port, req[i].events,
+					      &all[no + i].events);
+		all[no + i].revents = 0;
+		by_fd = all[no + i].fd >= 0;
+	}
+	if (by_fd) {
+		memcpy(all, other, no * sizeof(*other));
+		r = nme_libc.poll(all, no + nn, left);
+	} else {
+		int w = left < 0 || left > NME_MIX_SLICE_MS ? NME_MIX_SLICE_MS : left;
+		r = nme_libc.poll(other, no, w);
+		if (r == 0) {
+			r = pktmap_poll_many(req, (unsigned)nn, w);
+			if (r < 0) {
+				errno = -r;
+				r = -1;
+			}
+		}
+	}
+	if (all && all != stack)
+		free(all);
+	return r < 0 ? -1 : 0;
+}
+
 int nme_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
 	struct pktmap_pollreq stack_req[16];
@@ -960,11 +1015,12 @@ int nme_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		else
 			no++;
 	}
+	uint32_t stack_map_n[16], stack_map_o[16];
 	struct pktmap_pollreq *req = nn <= 16 ? stack_req :
 						calloc(nn, sizeof(*req));
 	struct pollfd *other = no <= 16 ? stack_other : calloc(no, sizeof(*other));
-	uint32_t *map_n = calloc(nn ? nn : 1, sizeof(*map_n));
-	uint32_t *map_o = calloc(no ? no : 1, sizeof(*map_o));
+	uint32_t *map_n = nn <= 16 ? stack_map_n : calloc(nn, sizeof(*map_n));
+	uint32_t *map_o = no <= 16 ? stack_map_o : calloc(no, sizeof(*map_o));
 	int ret = -1;
 	if (!req || !other || !map_n || !map_o) {
 		errno = ENOMEM;
@@ -1016,23 +1072,13 @@ int nme_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		}
 		ready += r;
 		if (no) {
-			int w = ready ? 0 : (left < 0 || left > NME_MIX_SLICE_MS ?
-					     NME_MIX_SLICE_MS : left);
-			r = nme_libc.poll(other, no, w);
+			r = nme_libc.poll(other, no, 0);
 			if (r < 0)
 				goto out;
 			ready += r;
-			if (!ready && w > 0) {
-				/* and the ports for a slice too */
-				r = pktmap_poll_many(req, (unsigned)nn,
-						     left < 0 || left > NME_MIX_SLICE_MS ?
-						     NME_MIX_SLICE_MS : left);
-				if (r < 0) {
-					errno = -r;
-					goto out;
-				}
-				ready += r;
-			}
+			if (!ready && left != 0 &&
+			    mixed_sleep(req, nn, other, no, left) < 0)
+				goto out;
 		}
 		if (ready || left == 0)
 			break;
@@ -1049,8 +1095,10 @@ out:
 		free(req);
 	if (other != stack_other)
 		free(other);
-	free(map_n);
-	free(map_o);
+	if (map_n != stack_map_n)
+		free(map_n);
+	if (map_o != stack_map_o)
+		free(map_o);
 	return ret;
 }
 

@@ -9,14 +9,15 @@
  *            ioctl(NIOCCTRL), mmap, NIOC*SYNC), linking no pktmap library
  *            at all, run under `pktmap netmap-run`.
  *
- *   nmt gen  PORT COUNT LEN [WAIT [frag]]   send COUNT numbered packets
- *   nmt recv PORT COUNT LEN [WAIT [frag]]   check every one, in order
+ *   nmt gen  PORT COUNT LEN [WAIT [MODE]]   send COUNT numbered packets
+ *   nmt recv PORT COUNT LEN [WAIT [MODE]]   check every one, in order
  *   nmt fwd  PORT_IN PORT_OUT COUNT [WAIT]  zero-copy: swap buffers
  *   nmt extra PORT COUNT LEN NBUFS [WAIT]   send from NBUFS extra buffers
  *   nmt bad  IFACE                          netmap's errno for bad requests
  *
- * WAIT is poll, select or epoll. With "frag" every packet goes as two
- * slots chained by NS_MOREFRAG. Packets: 8-byte sequence number, then
+ * WAIT is poll, select or epoll. MODE "frag": every packet goes as two
+ * slots chained by NS_MOREFRAG; "stamp" and "fast" (bench/netmap.py):
+ * only the sequence number is written and checked, or nothing at all. Packets: 8-byte sequence number, then
  * byte i = (seq + i) & 0xff. Exit 0 only if every check held.
  */
 #include <errno.h>
@@ -166,7 +167,7 @@ static void port_close(struct port *p)
 /* ------------------------------------------------------------------ */
 /* Waiting, three ways. */
 
-enum wait_kind { W_POLL, W_SELECT, W_EPOLL };
+enum wait_kind { W_POLL, W_SELECT, W_EPOLL, W_POLLMIX };
 static enum wait_kind wait_kind = W_POLL;
 static int epfd = -1;
 
@@ -178,8 +179,10 @@ static void wait_parse(const char *s)
 		wait_kind = W_SELECT;
 	else if (!strcmp(s, "epoll"))
 		wait_kind = W_EPOLL;
+	else if (!strcmp(s, "pollmix"))
+		wait_kind = W_POLLMIX; /* poll with an ordinary pipe too */
 	else
-		die("wait: poll, select or epoll, not %s", s);
+		die("wait: poll, select, epoll or pollmix, not %s", s);
 }
 
 /* Wait until one of n ports has what evs[i] asks (POLLIN/POLLOUT), with
@@ -187,14 +190,25 @@ static void wait_parse(const char *s)
 static int wait_ports(struct port **ps, const short *evs, int n)
 {
 	int ret = 0;
-	if (wait_kind == W_POLL) {
-		struct pollfd pfd[4];
+	if (wait_kind == W_POLL || wait_kind == W_POLLMIX) {
+		struct pollfd pfd[5];
+		static int idle[2] = { -1, -1 };
 		for (int i = 0; i < n; i++) {
 			pfd[i].fd = ps[i]->fd;
 			pfd[i].events = evs[i];
 			pfd[i].revents = 0;
 		}
-		ret = poll(pfd, (nfds_t)n, 10000);
+		if (wait_kind == W_POLLMIX) {
+			/* an ordinary descriptor that never becomes ready */
+			if (idle[0] < 0 && pipe(idle) < 0)
+				die("pipe: %s", strerror(errno));
+			pfd[n].fd = idle[0];
+			pfd[n].events = POLLIN;
+			pfd[n].revents = 0;
+		}
+		ret = poll(pfd, (nfds_t)(n + (wait_kind == W_POLLMIX)), 10000);
+		if (wait_kind == W_POLLMIX && pfd[n].revents)
+			die("poll: the idle pipe reported 0x%x", pfd[n].revents);
 		if (ret < 0)
 			die("poll: %s", strerror(errno));
 		for (int i = 0; i < n; i++)
@@ -300,8 +314,14 @@ static void drain(struct port *p)
 	}
 }
 
-static int gen(const char *name, uint64_t count, unsigned len, int frag)
+/* How much per-packet work: every byte and NS_MOREFRAG chains (tests),
+ * every byte, only the sequence number (bench "stamp"), nothing but the
+ * count (bench "fast"). */
+enum mode { M_FULL, M_FRAG, M_STAMP, M_FAST };
+
+static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 {
+	int frag = mode == M_FRAG;
 	struct port p;
 	port_open(&p, name, 0);
 	printf("ready\n");
@@ -312,6 +332,23 @@ static int gen(const char *name, uint64_t count, unsigned len, int frag)
 		int progress = 0;
 		for (unsigned r = p.first_tx; r <= p.last_tx && seq < count; r++) {
 			struct netmap_ring *ring = NETMAP_TXRING(p.nifp, r);
+			if (mode >= M_STAMP) {
+				uint32_t n = nm_ring_space(ring), i = ring->head;
+				if (n > count - seq)
+					n = (uint32_t)(count - seq);
+				for (uint32_t k = 0; k < n; k++) {
+					struct netmap_slot *s = &ring->slot[i];
+					if (mode == M_STAMP)
+						memcpy(NETMAP_BUF(ring, s->buf_idx), &seq, 8);
+					s->len = (uint16_t)len;
+					s->flags = 0;
+					i = nm_ring_next(ring, i);
+					seq++;
+				}
+				ring->head = ring->cur = i;
+				progress |= n > 0;
+				continue;
+			}
 			while (seq < count && nm_ring_space(ring) >= need) {
 				uint8_t pkt[MAXPKT];
 				fill(pkt, seq, len);
@@ -345,8 +382,9 @@ static int gen(const char *name, uint64_t count, unsigned len, int frag)
 	return 0;
 }
 
-static int recv_(const char *name, uint64_t count, unsigned len, int frag)
+static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 {
+	int frag = mode == M_FRAG;
 	struct port p;
 	port_open(&p, name, 0);
 	printf("ready\n");
@@ -359,6 +397,25 @@ static int recv_(const char *name, uint64_t count, unsigned len, int frag)
 			die("%s: nothing for 10 s after %" PRIu64 " packets", name, seq);
 		for (unsigned r = p.first_rx; r <= p.last_rx; r++) {
 			struct netmap_ring *ring = NETMAP_RXRING(p.nifp, r);
+			if (mode >= M_STAMP) {
+				uint32_t n = nm_ring_space(ring), i = ring->head;
+				for (uint32_t k = 0; k < n; k++) {
+					struct netmap_slot *s = &ring->slot[i];
+					uint64_t got;
+					if (mode == M_STAMP) {
+						memcpy(&got, NETMAP_BUF(ring, s->buf_idx), 8);
+						if (got != seq || s->len != len)
+							die("packet %" PRIu64 ": sequence %" PRIu64
+							    ", length %u", seq, got, s->len);
+					}
+					i = nm_ring_next(ring, i);
+					seq++;
+				}
+				ring->head = ring->cur = i;
+				if (seq > count)
+					die("more than %" PRIu64 " packets", count);
+				continue;
+			}
 			while (!nm_ring_empty(ring)) {
 				struct netmap_slot *s = &ring->slot[ring->head];
 				if (have + s->len > sizeof(pkt))
@@ -383,7 +440,9 @@ static int recv_(const char *name, uint64_t count, unsigned len, int frag)
 	/* give the last slots back, so that the sender sees them sent */
 	if (ioctl(p.fd, NIOCRXSYNC, NULL) < 0)
 		die("%s: NIOCRXSYNC: %s", name, strerror(errno));
-	printf("received %" PRIu64 " in order, bytes ok\n", seq);
+	printf("received %" PRIu64 " in order, %s\n", seq,
+	       mode == M_FAST ? "counted only" :
+	       mode == M_STAMP ? "sequence numbers ok" : "bytes ok");
 	port_close(&p);
 	return 0;
 }
@@ -640,10 +699,18 @@ int main(int argc, char **argv)
 		return extra(argv[2], count, len, (uint32_t)atoi(argv[5]));
 	}
 	wait_parse(argc > 5 ? argv[5] : NULL);
-	int frag = argc > 6 && !strcmp(argv[6], "frag");
+	enum mode mode = M_FULL;
+	if (argc > 6 && !strcmp(argv[6], "frag"))
+		mode = M_FRAG;
+	else if (argc > 6 && !strcmp(argv[6], "stamp"))
+		mode = M_STAMP;
+	else if (argc > 6 && !strcmp(argv[6], "fast"))
+		mode = M_FAST;
+	else if (argc > 6)
+		die("mode: frag, stamp or fast, not %s", argv[6]);
 	if (!strcmp(role, "gen"))
-		return gen(argv[2], count, len, frag);
+		return gen(argv[2], count, len, mode);
 	if (!strcmp(role, "recv"))
-		return recv_(argv[2], count, len, frag);
+		return recv_(argv[2], count, len, mode);
 	return 2;
 }

@@ -45,9 +45,26 @@ pair() {
 	echo "  $case: $(tail -n 1 "$TMP/$case.tx") / $LAST"
 }
 
-echo "1. libnetmap (linked), one wait each side"
+echo "0. pkg-config pktmap-netmap: nmt.c compiles with -Wall -Wextra -Werror and runs"
+need_cmd cc
+need_cmd pkg-config
+SRC=${PKTMAP_SOURCE_ROOT:?}
+export PKG_CONFIG_PATH=$B/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+flags=$(pkg-config --cflags --libs pktmap-netmap) || fail "pkg-config pktmap-netmap"
+cc -Wall -Wextra -Werror -O2 -DNMT_LIB -o "$TMP/nmt_pc" "$SRC/tests/netmap/nmt.c" \
+	$flags -Wl,-rpath,"$B/compat/netmap:$B" 2>"$TMP/cc.err" ||
+	fail "cc with pkg-config flags: $(cat "$TMP/cc.err")"
+# the raw-ABI build needs the headers only (no pktmap library)
+cc -Wall -Wextra -Werror -O2 -o "$TMP/nmt_pc_raw" "$SRC/tests/netmap/nmt.c" \
+	$(pkg-config --cflags pktmap-netmap) 2>"$TMP/cc.err" ||
+	fail "cc raw: $(cat "$TMP/cc.err")"
+PKTMAP_NETMAP_QUIET=1 "$TMP/nmt_pc" bad "${PIPE}c{0" >"$TMP/pc.out" 2>&1 ||
+	fail "nmt built by pkg-config: $(cat "$TMP/pc.out")"
+echo "  $(tail -n 1 "$TMP/pc.out")"
+
+echo "1. libnetmap (linked), one wait each side (pollmix: poll on the port and an ordinary pipe)"
 i=0
-for w in "poll select" "select epoll" "epoll poll"; do
+for w in "poll select" "select epoll" "epoll poll" "pollmix pollmix"; do
 	set -- $w
 	i=$((i + 1))
 	pair lib$i "$LIB" recv "netmap:${PIPE}l$i}0" "$N" 60 "$1" -- \
