@@ -645,7 +645,11 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 				ret = -EINVAL;
 				break;
 			}
-			desc[i].buf_idx = idx;
+			/* Usually the buffer we were handed: then the
+			 * descriptor says so already, and not writing it
+			 * leaves its cache line clean for the writer. */
+			if (PM_READ_ONCE(desc[i].buf_idx) != idx)
+				desc[i].buf_idx = idx;
 			i = i + 1 == n ? 0 : i + 1;
 		}
 		if (i != k->hwcur) {
