@@ -266,19 +266,23 @@ struct xdp_priv {
 
 /* Bitmaps over buffer indices. */
 
+/* The buffer-ownership bitmaps: the RX path and the TX path of one port
+ * may run in two threads (docs/design.md, "Threads"), and each tests the
+ * other's map, so every access is atomic (relaxed: a bit only says who
+ * holds a buffer, it publishes nothing). */
 static inline bool bit_test(const uint64_t *m, uint32_t i)
 {
-	return (m[i >> 6] >> (i & 63)) & 1;
+	return (__atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
 }
 
 static inline void bit_set(uint64_t *m, uint32_t i)
 {
-	m[i >> 6] |= 1ull << (i & 63);
+	__atomic_fetch_or(&m[i >> 6], 1ull << (i & 63), __ATOMIC_RELAXED);
 }
 
 static inline void bit_clear(uint64_t *m, uint32_t i)
 {
-	m[i >> 6] &= ~(1ull << (i & 63));
+	__atomic_fetch_and(&m[i >> 6], ~(1ull << (i & 63)), __ATOMIC_RELAXED);
 }
 
 /* xdp_sock.c */

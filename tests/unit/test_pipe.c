@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -559,6 +560,126 @@ static void test_shared_region(void)
 		pktmap_close(p[i]);
 }
 
+/* The two-threads-per-port contract: on each end one thread owns the TX
+ * ring and another the RX ring, while a fifth thread reads both ports'
+ * counters. Every frame arrives, in order, and the counters add up. (CI
+ * runs this under ThreadSanitizer.) */
+struct dir_job {
+	struct pktmap_port *p;
+	uint32_t n;
+	uint32_t got;
+	int ok;
+};
+
+static void *tx_main(void *arg)
+{
+	struct dir_job *j = arg;
+	uint32_t seq = 0;
+	j->ok = 1;
+	while (seq < j->n) {
+		if (pktmap_poll(j->p, POLLOUT, 10000) <= 0) {
+			j->ok = 0;
+			break;
+		}
+		send_seq(j->p, &seq, j->n - seq, 0);
+		pktmap_txsync(j->p);
+	}
+	while (j->ok && nm_tx_pending(NETMAP_TXRING(pktmap_nifp(j->p), 0)))
+		if (pktmap_poll(j->p, POLLOUT, 10000) <= 0)
+			j->ok = 0;
+	return NULL;
+}
+
+static void *rx_main(void *arg)
+{
+	struct dir_job *j = arg;
+	uint32_t expect = 0;
+	uint64_t bytes = 0;
+	j->ok = 1;
+	while (j->got < j->n) {
+		if (pktmap_poll(j->p, POLLIN, 10000) <= 0) {
+			j->ok = 0;
+			break;
+		}
+		struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(j->p), 0);
+		while (!nm_ring_empty(r)) {
+			const struct netmap_slot *s = &r->slot[r->head];
+			uint32_t seq;
+			memcpy(&seq, NETMAP_BUF(r, s->buf_idx), sizeof(seq));
+			if (seq != expect || s->len != 60 + (seq % 1400))
+				j->ok = 0;
+			expect = seq + 1;
+			bytes += s->len;
+			j->got++;
+			r->head = r->cur = nm_ring_next(r, r->head);
+		}
+	}
+	pktmap_rxsync(j->p);
+	return NULL;
+}
+
+static _Atomic int stats_stop;
+
+static void *stats_main(void *arg)
+{
+	struct pktmap_port **ports = arg;
+	uint64_t last = 0;
+	while (!atomic_load(&stats_stop)) {
+		for (int i = 0; i < 2; i++) {
+			struct pktmap_stats st = { .sz = sizeof(st) };
+			struct pktmap_info info = { .sz = sizeof(info) };
+			pktmap_stats(ports[i], &st);
+			pktmap_info(ports[i], &info);
+			if (i == 0 && st.tx_packets < last)
+				return (void *)1; /* counters never go back */
+			if (i == 0)
+				last = st.tx_packets;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	const uint32_t N = 300000, M = 200000;
+	struct pktmap_port *a = open_end("{8@conf:slots=256", 1);
+	struct pktmap_port *b = open_end("}8", 1);
+	if (!a || !b) {
+		pktmap_close(a);
+		pktmap_close(b);
+		return;
+	}
+	struct dir_job atx = { .p = a, .n = N }, brx = { .p = b, .n = N };
+	struct dir_job btx = { .p = b, .n = M }, arx = { .p = a, .n = M };
+	struct pktmap_port *ports[2] = { a, b };
+	pthread_t t[5];
+	atomic_store(&stats_stop, 0);
+	pthread_create(&t[0], NULL, tx_main, &atx);
+	pthread_create(&t[1], NULL, rx_main, &brx);
+	pthread_create(&t[2], NULL, tx_main, &btx);
+	pthread_create(&t[3], NULL, rx_main, &arx);
+	pthread_create(&t[4], NULL, stats_main, ports);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	atomic_store(&stats_stop, 1);
+	void *sr;
+	pthread_join(t[4], &sr);
+	CHECK(sr == NULL, "a counter went backwards");
+	CHECK(atx.ok && btx.ok && brx.ok && arx.ok, "threads ok");
+	CHECK_EQ(brx.got, N);
+	CHECK_EQ(arx.got, M);
+	struct pktmap_stats sa = { .sz = sizeof(sa) }, sb = { .sz = sizeof(sb) };
+	pktmap_stats(a, &sa);
+	pktmap_stats(b, &sb);
+	CHECK_EQ(sa.tx_packets, N);
+	CHECK_EQ(sb.rx_packets, N);
+	CHECK_EQ(sb.tx_packets, M);
+	CHECK_EQ(sa.rx_packets, M);
+	CHECK_EQ(sa.drop_invalid + sb.drop_invalid, 0);
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
 int main(void)
 {
 	snprintf(pname, sizeof(pname), "ut%d", (int)getpid());
@@ -571,5 +692,6 @@ int main(void)
 	test_multi_ring();
 	test_shared_region();
 	test_two_directions();
+	test_threads();
 	return t_done("pipe");
 }
