@@ -237,8 +237,12 @@ int pm_region_open(struct pm_region *r, const char *name,
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
+	/* With headroom (an @mem: region that AF_XDP may share), buffers
+	 * are 4096 bytes by default so that a 2048-byte frame still fits
+	 * past the headroom, as netmap programs expect from 2048. */
 	if (def.buf_size == 0)
-		def.buf_size = PM_DEFAULT_BUF_SIZE;
+		def.buf_size = def.headroom ? 2 * PM_DEFAULT_BUF_SIZE :
+					      PM_DEFAULT_BUF_SIZE;
 	if (def.buf_size < 256 || def.buf_size > 65536 ||
 	    (def.buf_size & (def.buf_size - 1))) {
 		snprintf(err, errlen,

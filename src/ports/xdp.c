@@ -229,7 +229,11 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		xp->hi = xp->nq;
 	}
 
-	uint32_t bsz = c->buf_size ? c->buf_size : PM_DEFAULT_BUF_SIZE;
+	/* In a region shared by name (@mem:), 4096-byte buffers, as the
+	 * other ports of such a region get them (region.c): 2048-byte
+	 * frames fit past the headroom. */
+	uint32_t bsz = c->buf_size ? c->buf_size :
+		       c->region[0] ? 2 * PM_DEFAULT_BUF_SIZE : PM_DEFAULT_BUF_SIZE;
 	if (bsz != 2048 && bsz != 4096)
 		return pm_open_error(p, -EINVAL, "'@conf:buf-size=%u': AF_XDP "
 				     "buffers are 2048 or 4096 bytes", bsz);

@@ -555,6 +555,21 @@ static void test_shared_region(void)
 		      "pipe b gets nothing of pipe a");
 		pktmap_rxsync(p[1]);
 		CHECK_EQ(recv_check(p[1], &expect, &bytes), 7);
+		pktmap_rxsync(p[1]);
+		/* A 2048-byte frame fits past the AF_XDP headroom. */
+		CHECK(ia.buf_usable >= 2048, "usable %u", ia.buf_usable);
+		struct netmap_ring *t = NETMAP_TXRING(pktmap_nifp(p[0]), 0);
+		struct netmap_slot *s = &t->slot[t->cur];
+		memset(NETMAP_BUF(t, s->buf_idx), 0xab, 2048);
+		s->len = 2048;
+		t->head = t->cur = nm_ring_next(t, t->cur);
+		CHECK_EQ(pktmap_txsync(p[0]), 0);
+		CHECK_EQ(pktmap_rxsync(p[1]), 0);
+		struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p[1]), 0);
+		CHECK_EQ(nm_ring_space(r), 1);
+		CHECK_EQ(r->slot[r->head].len, 2048);
+		CHECK_EQ((unsigned char)NETMAP_BUF(r, r->slot[r->head].buf_idx)[2047],
+			 0xab);
 	}
 	for (int i = 0; i < 4; i++)
 		pktmap_close(p[i]);
