@@ -3,8 +3,8 @@
  * pktmap: netmap's data model and API on stock Linux, with no kernel module.
  *
  * A *port* is opened by name ("pipe:a{0", "null:", "pcap:in.pcap",
- * "xdp:eth0-2", ...). It exposes netmap's `struct netmap_if` and rings in a
- * shared *region*; the application fills and drains slots with the inline
+ * "xdp:eth0-2", ...). It exposes netmap's `struct netmap_if` and rings,
+ * whose buffers live in a *region*; the application fills and drains slots with the inline
  * helpers of <pktmap/netmap_user.h> and moves whole batches across with
  * pktmap_txsync(), pktmap_rxsync() or pktmap_poll().
  *
@@ -12,8 +12,18 @@
  * a negative errno on failure; pktmap_strerror() turns that into words.
  * The library never prints and never exits: messages go to a log callback
  * the application installs (pktmap_set_log() or the open options).
- * One thread owns one ring pair; a port is not to be synced from two
- * threads at once (open one port per ring pair, "-N", for that).
+ * Threads: on one port, one thread may call pktmap_rxsync() and use the
+ * RX rings while another calls pktmap_txsync() and uses the TX rings
+ * (each may pktmap_poll() for its own direction), and any thread may call
+ * pktmap_stats() and pktmap_info() at any time. Two threads on one
+ * direction of a port are not allowed: open one port per ring pair ("-N")
+ * to give each thread its own. (docs/design.md, "Threads".)
+ *
+ * Trust: each open's netmap_if and rings are private to the process; a
+ * peer sharing the region reaches only the buffer pool and the pipes'
+ * descriptor queues, and everything read from those is checked inside the
+ * sync call. Regions belong to the user who made them unless the port
+ * name says @conf:share=group:NAME. (docs/design.md, "Trust model".)
  */
 #ifndef PKTMAP_PKTMAP_H
 #define PKTMAP_PKTMAP_H
