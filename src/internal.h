@@ -308,6 +308,7 @@ struct pktmap_port {
 	size_t errbuf_len;
 	char name[PM_NAME_MAX];
 	void *priv;                /* back end's state */
+	void *priv2;               /* a back end wrapping another's (vale) */
 };
 
 static inline struct pm_kring *pm_txkring(struct pktmap_port *p, uint32_t i)
@@ -364,5 +365,6 @@ extern const struct pm_port_ops pm_pipe_ops;
 extern const struct pm_port_ops pm_pcap_ops;
 extern const struct pm_port_ops pm_packet_ops, pm_tap_ops;
 extern const struct pm_port_ops pm_xdp_ops;
+extern const struct pm_port_ops pm_vale_ops;
 
 #endif /* PKTMAP_INTERNAL_H */

@@ -8,6 +8,8 @@
  *   xdp:eth0^       host rings only        xdp:eth0*     NIC and host rings
  *   pipe:p{0        pipe 0 of p, master    pipe:p}0-1    slave end, ring 1
  *   pcap:/tmp/a.pcap/T   a file, TX only   null:         nothing at all
+ *   vale0:a         port a of the switch `pktmap switch vale0` (the back
+ *                   end is "vale" followed by anything up to the ':')
  *
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
@@ -32,6 +34,7 @@ static const struct pm_port_ops *const known_backends[] = {
 	&pm_packet_ops,
 	&pm_tap_ops,
 	&pm_xdp_ops,
+	&pm_vale_ops,
 };
 
 void pm_printable(char *dst, size_t len, const char *src)
@@ -208,6 +211,10 @@ static int is_ifchar(char c)
 
 const struct pm_port_ops *pm_backend_find(const char *name)
 {
+	/* netmap's VALE grammar: "vale" followed by anything up to the ':'
+	 * names a switch ("vale0:a", "valeX:port"). */
+	if (strncmp(name, "vale", 4) == 0)
+		return &pm_vale_ops;
 	for (size_t i = 0; i < PM_ARRAY_SIZE(known_backends); i++)
 		if (strcmp(known_backends[i]->desc.name, name) == 0)
 			return known_backends[i];

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The switch's control protocol, shared by the vale back end (the client
+ * side of "vale0:a", src/ports/vale.c) and `pktmap switch` (the server,
+ * apps/switch/). Only structures and inline helpers: nothing here is a
+ * symbol of the library.
+ *
+ * A switch NAME listens on the abstract unix socket
+ * "\0pktmap.UID.vale.NAME" (SOCK_SEQPACKET: one message per request or
+ * reply). Both sides check the other's credentials (SO_PEERCRED): a
+ * client attaches only to a switch of its own uid, a switch serves only
+ * its own uid (and root). Abstract names need no file, so nothing is left
+ * behind and no other user can plant one in a directory.
+ *
+ *   client                                    switch
+ *   VALE_OPEN {port, region, slots}  ----->   makes pipe "vsPID.N.R" in a
+ *                                             region of its own for this
+ *                                             port, opens end {0
+ *                                   <-----   VALE_OK {pipe}
+ *   opens pipe:vsPID.N.R}0, keeps the socket: its close (also by
+ *   SIGKILL) detaches the port and frees the pipe.
+ *
+ *   VALE_LIST  ----->  one VALE_PORT message per port, then VALE_END
+ *   VALE_DETACH {port}, VALE_ATTACH {port name}  ----->  VALE_OK / VALE_ERR
+ */
+#ifndef PKTMAP_VALE_PROTO_H
+#define PKTMAP_VALE_PROTO_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define VALE_MAGIC 0x454c4156u /* "VALE" */
+#define VALE_VERSION 1u
+
+enum vale_op {
+	VALE_OPEN = 1,   /* attach a client port */
+	VALE_LIST = 2,   /* list ports and counters */
+	VALE_DETACH = 3, /* detach a port by name */
+	VALE_ATTACH = 4, /* the switch opens a port (a NIC, host rings, ...) */
+	VALE_OK = 16,
+	VALE_ERR = 17,
+	VALE_PORT = 18,  /* one port of a list */
+	VALE_END = 19,   /* end of a list (with the switch's totals) */
+};
+
+/* Longest switch name ("vale0") and port name ("a"). */
+#define VALE_SW_MAX 15
+#define VALE_PORT_MAX 63
+
+struct vale_req {
+	uint32_t magic, version, op;
+	uint32_t slots;      /* OPEN: ring size wanted, 0 = default */
+	char port[VALE_PORT_MAX + 1];
+	char region[64];     /* OPEN: "@mem:" region for trusted zero-copy */
+	char arg[256];       /* ATTACH: the port name to open */
+};
+
+/* Counters of one port, as the switch keeps them. rx: frames the switch
+ * took from the port; tx: frames it put into the port. */
+struct vale_counters {
+	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
+	uint64_t drop_nospace;  /* to this port: its TX ring was full */
+	uint64_t drop_invalid;  /* from this port: bad descriptor or frame */
+	uint64_t drop_unknown;  /* from this port: the lookup named no port */
+	uint64_t filtered;      /* from this port: destination on this port */
+};
+
+struct vale_rep {
+	uint32_t magic, version, op;
+	int32_t status;        /* 0 or -errno */
+	char msg[256];         /* VALE_ERR: one line */
+	char pipe[64];         /* VALE_OK to OPEN: the pipe to open, end }0 */
+	/* VALE_PORT */
+	char port[VALE_PORT_MAX + 1];
+	char kind[16];         /* "client", "nic", "host", "tap", ... */
+	char attached[128];    /* what it is: the pktmap name opened */
+	int32_t pid;           /* client's pid (0 for ports the switch opened) */
+	uint32_t zerocopy;     /* shares a region with other ports */
+	struct vale_counters c;
+	/* VALE_END */
+	uint64_t mac_entries, mac_capacity, mac_learned, mac_moved, mac_aged;
+	uint32_t nports;
+	int32_t switch_pid;
+};
+
+/* The abstract socket address of switch `sw` for `uid`; returns the
+ * address length for bind()/connect(), or 0 when the name is too long. */
+static inline socklen_t vale_sockaddr(struct sockaddr_un *sa, const char *sw,
+				      unsigned uid)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1,
+			 "pktmap.%u.vale.%s", uid, sw);
+	if (n < 0 || (size_t)n >= sizeof(sa->sun_path) - 1)
+		return 0;
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* Is `s` a switch name: "vale" followed by up to 11 characters of
+ * [A-Za-z0-9_.-] (netmap: "vale" followed by anything up to ':')? */
+static inline int vale_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 4 || n > VALE_SW_MAX || strncmp(s, "vale", 4) != 0)
+		return 0;
+	for (size_t i = 4; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+#endif /* PKTMAP_VALE_PROTO_H */
