@@ -18,6 +18,8 @@ int cmd_router(int argc, char **argv);
 void usage_router(void);
 int cmd_capture(int argc, char **argv);
 void usage_capture(void);
+int cmd_switch(int argc, char **argv);
+void usage_switch(void);
 int cmd_pcap_run(int argc, char **argv);
 void usage_pcap_run(void);
 int cmd_netmap_run(int argc, char **argv);

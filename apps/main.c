@@ -28,7 +28,8 @@ static const struct cli_cmd cmds[] = {
 	 "libpcap", usage_pcap_run},
 	{"netmap-run", cmd_netmap_run, "run a netmap program (pkt-gen, bridge, "
 	 "...) on pktmap", usage_netmap_run},
-	/* Later: switch. */
+	{"switch", cmd_switch, "a learning switch (VALE) that processes, NICs "
+	 "and host rings attach to", usage_switch},
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -19,22 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
+#include "fwd.h"
 #include "switch.h"
-
-static inline uint64_t sw_tsc(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#else
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-#endif
-}
 
 static uint32_t sw_now_ms(void)
 {
@@ -330,7 +316,7 @@ static uint32_t switch_ring(struct sw *s, struct sw_port *sp, struct sw_ring *r)
 
 int sw_round(struct sw *s)
 {
-	uint64_t t0 = sw_tsc();
+	uint64_t t0 = fwd_cycles();
 	uint32_t moved = 0;
 	int ret = 0;
 
@@ -339,6 +325,18 @@ int sw_round(struct sw *s)
 		s->last_tick_ms = s->now_ms;
 		if (s->lookup->tick)
 			s->lookup->tick(s->lookup_ctx, s->now_ms);
+	}
+	/* Fetch (and release what the last round took), switch, send. */
+	for (uint32_t p = 0; p < s->nports; p++) {
+		struct sw_port *sp = s->port[p];
+		if (!sp || !sp->nrx)
+			continue;
+		int e = pktmap_rxsync(sp->port);
+		if (e) {
+			sp->c.sync_errors++;
+			if (e != -EPROTO && e != -EINVAL && !ret)
+				ret = e;
+		}
 	}
 	for (uint32_t p = 0; p < s->nports; p++) {
 		struct sw_port *sp = s->port[p];
@@ -349,25 +347,15 @@ int sw_round(struct sw *s)
 	}
 	for (uint32_t p = 0; p < s->nports; p++) {
 		struct sw_port *sp = s->port[p];
-		if (!sp)
+		if (!sp || !sp->ntx)
 			continue;
-		if (sp->ntx) {
-			int e = pktmap_txsync(sp->port);
-			if (e)
-				sp->c.sync_errors++;
-			sp->tx_dirty = false;
-		}
-		if (sp->nrx) {
-			int e = pktmap_rxsync(sp->port);
-			if (e)
-				sp->c.sync_errors++;
-			if (e && e != -EPROTO && e != -EINVAL && !ret)
-				ret = e;
-		}
+		if (pktmap_txsync(sp->port))
+			sp->c.sync_errors++;
+		sp->tx_dirty = false;
 	}
 	s->rounds++;
 	if (moved) {
-		s->busy_cycles += sw_tsc() - t0;
+		s->busy_cycles += fwd_cycles() - t0;
 		s->busy_frames += moved;
 	}
 	return ret ? ret : (int)moved;

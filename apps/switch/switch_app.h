@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap switch: the command line (switch.c), the control socket that
+ * clients attach through and --list/-d talk to (switch_ctl.c), and the
+ * report lines and summaries (switch_report.c). The data path is the
+ * forwarding component's (src/fwd/switch.h).
+ */
+#ifndef PKTMAP_APPS_SWITCH_APP_H
+#define PKTMAP_APPS_SWITCH_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "switch.h"     /* src/fwd */
+#include "vale_proto.h" /* src/fwd */
+
+#define SWA_MAX_ATTACH 32
+#define SWA_MAX_CONNS (SW_MAX_PORTS + 16)
+#define SWA_MAX_GONE 1024
+
+/* A control connection: a client holding a port, or a request. */
+struct swa_conn {
+	int fd;
+	int port;        /* the port it holds, or -1 */
+	int pid;
+	uint64_t opened_ns;
+};
+
+/* A port that left during the run, for the summary. */
+struct swa_gone {
+	char name[64];
+	char kind[16];
+	struct sw_counters c;
+};
+
+struct swa {
+	/* Options. */
+	const char *name;                  /* "vale0" */
+	const char *attach[SWA_MAX_ATTACH];/* -a, -H (expanded), -n (tap:) */
+	const char *attach_as[SWA_MAX_ATTACH];
+	unsigned nattach;
+	double interval;
+	double aging_s;
+	uint64_t mac_entries;
+	int cpu;                           /* --affinity, -1: none */
+	bool json, quiet;
+	int verbose;
+	/* State. */
+	struct sw sw;
+	int lfd;                           /* listening socket */
+	struct swa_conn conn[SWA_MAX_CONNS];
+	unsigned nconn;
+	unsigned seq;                      /* pipes made */
+	uint32_t nonce;
+	struct swa_gone gone[SWA_MAX_GONE];
+	unsigned ngone;
+	uint64_t t_start, t_end;
+	/* Interval state. */
+	uint64_t last_ns;
+	uint64_t last_rx[SW_MAX_PORTS], last_tx[SW_MAX_PORTS];
+	uint64_t last_drop;
+};
+
+/* Listen on the switch's socket. Returns 0, or 1 with the message
+ * printed (another switch of that name runs). */
+int swa_listen(struct swa *a);
+/* Serve what the control fds say (pfd[0] is the listening socket, then
+ * one entry per connection in a->conn order). */
+void swa_serve(struct swa *a, struct pollfd *pfd, unsigned n);
+/* Fill pfd with the listening socket and the connections; returns the
+ * count. */
+unsigned swa_ctl_fds(struct swa *a, struct pollfd *pfd);
+/* Close everything the control side holds. */
+void swa_ctl_close(struct swa *a);
+/* Detach port id, remembering its counters for the summary. */
+void swa_detach(struct swa *a, uint16_t id);
+/* Open `name` and attach it as `as` (NULL: derived from the name).
+ * Returns 0, or -errno with a one-line message in err. */
+int swa_attach_name(struct swa *a, const char *name, const char *as,
+		    char *err, unsigned errlen);
+
+/* The client side: `pktmap switch --list NAME`, `-d PORT` and `-a PORT`
+ * on a running switch. Return the exit status. */
+int swa_client_list(const char *sw, bool json);
+int swa_client_op(const char *sw, enum vale_op op, const char *port,
+		  const char *arg);
+/* Is switch `sw` running (its socket answers)? */
+bool swa_running(const char *sw);
+
+/* Output. */
+void swa_line(struct swa *a);
+void swa_summary(struct swa *a);
+void swa_port_counters(const struct sw_port *sp, struct vale_counters *vc);
+
+#endif /* PKTMAP_APPS_SWITCH_APP_H */

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The switch's control socket (protocol: src/fwd/vale_proto.h). Server
+ * side: a client asking for a port gets a pipe of its own, in a region of
+ * its own, whose other end the switch attaches; the connection stays open
+ * while the client holds the port, and its end (close, exit, SIGKILL)
+ * detaches the port and frees the pipe. Client side: --list, -d and -a on
+ * a running switch.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "stats.h"
+#include "switch/switch_app.h"
+
+int swa_listen(struct swa *a)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = vale_sockaddr(&sa, a->name, (unsigned)geteuid());
+	a->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (a->lfd < 0) {
+		cli_err("switch %s: socket: %s", a->name, strerror(errno));
+		return 1;
+	}
+	if (bind(a->lfd, (struct sockaddr *)&sa, sl) != 0) {
+		int e = errno;
+		close(a->lfd);
+		a->lfd = -1;
+		if (e == EADDRINUSE)
+			cli_err("switch %s is already running (see 'pktmap switch "
+				"--list %s')", a->name, a->name);
+		else
+			cli_err("switch %s: cannot bind its socket: %s", a->name,
+				strerror(e));
+		return 1;
+	}
+	if (listen(a->lfd, 64) != 0) {
+		cli_err("switch %s: listen: %s", a->name, strerror(errno));
+		return 1;
+	}
+	if (getrandom(&a->nonce, sizeof(a->nonce), 0) != sizeof(a->nonce))
+		a->nonce = (uint32_t)getpid() * 2654435761u;
+	return 0;
+}
+
+unsigned swa_ctl_fds(struct swa *a, struct pollfd *pfd)
+{
+	unsigned n = 0;
+	pfd[n].fd = a->lfd;
+	pfd[n].events = POLLIN;
+	pfd[n++].revents = 0;
+	for (unsigned i = 0; i < a->nconn; i++) {
+		pfd[n].fd = a->conn[i].fd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
+	}
+	return n;
+}
+
+static void conn_drop(struct swa *a, unsigned i)
+{
+	struct swa_conn *c = &a->conn[i];
+	if (c->port >= 0)
+		swa_detach(a, (uint16_t)c->port);
+	if (c->fd >= 0)
+		close(c->fd);
+	a->conn[i] = a->conn[--a->nconn];
+}
+
+void swa_ctl_close(struct swa *a)
+{
+	while (a->nconn)
+		conn_drop(a, a->nconn - 1);
+	if (a->lfd >= 0)
+		close(a->lfd);
+	a->lfd = -1;
+}
+
+void swa_port_counters(const struct sw_port *sp, struct vale_counters *vc)
+{
+	vc->rx_frames = sp->c.rx_frames;
+	vc->rx_bytes = sp->c.rx_bytes;
+	vc->tx_frames = sp->c.tx_frames;
+	vc->tx_bytes = sp->c.tx_bytes;
+	vc->drop_nospace = sp->c.drop_nospace;
+	vc->drop_invalid = sp->c.drop_invalid;
+	vc->drop_unknown = sp->c.drop_unknown;
+	vc->filtered = sp->c.filtered;
+}
+
+void swa_detach(struct swa *a, uint16_t id)
+{
+	struct sw_port *sp = id < a->sw.nports ? a->sw.port[id] : NULL;
+	if (!sp)
+		return;
+	if (a->ngone < SWA_MAX_GONE) {
+		struct swa_gone *g = &a->gone[a->ngone++];
+		snprintf(g->name, sizeof(g->name), "%s", sp->name);
+		snprintf(g->kind, sizeof(g->kind), "%s", sp->kind);
+		g->c = sp->c;
+	}
+	for (unsigned i = 0; i < a->nconn; i++)
+		if (a->conn[i].port == id)
+			a->conn[i].port = -1;
+	sw_detach(&a->sw, id);
+	a->last_rx[id] = a->last_tx[id] = 0;
+}
+
+static bool port_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > VALE_PORT_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-' ||
+		      c == ':' || c == '^'))
+			return false;
+	}
+	return true;
+}
+
+/* A nonzero id shared by the ports named with one region. */
+static uint64_t region_group(const char *region)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *region; region++)
+		h = (h ^ (unsigned char)*region) * 1099511628211ull;
+	return h | 1;
+}
+
+int swa_attach_name(struct swa *a, const char *name, const char *as,
+		    char *err, unsigned errlen)
+{
+	struct pktmap_port *p;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = errlen };
+	struct pktmap_name nm;
+	char kind[16] = "port", pname[64];
+	if (pktmap_name_parse(name, &nm, err, errlen) == 0) {
+		const char *bk = nm.backend;
+		bool host = strchr(name, '^') != NULL;
+		snprintf(kind, sizeof(kind), "%s", host ? "host" :
+			 strcmp(bk, "tap") == 0 ? "tap" :
+			 (strcmp(bk, "xdp") == 0 || strcmp(bk, "pkt") == 0) ? "nic" :
+			 bk);
+	}
+	/* The port's name on the switch: what follows the back end. */
+	const char *colon = strchr(name, ':');
+	snprintf(pname, sizeof(pname), "%s", as ? as : colon ? colon + 1 : name);
+	pname[strcspn(pname, "@/")] = 0;
+	if (sw_find(&a->sw, pname)) {
+		snprintf(err, errlen, "%s: port '%s' is already attached to %s",
+			 name, pname, a->name);
+		return -EEXIST;
+	}
+	int ret = pktmap_open(&p, name, &o);
+	if (ret)
+		return ret;
+	ret = sw_attach(&a->sw, p, pname, kind, true, 0);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: %s", name, a->sw.err);
+		pktmap_close(p);
+		return ret;
+	}
+	return 0;
+}
+
+static void reply(int fd, struct vale_rep *rp)
+{
+	rp->magic = VALE_MAGIC;
+	rp->version = VALE_VERSION;
+	(void)send(fd, rp, sizeof(*rp), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void reply_err(int fd, int status, const char *msg)
+{
+	struct vale_rep rp = { .op = VALE_ERR, .status = status };
+	snprintf(rp.msg, sizeof(rp.msg), "%s", msg);
+	reply(fd, &rp);
+}
+
+/* VALE_OPEN: a pipe of its own for the client's port. */
+static void serve_open(struct swa *a, struct swa_conn *c,
+		       const struct vale_req *rq)
+{
+	char msg[300], pipe[64], name[200];
+	if (!port_name_ok(rq->port)) {
+		reply_err(c->fd, -EINVAL, "bad port name (letters, digits, _ . - "
+			  "only)");
+		return;
+	}
+	struct sw_port *old = sw_find(&a->sw, rq->port);
+	if (old) {
+		if (old->pid)
+			snprintf(msg, sizeof(msg), "port '%s' is in use (by pid %d)",
+				 rq->port, old->pid);
+		else
+			snprintf(msg, sizeof(msg), "port '%s' is in use (%s)",
+				 rq->port, old->attached);
+		reply_err(c->fd, -EBUSY, msg);
+		return;
+	}
+	unsigned seq = a->seq++;
+	snprintf(pipe, sizeof(pipe), "vs%d.%u.%08x", (int)getpid(), seq,
+		 a->nonce ^ (seq * 2654435761u));
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = msg,
+				      .errbuf_len = sizeof(msg) };
+	if (rq->slots >= 4 && rq->slots <= 65536)
+		o.slots = rq->slots;
+	uint64_t group = 0;
+	if (rq->region[0]) {
+		/* Trusted clients share one region: room for 16 ports. */
+		o.region = rq->region;
+		o.bufs = 16 * 4 * (o.slots ? o.slots : 1024) + 64;
+		group = region_group(rq->region);
+	}
+	snprintf(name, sizeof(name), "pipe:%s{0", pipe);
+	struct pktmap_port *p;
+	int ret = pktmap_open(&p, name, &o);
+	if (ret) {
+		reply_err(c->fd, ret, msg);
+		return;
+	}
+	ret = sw_attach(&a->sw, p, rq->port, "client", true, group);
+	if (ret < 0) {
+		pktmap_close(p);
+		reply_err(c->fd, ret, a->sw.err);
+		return;
+	}
+	c->port = ret;
+	a->sw.port[ret]->pid = c->pid;
+	snprintf(a->sw.port[ret]->attached, sizeof(a->sw.port[ret]->attached),
+		 "pid %d via %s", c->pid, name);
+	struct vale_rep rp = { .op = VALE_OK };
+	snprintf(rp.pipe, sizeof(rp.pipe), "%s", pipe);
+	reply(c->fd, &rp);
+}
+
+static void serve_list(struct swa *a, int fd)
+{
+	for (uint32_t i = 0; i < a->sw.nports; i++) {
+		struct sw_port *sp = a->sw.port[i];
+		if (!sp)
+			continue;
+		struct vale_rep rp = { .op = VALE_PORT };
+		snprintf(rp.port, sizeof(rp.port), "%s", sp->name);
+		snprintf(rp.kind, sizeof(rp.kind), "%s", sp->kind);
+		snprintf(rp.attached, sizeof(rp.attached), "%s", sp->attached);
+		rp.pid = sp->pid;
+		rp.zerocopy = sp->zc_group != 0;
+		swa_port_counters(sp, &rp.c);
+		reply(fd, &rp);
+	}
+	struct vale_rep rp = { .op = VALE_END };
+	struct sw_mac_stats ms = { 0 };
+	if (a->sw.mac)
+		sw_mac_stats(a->sw.mac, &ms);
+	rp.mac_entries = ms.entries;
+	rp.mac_capacity = ms.capacity;
+	rp.mac_learned = ms.learned;
+	rp.mac_moved = ms.moved;
+	rp.mac_aged = ms.aged;
+	rp.switch_pid = (int32_t)getpid();
+	for (uint32_t i = 0; i < a->sw.nports; i++)
+		rp.nports += a->sw.port[i] != NULL;
+	reply(fd, &rp);
+}
+
+/* One request on connection i. Returns false when the connection ends. */
+static bool serve_one(struct swa *a, unsigned i)
+{
+	struct swa_conn *c = &a->conn[i];
+	struct vale_req rq;
+	ssize_t n = recv(c->fd, &rq, sizeof(rq), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0)
+		return false; /* closed: the client is gone */
+	if (n != (ssize_t)sizeof(rq) || rq.magic != VALE_MAGIC ||
+	    rq.version != VALE_VERSION) {
+		reply_err(c->fd, -EPROTO, "bad request (another pktmap version?)");
+		return false;
+	}
+	rq.port[sizeof(rq.port) - 1] = 0;
+	rq.region[sizeof(rq.region) - 1] = 0;
+	rq.arg[sizeof(rq.arg) - 1] = 0;
+	char msg[400];
+	switch (rq.op) {
+	case VALE_OPEN:
+		if (c->port >= 0) {
+			reply_err(c->fd, -EBUSY, "this connection holds a port");
+			return false;
+		}
+		serve_open(a, c, &rq);
+		return c->port >= 0;
+	case VALE_LIST:
+		serve_list(a, c->fd);
+		return true;
+	case VALE_DETACH: {
+		struct sw_port *sp = sw_find(&a->sw, rq.port);
+		if (!sp) {
+			snprintf(msg, sizeof(msg), "no port '%s' on %s", rq.port,
+				 a->name);
+			reply_err(c->fd, -ENOENT, msg);
+			return true;
+		}
+		uint16_t id = sp->id;
+		/* A client's port: its connection ends with it. */
+		for (unsigned j = 0; j < a->nconn; j++) {
+			if (a->conn[j].port == id) {
+				close(a->conn[j].fd);
+				a->conn[j].fd = -1;
+			}
+		}
+		swa_detach(a, id);
+		struct vale_rep rp = { .op = VALE_OK };
+		reply(c->fd, &rp);
+		return true;
+	}
+	case VALE_ATTACH: {
+		int ret = swa_attach_name(a, rq.arg, rq.port[0] ? rq.port : NULL,
+					  msg, sizeof(msg));
+		if (ret) {
+			reply_err(c->fd, ret, msg);
+		} else {
+			struct vale_rep rp = { .op = VALE_OK };
+			reply(c->fd, &rp);
+		}
+		return true;
+	}
+	default:
+		reply_err(c->fd, -EINVAL, "unknown request");
+		return false;
+	}
+}
+
+static void accept_all(struct swa *a)
+{
+	for (;;) {
+		int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
+		    (cr.uid != geteuid() && cr.uid != 0)) {
+			reply_err(fd, -EPERM, "this switch serves its own user only");
+			close(fd);
+			continue;
+		}
+		if (a->nconn == SWA_MAX_CONNS) {
+			reply_err(fd, -ENOSPC, "too many connections");
+			close(fd);
+			continue;
+		}
+		a->conn[a->nconn++] = (struct swa_conn){ .fd = fd, .port = -1,
+							  .pid = cr.pid };
+	}
+}
+
+void swa_serve(struct swa *a, struct pollfd *pfd, unsigned n)
+{
+	/* Connections first, from the last (conn_drop() moves the last
+	 * one into the hole), then new ones. A connection whose fd is -1
+	 * was ended by a detach request. */
+	for (unsigned k = n; k-- > 1;) {
+		unsigned i = k - 1;
+		if (i >= a->nconn)
+			continue;
+		if (a->conn[i].fd >= 0 &&
+		    (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) ||
+		     serve_one(a, i)))
+			continue;
+		conn_drop(a, i);
+	}
+	for (unsigned i = a->nconn; i-- > 0;)
+		if (a->conn[i].fd < 0)
+			conn_drop(a, i);
+	if (pfd[0].revents & POLLIN)
+		accept_all(a);
+}
+
+/* ---- client side ---------------------------------------------------- */
+
+static int ctl_connect(const char *sw, bool quiet_if_absent)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = vale_sockaddr(&sa, sw, (unsigned)geteuid());
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || !sl)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sl) != 0) {
+		if (!quiet_if_absent)
+			cli_err("switch %s is not running (start it with 'pktmap "
+				"switch %s')", sw, sw);
+		close(fd);
+		return -1;
+	}
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
+	    cr.uid != geteuid()) {
+		if (!quiet_if_absent)
+			cli_err("switch %s: its socket belongs to another user",
+				sw);
+		close(fd);
+		return -1;
+	}
+	struct timeval tv = { 5, 0 };
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+bool swa_running(const char *sw)
+{
+	int fd = ctl_connect(sw, true);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static int ctl_recv(int fd, const char *sw, struct vale_rep *rp)
+{
+	ssize_t n = recv(fd, rp, sizeof(*rp), 0);
+	if (n != (ssize_t)sizeof(*rp) || rp->magic != VALE_MAGIC) {
+		cli_err("switch %s did not answer (%s)", sw,
+			n < 0 ? strerror(errno) : "bad reply");
+		return -1;
+	}
+	rp->msg[sizeof(rp->msg) - 1] = 0;
+	rp->port[sizeof(rp->port) - 1] = 0;
+	rp->kind[sizeof(rp->kind) - 1] = 0;
+	rp->attached[sizeof(rp->attached) - 1] = 0;
+	return 0;
+}
+
+#define U(x) ((unsigned long long)(x))
+
+int swa_client_list(const char *sw, bool json)
+{
+	int fd = ctl_connect(sw, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	struct vale_req rq = { .magic = VALE_MAGIC, .version = VALE_VERSION,
+			       .op = VALE_LIST };
+	if (send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != sizeof(rq)) {
+		cli_err("switch %s: %s", sw, strerror(errno));
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	struct vale_rep rp;
+	unsigned n = 0;
+	if (json)
+		printf("{\"switch\":\"%s\",\"ports\":[", sw);
+	else
+		printf("%-16s %-7s %12s %12s %10s %10s %10s %10s  %s\n", "PORT",
+		       "KIND", "RX", "TX", "NOSPACE", "INVALID", "UNKNOWN",
+		       "FILTERED", "ATTACHED");
+	for (;;) {
+		if (ctl_recv(fd, sw, &rp)) {
+			close(fd);
+			return EXIT_RUNTIME;
+		}
+		if (rp.op != VALE_PORT)
+			break;
+		if (json) {
+			printf("%s{\"port\":", n ? "," : "");
+			stats_json_str(stdout, rp.port);
+			printf(",\"kind\":");
+			stats_json_str(stdout, rp.kind);
+			printf(",\"attached\":");
+			stats_json_str(stdout, rp.attached);
+			printf(",\"pid\":%d,\"zerocopy\":%s,\"rx_frames\":%llu,"
+			       "\"rx_bytes\":%llu,\"tx_frames\":%llu,"
+			       "\"tx_bytes\":%llu,\"drop_nospace\":%llu,"
+			       "\"drop_invalid\":%llu,\"drop_unknown\":%llu,"
+			       "\"filtered\":%llu}",
+			       rp.pid, rp.zerocopy ? "true" : "false",
+			       U(rp.c.rx_frames), U(rp.c.rx_bytes),
+			       U(rp.c.tx_frames), U(rp.c.tx_bytes),
+			       U(rp.c.drop_nospace), U(rp.c.drop_invalid),
+			       U(rp.c.drop_unknown), U(rp.c.filtered));
+		} else {
+			printf("%-16s %-7s %12llu %12llu %10llu %10llu %10llu "
+			       "%10llu  %s\n", rp.port, rp.kind, U(rp.c.rx_frames),
+			       U(rp.c.tx_frames), U(rp.c.drop_nospace),
+			       U(rp.c.drop_invalid), U(rp.c.drop_unknown),
+			       U(rp.c.filtered), rp.attached);
+		}
+		n++;
+	}
+	close(fd);
+	if (rp.op != VALE_END) {
+		cli_err("switch %s: bad reply to --list", sw);
+		return EXIT_RUNTIME;
+	}
+	if (json)
+		printf("],\"nports\":%u,\"pid\":%d,\"mac_entries\":%llu,"
+		       "\"mac_capacity\":%llu,\"mac_learned\":%llu,"
+		       "\"mac_moved\":%llu,\"mac_aged\":%llu}\n", rp.nports,
+		       rp.switch_pid, U(rp.mac_entries), U(rp.mac_capacity),
+		       U(rp.mac_learned), U(rp.mac_moved), U(rp.mac_aged));
+	else
+		printf("switch %s (pid %d): %u ports; MAC table %llu of %llu "
+		       "(learned %llu, moved %llu, aged %llu)\n", sw,
+		       rp.switch_pid, rp.nports, U(rp.mac_entries),
+		       U(rp.mac_capacity), U(rp.mac_learned), U(rp.mac_moved),
+		       U(rp.mac_aged));
+	return 0;
+}
+
+int swa_client_op(const char *sw, enum vale_op op, const char *port,
+		  const char *arg)
+{
+	int fd = ctl_connect(sw, false);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	struct vale_req rq = { .magic = VALE_MAGIC, .version = VALE_VERSION,
+			       .op = op };
+	snprintf(rq.port, sizeof(rq.port), "%s", port ? port : "");
+	snprintf(rq.arg, sizeof(rq.arg), "%s", arg ? arg : "");
+	struct vale_rep rp;
+	if (send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != sizeof(rq) ||
+	    ctl_recv(fd, sw, &rp)) {
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	close(fd);
+	if (rp.op != VALE_OK) {
+		cli_err("switch %s: %s", sw, rp.msg);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# pktmap switch with client processes (the real gen and recv, and
+# switch_client for a learning receiver and a garbage writer):
+#
+#            gen a --+                 +-- recv b
+#   (killed) gen k --+-- valesPID ----+-- recv c
+#   switch_client g -+  (learning)    +-- switch_client d (MAC d)
+#
+# flooding (a broadcast reaches b, c, d, never a), learning (a frame to d's
+# MAC reaches d only), no reflection (a frame to a's own MAC goes nowhere),
+# isolation (no shared-memory object is mapped by two clients), SIGKILL of
+# a client mid-stream (its port, pipe and region go; the rest goes on),
+# garbage (runts and broken chains counted as invalid, exactly), aging (on
+# a second switch with --aging-s 1, d's MAC is forgotten and frames to it
+# are flooded again), and the one-line error when no switch runs. Every
+# phase sends fewer frames than a ring holds, so no count depends on speed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CLIENT=${SWITCH_CLIENT:?SWITCH_CLIENT must name tests/system/switch_client}
+S="vales$$"
+MAC_A=02:00:00:00:00:0a
+MAC_D=02:00:00:00:00:0d
+MAC_K=02:00:00:00:00:1b
+BC=ff:ff:ff:ff:ff:ff
+
+# no switch: one line naming the command to start it
+out=$("$PKTMAP" gen -i "vale$$x:a" -n 1 -T 0 2>&1) && fail "gen on a missing switch succeeded"
+expect_eq "error lines" "$(printf '%s\n' "$out" | wc -l)" 1
+printf '%s\n' "$out" | grep -q "start it with 'pktmap switch vale$$x'" ||
+	fail "no hint in: $out"
+
+BG_TIMEOUT=120 bg "$PKTMAP" switch "$S" -T 0 --json >"$TMP/sw.json" 2>"$TMP/sw.err"
+sw_pid=$BG_PID
+wait_switch() { # until --list works
+	for _ in $(seq 300); do
+		"$PKTMAP" switch --list "$S" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "switch $S did not come up"
+}
+# ports listed: wait until `switch --list` shows all of "$@"
+wait_ports() {
+	local p ok
+	for _ in $(seq 300); do
+		"$PKTMAP" switch --list "$S" >"$TMP/list" 2>/dev/null || true
+		ok=1
+		for p in "$@"; do
+			grep -q "^$p " "$TMP/list" || ok=0
+		done
+		[ "$ok" = 1 ] && return 0
+		sleep 0.1
+	done
+	fail "ports $* not attached: $(cat "$TMP/list")"
+}
+wait_gone() {
+	for _ in $(seq 300); do
+		"$PKTMAP" switch --list "$S" >"$TMP/list" 2>/dev/null || true
+		grep -q "^$1 " "$TMP/list" || return 0
+		sleep 0.1
+	done
+	fail "port $1 still attached"
+}
+# a port's counter from --list --json
+port_json() {
+	"$PKTMAP" switch --list "$S" --json |
+		grep -o "{\"port\":\"$1\"[^}]*}" | grep -o "\"$2\":[0-9]*" | cut -d: -f2
+}
+wait_switch
+
+bg "$PKTMAP" recv -i "$S:b" -n 501 -T 0 -q --json >"$TMP/b.json"
+recv_b=$BG_PID
+bg "$PKTMAP" recv -i "$S:c" -n 501 -T 0 -q --json >"$TMP/c.json"
+recv_c=$BG_PID
+"$PKTMAP" recv -i "$S:b2" -n 1 -T 0 -q >/dev/null 2>&1 &
+BG_PIDS+=("$!")
+wait_ports b c b2
+kill "${BG_PIDS[-1]}"
+wait_gone b2
+bg "$CLIENT" "$S:d" learn "$MAC_D" >"$TMP/d.out"
+client_d=$BG_PID
+wait_for "$TMP/d.out" '^ready'
+wait_ports d
+
+# isolation: no shared mapping (device:inode) appears in two clients
+pids=("$recv_b" "$recv_c" "$client_d")
+for pid in "${pids[@]}"; do
+	# a bg PID is `timeout`'s: the client is its child
+	child=$(pgrep -P "$pid" | head -n 1 || true)
+	[ -n "$child" ] && pid=$child
+	awk '$2 ~ /s/ && $5 != 0 { print $4 ":" $5 }' "/proc/$pid/maps" | sort -u
+done >"$TMP/maps"
+[ -s "$TMP/maps" ] || fail "no shared mappings found in the clients"
+[ "$(wc -l <"$TMP/maps")" -ge 3 ] || fail "fewer shared mappings than clients: $(cat "$TMP/maps")"
+dup=$(sort "$TMP/maps" | uniq -d)
+[ -z "$dup" ] || fail "a shared-memory object is mapped by two clients: $dup"
+
+# flooding: 500 broadcasts from a reach b, c and d (d's own broadcast
+# reached b and c: 501 each)
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$BC" -n 500 -T 0 -q
+wait_for "$TMP/d.out" '^received 500$'
+# learning: 500 frames to d's MAC reach d only
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 500 -T 0 -q
+wait_for "$TMP/d.out" '^received 1000$'
+# no reflection: frames to a's own MAC go nowhere (filtered on a)
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_A" -n 300 -T 0 -q
+
+for pid in "$recv_b" "$recv_c"; do
+	wait_bg "$pid"
+	expect_eq "recv exit" "$WAIT_RC" 0
+done
+for f in "$TMP/b.json" "$TMP/c.json"; do
+	expect_eq "$f packets" "$(json "$f" packets)" 501
+	expect_eq "$f gaps" "$(json "$f" gaps)" 0
+	expect_eq "$f bad (d's frame)" "$(json "$f" bad)" 1
+done
+
+# SIGKILL of a client mid-stream (its frames are addressed to itself:
+# filtered, so the others' counts stay exact)
+"$PKTMAP" gen -i "$S:k" -S "$MAC_K" -D "$MAC_K" -R 2000 -T 0 -q &
+victim=$!
+BG_PIDS+=("$victim")
+wait_ports k
+pipe=$(grep '^k ' "$TMP/list" | grep -o 'pipe:[^{]*' | cut -d: -f2)
+[ -e "/dev/shm/pktmap.pipe.$pipe" ] || fail "no region for k's pipe $pipe"
+kill -9 "$victim"
+wait "$victim" 2>/dev/null || true
+wait_gone k
+kill -0 "$sw_pid" || fail "the switch died with its client"
+[ ! -e "/dev/shm/pktmap.pipe.$pipe" ] || fail "k's region is left: $pipe"
+ls /dev/shm | grep -q "pktmap.pipe.$pipe" && fail "k's FIFOs are left"
+
+# garbage: 20 runts and a 30-slot chain ending in a runt: 51 invalid
+bg "$CLIENT" "$S:g" garbage 20 30 >"$TMP/g.out"
+client_g=$BG_PID
+wait_for "$TMP/g.out" '^sent'
+for _ in $(seq 300); do
+	[ "$(port_json g drop_invalid)" = 51 ] && break
+	sleep 0.1
+done
+expect_eq "g invalid" "$(port_json g drop_invalid)" 51
+expect_eq "g forwarded" "$(port_json g rx_frames)" 0
+# ... and the switch goes on: 200 more to d
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 200 -T 0 -q
+wait_for "$TMP/d.out" '^received 1200$'
+kill "$client_g" "$client_d"
+wait "$client_g" 2>/dev/null || true
+wait "$client_d" 2>/dev/null || true
+expect_eq "d total" "$(grep '^total' "$TMP/d.out" | cut -d' ' -f2)" 1200
+
+# the switch's own counts: every frame a sent accounted for
+kill -TERM "$sw_pid"
+wait_bg "$sw_pid"
+expect_eq "switch exit" "$WAIT_RC" 0
+"$PKTMAP" switch --list "$S" >/dev/null 2>&1 && fail "switch still answers"
+sum() { # a key summed over the summary's port objects named $1
+	grep -o "{\"port\":\"$1\"[^}]*}" "$TMP/sw.json" | grep -o "\"$2\":[0-9]*" |
+		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+expect_eq "frames to a (no reflection)" "$(sum a tx_frames)" 0
+expect_eq "frames from a" "$(sum a rx_frames)" 1500
+expect_eq "filtered on a" "$(sum a filtered)" 300
+expect_eq "frames to b" "$(sum b tx_frames)" 501
+expect_eq "frames to c" "$(sum c tx_frames)" 501
+expect_eq "frames to d" "$(sum d tx_frames)" 1200
+expect_eq "invalid from g" "$(sum g drop_invalid)" 51
+expect_eq "drops for lack of space" "$(sum '[a-z0-9]*' drop_nospace)" 0
+ls /dev/shm | grep -q "pktmap.pipe.vs$sw_pid\." && fail "the switch left pipes in /dev/shm"
+
+# aging: on a switch that forgets after 1 s, d's MAC ages out and a frame
+# to it is flooded again (b receives it)
+S="valet$$"
+BG_TIMEOUT=60 bg "$PKTMAP" switch "$S" -T 0 --aging-s 1 >"$TMP/sw2.out" 2>&1
+sw2=$BG_PID
+wait_switch
+bg "$PKTMAP" recv -i "$S:b" -n 100 -T 0 -q --json >"$TMP/b2.json"
+recv_b=$BG_PID
+wait_ports b
+bg "$CLIENT" "$S:d" learn "$MAC_D" >"$TMP/d2.out"
+client_d=$BG_PID
+wait_for "$TMP/d2.out" '^ready'
+# learned: a frame to d reaches d only
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 1 -T 0 -q
+for _ in $(seq 300); do
+	[ "$(port_json d tx_frames)" = 1 ] && break
+	sleep 0.1
+done
+expect_eq "to d while learned" "$(port_json d tx_frames)" 1
+expect_eq "to b while learned" "$(port_json b tx_frames)" 1 # d's broadcast
+# wait (poll, no fixed sleep) until the table is empty: d's MAC aged out
+for _ in $(seq 300); do
+	"$PKTMAP" switch --list "$S" --json | grep -q '"mac_entries":0,' && break
+	sleep 0.1
+done
+"$PKTMAP" switch --list "$S" --json | grep -q '"mac_entries":0,' ||
+	fail "d's MAC did not age out"
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 99 -T 0 -q
+wait_bg "$recv_b"
+expect_eq "recv b exit" "$WAIT_RC" 0
+expect_eq "b after aging" "$(json "$TMP/b2.json" packets)" 100
+kill "$client_d"
+wait "$client_d" 2>/dev/null || true
+kill -TERM "$sw2"
+wait_bg "$sw2"
+expect_eq "switch exit" "$WAIT_RC" 0
+grep -q "aged [1-9]" "$TMP/sw2.out" || fail "no aged entries in: $(cat "$TMP/sw2.out")"
+echo "switch_pipe: ok"

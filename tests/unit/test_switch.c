@@ -1,0 +1,224 @@
+/* The switch's learning table (src/fwd/switch_mac.c): learning, a MAC
+ * moving to another port, aging, a bounded size under more MACs than it
+ * holds, forgetting a detached port; and the data path (src/fwd/switch.c)
+ * in one process over pipes: flooding, learning, no reflection, runts
+ * counted as invalid, a full destination dropping only its own frames. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pktmap/pktmap.h>
+
+#include "switch.h"
+#include "t.h"
+
+static void mac_of(uint8_t m[6], uint32_t v)
+{
+	m[0] = 0x02;
+	m[1] = 0;
+	m[2] = (uint8_t)(v >> 24);
+	m[3] = (uint8_t)(v >> 16);
+	m[4] = (uint8_t)(v >> 8);
+	m[5] = (uint8_t)v;
+}
+
+static void test_table(void)
+{
+	struct sw_mac *t = sw_mac_new(64, 1000);
+	struct sw_mac_stats st;
+	uint8_t a[6], b[6];
+	mac_of(a, 1);
+	mac_of(b, 2);
+
+	CHECK_EQ(sw_mac_find(t, a, 0), -1);
+	sw_mac_learn(t, a, 3, 0);
+	sw_mac_learn(t, b, 4, 0);
+	CHECK_EQ(sw_mac_find(t, a, 10), 3);
+	CHECK_EQ(sw_mac_find(t, b, 10), 4);
+	/* a shows up on port 5: the entry moves */
+	sw_mac_learn(t, a, 5, 20);
+	CHECK_EQ(sw_mac_find(t, a, 30), 5);
+	sw_mac_stats(t, &st);
+	CHECK_EQ(st.entries, 2);
+	CHECK_EQ(st.moved, 1);
+	CHECK_EQ(st.learned, 2);
+	/* aging: 1000 ms after its last frame a MAC is still there, after
+	 * 1001 it is gone */
+	sw_mac_learn(t, b, 4, 500);
+	CHECK_EQ(sw_mac_find(t, b, 1500), 4);
+	CHECK_EQ(sw_mac_find(t, a, 1021), -1);
+	CHECK_EQ(sw_mac_find(t, b, 1501), -1);
+	sw_mac_stats(t, &st);
+	CHECK_EQ(st.entries, 0);
+	CHECK_EQ(st.aged, 2);
+	/* refreshing keeps an entry alive past the first aging time */
+	sw_mac_learn(t, a, 1, 2000);
+	sw_mac_learn(t, a, 1, 2900);
+	CHECK_EQ(sw_mac_find(t, a, 3800), 1);
+	sw_mac_free(t);
+
+	/* bounded: 10000 MACs into a table of 64 */
+	t = sw_mac_new(64, 300000);
+	for (uint32_t i = 0; i < 10000; i++) {
+		mac_of(a, 100 + i);
+		sw_mac_learn(t, a, (uint16_t)(i % 7), i);
+	}
+	sw_mac_stats(t, &st);
+	CHECK_EQ(st.capacity, 64);
+	CHECK(st.entries <= 64, "entries %llu", (unsigned long long)st.entries);
+	CHECK_EQ(st.learned, 10000);
+	CHECK_EQ(st.evicted + st.entries, 10000);
+	/* the most recent MAC is always there */
+	CHECK_EQ(sw_mac_find(t, a, 10000), (int)(9999 % 7));
+	/* forgetting a port */
+	sw_mac_learn(t, b, 9, 10000);
+	CHECK_EQ(sw_mac_find(t, b, 10001), 9);
+	sw_mac_lookup.port_gone(t, 9);
+	CHECK_EQ(sw_mac_find(t, b, 10002), -1);
+	sw_mac_free(t);
+}
+
+/* ---- the data path over pipes -------------------------------------- */
+
+#define NP 3
+
+struct client {
+	struct pktmap_port *sw_end, *cl_end;
+	char name[64];
+};
+
+static struct client cl[NP];
+
+static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
+		       uint32_t len, uint32_t tag)
+{
+	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), 0);
+	struct netmap_slot *s = &r->slot[r->head];
+	uint8_t *b = (uint8_t *)NETMAP_BUF(r, s->buf_idx);
+	memset(b, 0, len);
+	if (len >= 12) {
+		memcpy(b, dst, 6);
+		memcpy(b + 6, src, 6);
+	}
+	if (len >= 20)
+		memcpy(b + 16, &tag, 4);
+	s->len = (uint16_t)len;
+	r->head = r->cur = nm_ring_next(r, r->head);
+}
+
+/* Frames waiting for client c; their tags in tags[] when given. */
+static unsigned drain(int c, uint32_t *tags, unsigned max)
+{
+	pktmap_rxsync(cl[c].cl_end);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(cl[c].cl_end), 0);
+	unsigned n = 0;
+	while (!nm_ring_empty(r)) {
+		struct netmap_slot *s = &r->slot[r->head];
+		if (tags && n < max)
+			memcpy(&tags[n], NETMAP_BUF(r, s->buf_idx) + 16, 4);
+		n++;
+		r->head = r->cur = nm_ring_next(r, r->head);
+	}
+	pktmap_rxsync(cl[c].cl_end);
+	return n;
+}
+
+static void flush(struct sw *s, int c)
+{
+	pktmap_txsync(cl[c].cl_end);
+	CHECK(sw_round(s) >= 0, "round");
+}
+
+static void test_datapath(void)
+{
+	struct sw s;
+	struct sw_cfg cfg = { .aging_ms = 300000 };
+	CHECK_EQ(sw_init(&s, &cfg), 0);
+	for (int i = 0; i < NP; i++) {
+		char n[96];
+		snprintf(cl[i].name, sizeof(cl[i].name), "tsw%d.%d", (int)getpid(), i);
+		snprintf(n, sizeof(n), "pipe:%s{0@conf:slots=64", cl[i].name);
+		struct pktmap_open_opts o = { .sz = sizeof(o) };
+		CHECK_EQ(pktmap_open(&cl[i].sw_end, n, &o), 0);
+		snprintf(n, sizeof(n), "pipe:%s}0", cl[i].name);
+		CHECK_EQ(pktmap_open(&cl[i].cl_end, n, &o), 0);
+		char pn[8];
+		snprintf(pn, sizeof(pn), "%c", 'a' + i);
+		CHECK_EQ(sw_attach(&s, cl[i].sw_end, pn, "client", true, 0), i);
+	}
+	CHECK_EQ(sw_attach(&s, cl[0].sw_end, "a", "client", false, 0), -EEXIST);
+
+	uint8_t A[6], B[6], C[6], BC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	mac_of(A, 0xa);
+	mac_of(B, 0xb);
+	mac_of(C, 0xc);
+	uint32_t tags[64];
+
+	/* flooding: a broadcast from a reaches b and c, not a */
+	for (uint32_t i = 0; i < 10; i++)
+		send_frame(0, BC, A, 60, i);
+	flush(&s, 0);
+	{ unsigned got = drain(1, tags, 64); CHECK_EQ(got, 10); }
+	for (uint32_t i = 0; i < 10; i++)
+		CHECK_EQ(tags[i], i);
+	{ unsigned got = drain(2, NULL, 0); CHECK_EQ(got, 10); }
+	{ unsigned got = drain(0, NULL, 0); CHECK_EQ(got, 0); }
+	/* learning: b speaks once (flooded: unknown C), then a frame to B
+	 * reaches only b */
+	send_frame(1, C, B, 60, 100);
+	flush(&s, 1);
+	{ unsigned got = drain(0, NULL, 0); CHECK_EQ(got, 1); }
+	{ unsigned got = drain(2, NULL, 0); CHECK_EQ(got, 1); }
+	for (uint32_t i = 0; i < 5; i++)
+		send_frame(0, B, A, 60, 200 + i);
+	flush(&s, 0);
+	{ unsigned got = drain(1, tags, 64); CHECK_EQ(got, 5); }
+	CHECK_EQ(tags[4], 204);
+	{ unsigned got = drain(2, NULL, 0); CHECK_EQ(got, 0); }
+	/* A is known on a: a frame from a to A is filtered */
+	send_frame(0, A, A, 60, 300);
+	flush(&s, 0);
+	CHECK_EQ(s.port[0]->c.filtered, 1);
+	{ unsigned got = drain(1, NULL, 0) + drain(2, NULL, 0); CHECK_EQ(got, 0); }
+	/* runts are invalid and counted, the frames around them go */
+	send_frame(2, A, C, 60, 400);
+	send_frame(2, A, C, 13, 401);
+	send_frame(2, A, C, 60, 402);
+	flush(&s, 2);
+	CHECK_EQ(s.port[2]->c.drop_invalid, 1);
+	{ unsigned got = drain(0, tags, 64); CHECK_EQ(got, 2); }
+	CHECK_EQ(tags[1], 402);
+	/* no head-of-line blocking: b never drains; a floods 100 frames
+	 * into rings of 64 slots: b's copies beyond its 63 free slots are
+	 * dropped (counted on b), c gets every frame */
+	uint64_t nospace0 = s.port[1]->c.drop_nospace;
+	unsigned got_c = 0;
+	for (uint32_t i = 0; i < 100; i++) {
+		send_frame(0, BC, A, 60, 500 + i);
+		if (i % 20 == 19) {
+			flush(&s, 0);
+			got_c += drain(2, NULL, 0);
+		}
+	}
+	CHECK_EQ(got_c, 100);
+	CHECK_EQ(s.port[1]->c.drop_nospace - nospace0, 100 - 63);
+	{ unsigned got = drain(1, NULL, 0); CHECK_EQ(got, 63); }
+	/* every frame taken is accounted for */
+	for (int i = 0; i < NP; i++) {
+		struct sw_counters *c = &s.port[i]->c;
+		CHECK(c->rx_frames + c->drop_invalid > 0, "port %d moved", i);
+	}
+	for (int i = 0; i < NP; i++)
+		pktmap_close(cl[i].cl_end);
+	sw_fini(&s);
+}
+
+int main(void)
+{
+	test_table();
+	test_datapath();
+	return t_done("switch");
+}
