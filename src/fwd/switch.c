@@ -169,6 +169,7 @@ static void deliver(struct sw_port *d, struct sw_ring *srx, uint32_t first,
 {
 	uint32_t k = 0, nl = d->nlist;
 	uint64_t frames = 0, bytes = 0;
+	bool refreshed = false;
 
 	for (uint32_t t = 0; t < d->ntx && k < nl; t++) {
 		struct sw_ring *tr = &d->tx[d->cur_tx];
@@ -180,6 +181,20 @@ static void deliver(struct sw_port *d, struct sw_ring *srx, uint32_t first,
 			continue;
 		}
 		uint32_t space = tail >= head ? tail - head : tail + n - head;
+		if (space < nl - k && !refreshed) {
+			/* The tail may lag behind the room there is (a pipe
+			 * reloads its reader's index only when asked for more
+			 * than it knows of): submit what is there, then sync
+			 * once with nothing new, which looks again. */
+			refreshed = true;
+			if (pktmap_txsync(d->port) == 0 && pktmap_txsync(d->port) == 0) {
+				head = ring->head;
+				tail = ring->tail;
+				if (head >= n || tail >= n)
+					continue;
+				space = tail >= head ? tail - head : tail + n - head;
+			}
+		}
 		while (space && k < nl) {
 			uint32_t i = d->list[k++];
 			struct netmap_slot *ts = &ring->slot[head];

@@ -96,6 +96,11 @@ static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
 		       uint32_t len, uint32_t tag)
 {
 	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), 0);
+	/* The tail may show less room than there is (the pipe reloads
+	 * the reader's index only when asked for more). */
+	if (nm_ring_space(r) == 0)
+		pktmap_txsync(cl[c].cl_end);
+	CHECK(nm_ring_space(r) > 0, "client %d: TX ring full", c);
 	struct netmap_slot *s = &r->slot[r->head];
 	uint8_t *b = (uint8_t *)NETMAP_BUF(r, s->buf_idx);
 	memset(b, 0, len);
