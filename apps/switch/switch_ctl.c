@@ -144,11 +144,11 @@ int swa_attach_name(struct swa *a, const char *name, const char *as,
 	struct pktmap_port *p;
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
 				      .errbuf_len = errlen };
-	struct pktmap_name nm;
+	struct pktmap_name nm = { .sz = sizeof(nm) };
 	char kind[16] = "port", pname[64];
 	if (pktmap_name_parse(name, &nm, err, errlen) == 0) {
 		const char *bk = nm.backend;
-		bool host = strchr(name, '^') != NULL;
+		bool host = nm.reg == NR_REG_SW || nm.reg == NR_REG_ONE_SW;
 		snprintf(kind, sizeof(kind), "%s", host ? "host" :
 			 strcmp(bk, "tap") == 0 ? "tap" :
 			 (strcmp(bk, "xdp") == 0 || strcmp(bk, "pkt") == 0) ? "nic" :
