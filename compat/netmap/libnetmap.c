@@ -241,6 +241,24 @@ NME_EXPORT int nmreq_header_decode(const char **pspec, struct nmreq_header *h,
 		errno = EINVAL;
 		return -1;
 	}
+	static const char *const native[] = { "null:", "pipe:", "xdp:", "pkt:",
+					      "pcap:", "tap:" };
+	for (size_t i = 0; start == s && i < sizeof(native) / sizeof(*native); i++) {
+		size_t pl = strlen(native[i]);
+		if (strncmp(s, native[i], pl) == 0) {
+			/* a pktmap name as is, options aside (an extension) */
+			size_t n = strcspn(s, "@");
+			if (n >= sizeof(name)) {
+				nmctx_ferror(ctx, "%s: port name too long", *pspec);
+				errno = EINVAL;
+				return -1;
+			}
+			memcpy(h->nr_name, s, n);
+			h->nr_name[n] = 0;
+			*pspec = s + n;
+			return 0;
+		}
+	}
 	size_t n = name_len(s);
 	if (n == 0) {
 		nmctx_ferror(ctx, "%s: missing port name after the prefix", *pspec);
