@@ -88,7 +88,9 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 struct pm_region_hdr; /* lives at offset 0 of the mapping, see region.c */
 
 struct pm_region {
-	int fd;
+	int fd;              /* the file: locks (and the memory, unless sealed) */
+	int mfd;             /* the memory: a sealed memfd, or fd */
+	bool sealed;         /* memory in a sealed memfd, fd only rendezvous */
 	void *base;          /* start of the mapping */
 	size_t size;
 	struct pm_region_hdr *hdr;

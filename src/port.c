@@ -416,7 +416,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		return -ENOMEM;
 	p->fd = -1;
 	p->event_fd = -1;
-	p->region.fd = -1;
+	p->region.fd = p->region.mfd = -1;
 	p->log = OPT(opts, log, NULL);
 	p->log_ctx = OPT(opts, log_ctx, NULL);
 	p->log_level = PKTMAP_LOG_INFO;

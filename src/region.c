@@ -5,9 +5,12 @@
  * blocks) and the buffer pool. Everything inside refers to everything else
  * by offset or buffer index, so processes may map it at any address.
  *
- * A named region is the file /dev/shm/pktmap.NAME (tmpfs, the same memory
- * as a memfd, but joinable by name with no broker; /dev/hugepages with
- * hugepages). An unnamed region is a memfd private to its port.
+ * A named region is the file /dev/shm/pktmap.NAME, joinable by name with
+ * no broker. Its memory is a memfd sealed against shrinking and growing,
+ * which joiners take from a live holder (see "The sealed pool" below);
+ * only a region shared with a group (@conf:share=group:) keeps its memory
+ * in the file itself (/dev/hugepages with hugepages). An unnamed region is
+ * a memfd private to its port.
  *
  * Lifetime is tracked with open-file-description locks, which the kernel
  * drops when a process dies, even by SIGKILL:
@@ -229,6 +232,135 @@ static int region_hdr_sane(const struct pm_region_hdr *h, size_t fsize)
 	return h->ndir <= PM_REGION_DIR;
 }
 
+/* ------------------------------------------------------------------ */
+/* The sealed pool. A region that is not shared with a group keeps its
+ * memory in a memfd sealed against shrinking and growing, so no process,
+ * however hostile, can truncate it under its partners (that would be
+ * SIGBUS for them). The file /dev/shm/pktmap.NAME is then only the
+ * rendezvous: it carries the locks (mutex, users, claims) and a table of
+ * the processes that hold the memfd. A joiner duplicates the memfd of a
+ * live holder through /proc/PID/fd/FD (the kernel checks that it may: the
+ * same uid) and accepts it only if it is the very memfd the table names
+ * (device and inode) and it is sealed. */
+
+#define PM_RDV_MAGIC 0x3156445254504bull /* "PKTRDV1" */
+#define PM_RDV_HOLDERS 256
+#define PM_RDV_SIZE 4096
+/* One byte per holder slot, far above the back ends' claims. */
+#define PM_LOCK_HOLDER_BASE ((off_t)1 << 40)
+#define PM_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+struct pm_rdv {
+	uint64_t magic;
+	uint64_t size;           /* bytes of the memfd */
+	uint64_t dev, ino;       /* which memfd */
+	struct {
+		int32_t pid, fd;
+	} h[PM_RDV_HOLDERS];
+};
+
+_Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
+
+/* Put ourselves in a free slot of the holder table (a slot is free when
+ * nobody holds its lock byte; the kernel drops that lock when a holder
+ * dies). Under the mutex. */
+static int rdv_register(struct pm_region *r)
+{
+	struct stat st;
+	if (fstat(r->mfd, &st) != 0)
+		return -errno;
+	for (int i = 0; i < PM_RDV_HOLDERS; i++) {
+		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_HOLDER_BASE + i, 0) != 0)
+			continue;
+		int32_t ent[2] = { (int32_t)getpid(), (int32_t)r->mfd };
+		if (pwrite(r->fd, ent, sizeof(ent),
+			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent))
+			return -EIO;
+		return 0;
+	}
+	return -EMFILE;
+}
+
+/* Make the sealed memfd of a new region and publish it. Under the mutex,
+ * with nobody else using the region. */
+static int rdv_create(struct pm_region *r, size_t size, bool huge, char *err,
+		      size_t errlen)
+{
+	r->mfd = memfd_create("pktmap", MFD_CLOEXEC | MFD_ALLOW_SEALING |
+				       (huge ? MFD_HUGETLB : 0));
+	if (r->mfd < 0) {
+		snprintf(err, errlen, "region '%s': cannot create its memory: %s%s",
+			 r->name, strerror(errno),
+			 huge ? " (no hugepages reserved? see /proc/sys/vm/nr_hugepages)" :
+				"");
+		return -errno;
+	}
+	struct stat st;
+	struct pm_rdv rdv;
+	memset(&rdv, 0, sizeof(rdv));
+	if (ftruncate(r->mfd, (off_t)size) != 0 ||
+	    fcntl(r->mfd, F_ADD_SEALS, PM_SEALS) != 0 || fstat(r->mfd, &st) != 0 ||
+	    ftruncate(r->fd, 0) != 0 || ftruncate(r->fd, PM_RDV_SIZE) != 0) {
+		int e = errno;
+		snprintf(err, errlen, "region '%s': cannot size and seal %zu bytes: "
+			 "%s", r->name, size, strerror(e));
+		return -e;
+	}
+	rdv.magic = PM_RDV_MAGIC;
+	rdv.size = size;
+	rdv.dev = (uint64_t)st.st_dev;
+	rdv.ino = (uint64_t)st.st_ino;
+	if (pwrite(r->fd, &rdv, sizeof(rdv), 0) != sizeof(rdv)) {
+		snprintf(err, errlen, "region '%s': cannot write %s", r->name,
+			 r->path);
+		return -EIO;
+	}
+	r->size = size;
+	return 0;
+}
+
+/* Get the memfd of a region others hold. Under the mutex. */
+static int rdv_join(struct pm_region *r, char *err, size_t errlen)
+{
+	struct pm_rdv rdv;
+	if (pread(r->fd, &rdv, sizeof(rdv), 0) != sizeof(rdv) ||
+	    rdv.magic != PM_RDV_MAGIC || rdv.size < PM_HDR_SIZE ||
+	    rdv.size > ((uint64_t)1 << 42)) {
+		snprintf(err, errlen, "region '%s' (%s) is in use but does not say "
+			 "where its memory is (written by another program?); stop "
+			 "its users and run 'pktmap ports --gc'", r->name, r->path);
+		return -EPROTO;
+	}
+	for (int i = 0; i < PM_RDV_HOLDERS; i++) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_start = PM_LOCK_HOLDER_BASE + i, .l_len = 1 };
+		if (fcntl(r->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type == F_UNLCK)
+			continue; /* no live holder in this slot */
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)rdv.h[i].pid,
+			 (int)rdv.h[i].fd);
+		int fd = open(proc, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		int seals = fcntl(fd, F_GET_SEALS);
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_dev == rdv.dev && (uint64_t)st.st_ino == rdv.ino &&
+		    (uint64_t)st.st_size == rdv.size && seals >= 0 &&
+		    (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) ==
+			    (F_SEAL_SHRINK | F_SEAL_GROW)) {
+			r->mfd = fd;
+			r->size = (size_t)rdv.size;
+			return 0;
+		}
+		close(fd);
+	}
+	snprintf(err, errlen, "region '%s': no process that uses it could hand "
+		 "over its memory (are they another user's, or not dumpable?)",
+		 r->name);
+	return -EACCES;
+}
+
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen)
 {
@@ -236,7 +368,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	r->fd = -1;
+	r->fd = r->mfd = -1;
 	/* With headroom (an @mem: region that AF_XDP may share), buffers
 	 * are 4096 bytes by default so that a 2048-byte frame still fits
 	 * past the headroom, as netmap programs expect from 2048. */
@@ -283,8 +415,11 @@ int pm_region_open(struct pm_region *r, const char *name,
 			return -EINVAL;
 		}
 		snprintf(r->name, sizeof(r->name), "%s", name);
+		/* Hugepage memory is a MFD_HUGETLB memfd; only a region shared
+		 * with a group keeps its memory in a hugetlbfs file. */
 		snprintf(r->path, sizeof(r->path), "%s/pktmap.%s",
-			 def.hugepages > 0 ? "/dev/hugepages" : "/dev/shm", name);
+			 def.hugepages > 0 && def.share ? "/dev/hugepages" :
+							  "/dev/shm", name);
 		r->share = def.share;
 		r->share_gid = def.share_gid;
 		mode_t mode = def.share ? 0660 : 0600;
@@ -355,8 +490,37 @@ int pm_region_open(struct pm_region *r, const char *name,
 	}
 	if (r->named)
 		fresh = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
-	if (fresh) {
+	/* A region shared with a group keeps its memory in the file itself
+	 * (other users cannot take a memfd from /proc); any other in a
+	 * sealed memfd. A joiner follows what the file says it is. */
+	uint64_t magic = 0;
+	if (r->named && !fresh &&
+	    pread(r->fd, &magic, sizeof(magic), 0) != sizeof(magic))
+		magic = 0;
+	r->sealed = r->named && (fresh ? !def.share : magic == PM_RDV_MAGIC);
+	if (!r->named) {
+		r->mfd = r->fd;
+		if (ftruncate(r->fd, (off_t)size) != 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot size a region to %zu bytes: %s",
+				 size, strerror(errno));
+			goto fail;
+		}
+		r->size = size;
+	} else if (r->sealed) {
+		ret = fresh ? rdv_create(r, size, def.hugepages > 0, err, errlen) :
+			      rdv_join(r, err, errlen);
+		if (ret)
+			goto fail;
+		ret = rdv_register(r);
+		if (ret) {
+			snprintf(err, errlen, "region '%s': cannot register in %s: %s",
+				 r->name, r->path, strerror(-ret));
+			goto fail;
+		}
+	} else if (fresh) {
 		/* Nobody else uses it: (re)build from scratch. */
+		r->mfd = r->fd;
 		if (ftruncate(r->fd, 0) != 0 || ftruncate(r->fd, (off_t)size) != 0) {
 			ret = -errno;
 			snprintf(err, errlen, "region '%s': cannot size to %zu bytes: %s",
@@ -365,6 +529,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 		}
 		r->size = size;
 	} else {
+		r->mfd = r->fd;
 		struct stat stt;
 		if (fstat(r->fd, &stt) != 0) {
 			ret = -errno;
@@ -373,7 +538,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 		r->size = (size_t)stt.st_size;
 	}
 	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | (fresh ? MAP_POPULATE : 0), r->fd, 0);
+		       MAP_SHARED | (fresh ? MAP_POPULATE : 0), r->mfd, 0);
 	if (r->base == MAP_FAILED) {
 		ret = -errno;
 		r->base = NULL;
@@ -419,8 +584,10 @@ fail:
 		munmap(r->base, r->size);
 	if (r->named && fresh)
 		unlink(r->path);
+	if (r->mfd >= 0 && r->mfd != r->fd)
+		close(r->mfd);
 	close(r->fd);
-	r->fd = -1;
+	r->fd = r->mfd = -1;
 	r->base = NULL;
 	return ret;
 }
@@ -500,6 +667,10 @@ static int region_probe(const char *dir, const char *fname,
 	snprintf(d->name, sizeof(d->name), "%s", r.name);
 	snprintf(d->path, sizeof(d->path), "%s", r.path);
 	d->size = (uint64_t)st.st_size;
+	struct pm_rdv rdv;
+	if (pread(r.fd, &rdv, sizeof(rdv), 0) == sizeof(rdv) &&
+	    rdv.magic == PM_RDV_MAGIC)
+		d->size = rdv.size; /* the sealed memory, not the rendezvous */
 	/* A region whose mutex is held, or that someone uses, is in use:
 	 * only a file nobody holds at all is provably dead. */
 	if (pm_ofd_lock(r.fd, F_WRLCK, PM_LOCK_MUTEX, 0) != 0) {
@@ -555,8 +726,10 @@ void pm_region_close(struct pm_region *r)
 			pm_region_unlock(r);
 		}
 	}
+	if (r->mfd >= 0 && r->mfd != r->fd)
+		close(r->mfd);
 	close(r->fd);
-	r->fd = -1;
+	r->fd = r->mfd = -1;
 	r->base = NULL;
 }
 

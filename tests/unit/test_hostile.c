@@ -32,14 +32,25 @@ static struct pktmap_port *open_end(const char *suffix, char *err, size_t len)
 	return r == 0 ? p : NULL;
 }
 
-/* The hostile peer: map the region file and scribble. Signals `ready`
- * after the first pass, then scribbles until killed. */
-static void scribbler(int ready_fd)
+/* The hostile peer: take the pool's memfd the way any process of the
+ * same user can (/proc/PID/fd/N of a holder), try to truncate it and the
+ * rendezvous file, and scribble on both. Signals `ready` after the first
+ * pass, then scribbles until killed. */
+static void scribbler(int ready_fd, pid_t holder, int holder_fd)
 {
-	int fd = open(path, O_RDWR);
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)holder, holder_fd);
+	int fd = open(proc, O_RDWR);
+	int rfd = open(path, O_RDWR);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0)
+	if (fd < 0 || rfd < 0 || fstat(fd, &st) != 0)
 		_exit(2);
+	/* The memory is sealed: it cannot shrink or grow. */
+	if (ftruncate(fd, 0) == 0 || ftruncate(fd, st.st_size / 2) == 0 ||
+	    ftruncate(fd, st.st_size * 2) == 0)
+		_exit(5);
+	if (ftruncate(rfd, 0) != 0) /* the rendezvous can: harmless */
+		_exit(6);
 	size_t size = (size_t)st.st_size;
 	unsigned char *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
 				fd, 0);
@@ -110,9 +121,10 @@ static void test_garbage_and_kill(void)
 
 	int ready[2];
 	CHECK(pipe(ready) == 0, "pipe");
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0)
-		scribbler(ready[1]);
+		scribbler(ready[1], parent, a->region.mfd);
 	char c;
 	CHECK(read(ready[0], &c, 1) == 1, "scribbler ready");
 

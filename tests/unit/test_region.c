@@ -66,6 +66,12 @@ int main(void)
 	      "private layout");
 	memcpy(hdr, saved, sizeof(saved));
 
+	/* The memory is a sealed memfd: nobody can shrink or grow it. */
+	CHECK(r.sealed && r.mfd != r.fd, "sealed pool");
+	CHECK(ftruncate(r.mfd, 0) != 0 && errno == EPERM, "shrink refused");
+	CHECK(ftruncate(r.mfd, (off_t)r.size * 2) != 0 && errno == EPERM,
+	      "grow refused");
+
 	/* Claims: exclusive across opens. */
 	CHECK(pm_region_claim(&r, 7) == 0, "claim");
 
