@@ -257,6 +257,7 @@ struct pm_port_ops {
 #define PM_CAP_PATH 0x08       /* the body is a file path */
 #define PM_CAP_EMPTY_BODY 0x10 /* "null:" */
 #define PM_CAP_ZEROCOPY 0x20   /* "/Z" can be honoured */
+#define PM_CAP_FD_EXACT 0x40   /* p->fd already is what pktmap_fd() promises */
 
 /* Counters: a port may be driven by two threads (one owns the RX rings,
  * one the TX rings) while a third reads pktmap_stats(). Counters only one
@@ -296,6 +297,11 @@ struct pktmap_port {
 	int fd;                    /* pollable, owned by the back end */
 	int event_fd;              /* pktmap_fd() was called: its result */
 	bool events;               /* ... and sync_event runs after syncs */
+	/* For back ends without sync_event (kernel descriptors): an epoll
+	 * set of their fd and an eventfd that holds a count exactly while
+	 * the last rxsync left packets unread (see pktmap_fd()). */
+	int ev_set, ev_unread;
+	bool ev_unread_set;
 	uint32_t spin_us;          /* pktmap_poll() spins this long first */
 	uint32_t extra_bufs;       /* taken for ni_bufs_head at open */
 	bool own_rings;            /* rings made by pm_port_own_rings() */

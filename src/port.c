@@ -5,6 +5,8 @@
  * the poll loop that every back end shares.
  */
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -416,6 +418,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		return -ENOMEM;
 	p->fd = -1;
 	p->event_fd = -1;
+	p->ev_set = p->ev_unread = -1;
 	p->region.fd = p->region.mfd = -1;
 	p->log = OPT(opts, log, NULL);
 	p->log_ctx = OPT(opts, log_ctx, NULL);
@@ -516,6 +519,10 @@ void pktmap_close(struct pktmap_port *p)
 		p->ops->close(p);
 	if (p->own_rings)
 		own_rings_put(p);
+	if (p->ev_set >= 0)
+		close(p->ev_set);
+	if (p->ev_unread >= 0)
+		close(p->ev_unread);
 	pm_region_close(&p->region);
 	if (p->ringmem)
 		munmap(p->ringmem, p->ringmem_size);
@@ -528,6 +535,47 @@ struct netmap_if *pktmap_nifp(const struct pktmap_port *p)
 	return p ? p->nifp : NULL;
 }
 
+/* A kernel descriptor (a socket, a TAP) is readable while the kernel
+ * holds frames an rxsync would take; packets an rxsync already took into
+ * the ring and the application has not read yet do not show there. For
+ * those the port's fd becomes an epoll set of the kernel's fd and an
+ * eventfd that rxsync keeps non-zero exactly while the ring has unread
+ * packets (two system calls per batch, only in this mode). A port that
+ * does not receive keeps the kernel's fd itself: its POLLOUT is exact. */
+static int unread_set_open(struct pktmap_port *p, int fd)
+{
+	if (!(p->dir & PKTMAP_DIR_RX) || p->first_rx > p->last_rx)
+		return fd;
+	p->ev_set = epoll_create1(EPOLL_CLOEXEC);
+	p->ev_unread = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (p->ev_set < 0 || p->ev_unread < 0 ||
+	    epoll_ctl(p->ev_set, EPOLL_CTL_ADD, fd, &ev) != 0 ||
+	    epoll_ctl(p->ev_set, EPOLL_CTL_ADD, p->ev_unread, &ev) != 0)
+		return -errno;
+	return p->ev_set;
+}
+
+/* After an rxsync in that mode: the count follows "packets unread". */
+static void unread_update(struct pktmap_port *p)
+{
+	bool unread = false;
+	for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
+		struct pm_kring *k = pm_rxkring(p, i);
+		if (k->rcur != k->hwtail) {
+			unread = true;
+			break;
+		}
+	}
+	if (unread == p->ev_unread_set)
+		return;
+	uint64_t v = 1;
+	ssize_t r = unread ? write(p->ev_unread, &v, sizeof(v)) :
+			     read(p->ev_unread, &v, sizeof(v));
+	(void)r;
+	p->ev_unread_set = unread;
+}
+
 int pktmap_fd(const struct pktmap_port *cp)
 {
 	/* The port was allocated writable by pktmap_open(): the first call
@@ -537,11 +585,9 @@ int pktmap_fd(const struct pktmap_port *cp)
 		return -EINVAL;
 	if (p->event_fd >= 0)
 		return p->event_fd;
-	if (!p->ops->event_fd) {
-		p->event_fd = p->fd;
-		return p->fd;
-	}
-	int fd = p->ops->event_fd(p);
+	int fd = p->ops->event_fd ? p->ops->event_fd(p) : p->fd;
+	if (fd >= 0 && !p->ops->sync_event && !(p->ops->caps & PM_CAP_FD_EXACT))
+		fd = unread_set_open(p, fd);
 	if (fd < 0)
 		return fd;
 	p->event_fd = fd;
@@ -580,7 +626,10 @@ int pktmap_txsync(struct pktmap_port *p)
 int pktmap_rxsync(struct pktmap_port *p)
 {
 	pm_stat_add(&p->st.rx_syncs, 1);
-	return sync_rings(p, false);
+	int ret = sync_rings(p, false);
+	if (pm_unlikely(p->ev_unread >= 0))
+		unread_update(p);
+	return ret;
 }
 
 /* poll() wakes when tail has moved past cur, the application's wake-up

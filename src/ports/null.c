@@ -81,7 +81,8 @@ const struct pm_port_ops pm_null_ops = {
 		.mode = "zerocopy",
 		.summary = "swallows TX, produces no RX: measures pktmap's own cost",
 	},
-	.caps = PM_CAP_EMPTY_BODY | PM_CAP_ONE_RING | PM_CAP_ZEROCOPY,
+	.caps = PM_CAP_EMPTY_BODY | PM_CAP_ONE_RING | PM_CAP_ZEROCOPY |
+		PM_CAP_FD_EXACT,
 	.open = null_open,
 	.txsync = null_txsync,
 	.rxsync = null_rxsync,

@@ -377,7 +377,8 @@ const struct pm_port_ops pm_pcap_ops = {
 		.summary = "read (/R) or write (/T) a pcap or pcapng file as if it "
 			   "were a link",
 	},
-	.caps = PM_CAP_PATH,
+	.caps = PM_CAP_PATH |
+		PM_CAP_FD_EXACT,
 	.open = pcap_open,
 	.txsync = pcap_txsync,
 	.rxsync = pcap_rxsync,

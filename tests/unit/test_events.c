@@ -589,6 +589,39 @@ static void test_kernel_rx(const char *what, struct pktmap_port *p,
 	close(sv[0]);
 }
 
+/* A kernel port: packets an rxsync took but the application has not read
+ * keep the fd readable (the kernel's own fd would not say so). */
+static void test_unread(struct pktmap_port *p, const char *send_if)
+{
+	static uint8_t frame[2048];
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_ifindex = (int)if_nametoindex(send_if) };
+	CHECK(bind(fd, (struct sockaddr *)&sll, sizeof(sll)) == 0, "bind");
+	struct pollfd pfd = { .fd = pktmap_fd(p), .events = POLLIN };
+	pktmap_rxsync(p);
+	CHECK(poll(&pfd, 1, 0) == 0, "unread: nothing yet");
+	for (uint32_t i = 0; i < 10; i++) {
+		t_frame(frame, 100, i, 0);
+		CHECK(send(fd, frame, 100, 0) == 100, "send");
+	}
+	close(fd);
+	struct netmap_ring *ring = NETMAP_RXRING(pktmap_nifp(p), 0);
+	for (int i = 0; i < 100 && nm_ring_space(ring) < 10; i++) {
+		CHECK(poll(&pfd, 1, 5000) == 1, "unread: frames arrive");
+		pktmap_rxsync(p);
+	}
+	CHECK_EQ(nm_ring_space(ring), 10);
+	for (int k = 0; k < 3; k++)
+		ring->head = ring->cur = nm_ring_next(ring, ring->head);
+	CHECK(poll(&pfd, 1, 0) == 1, "unread: 10 taken by rxsync, readable");
+	pktmap_rxsync(p);
+	CHECK(poll(&pfd, 1, 0) == 1, "unread: 7 left, still readable");
+	ring->head = ring->cur = ring->tail;
+	pktmap_rxsync(p);
+	CHECK(poll(&pfd, 1, 0) == 0, "unread: all read, not readable");
+}
+
 static void test_tap(enum wait_mode m)
 {
 	char ifname[IFNAMSIZ], name[64], cmd[128];
@@ -600,6 +633,8 @@ static void test_tap(enum wait_mode m)
 	snprintf(cmd, sizeof(cmd), "ip link set %s up", ifname);
 	t_run(cmd);
 	test_kernel_rx("tap", p, ifname, m);
+	if (m == W_POLL)
+		test_unread(p, ifname);
 	pktmap_close(p);
 }
 
