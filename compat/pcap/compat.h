@@ -108,6 +108,7 @@ struct pmc {
 	bool ts_from_ptr;        /* the back end stamps slot->ptr */
 	bool coalesce;           /* wait for batches (live.c) */
 	bool small_batch;        /* the last read found few packets */
+	bool fd_given;           /* the tool has the selectable fd (events.c) */
 	pcap_t *dead;            /* real handle: compile, dump_open */
 	struct bpf_insn *filter; /* our copy of the program set */
 	u_int filter_len;

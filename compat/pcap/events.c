@@ -21,7 +21,10 @@ int pmc_selectable_fd(struct pmc *h)
 	if (!h->activated)
 		return -1;
 	int fd = pktmap_fd(h->port);
-	return fd < 0 ? -1 : fd;
+	if (fd < 0)
+		return -1;
+	h->fd_given = true;
+	return fd;
 }
 
 /* A new list entry, allocated as libpcap allocates its own (the system

@@ -569,7 +569,14 @@ int pmc_dispatch(struct pmc *h, int cnt, pcap_handler cb, u_char *user)
 		return 0;
 	if (rc <= 0)
 		return rc;
-	return deliver(h, cnt, cb, user);
+	rc = deliver(h, cnt, cb, user);
+	/* A tool that waits on the selectable fd: give the slots back now,
+	 * as libpcap does at the end of a dispatch, so that the fd is
+	 * readable after this call only when more packets wait (a tool in
+	 * blocking mode woken for nothing would block in its next call). */
+	if (h->fd_given && rc >= 0)
+		(void)pktmap_rxsync(h->port);
+	return rc;
 }
 
 int pmc_loop(struct pmc *h, int cnt, pcap_handler cb, u_char *user)

@@ -165,6 +165,60 @@ static int setup_rings(struct pktmap_port *p, struct xdp_priv *xp,
 	return 0;
 }
 
+/* Buffers the region needs for nq sockets with these ring sizes. */
+static uint64_t bufs_needed(const struct xdp_priv *xp, uint32_t nq, uint32_t rxs,
+			    uint32_t txs, uint32_t fq, uint32_t extra)
+{
+	return 2 + (uint64_t)nq * ((xp->rx ? rxs + fq : 0) + (xp->tx ? txs : 0)) +
+	       extra + 64;
+}
+
+/* Without CAP_IPC_LOCK the UMEM counts against the locked-memory limit
+ * (8 MiB by default; dumpcap drops the capability). Unless the name
+ * sized things itself (@conf:bufs, a shared @mem: region), shrink the
+ * rings, largest first, until the buffers fit in 7/8 of the limit (the
+ * rest for the user's other locked memory), and say so once. Returns 0,
+ * or -ENOBUFS with the one-line error when even small rings do not fit. */
+static int fit_memlock(struct pktmap_port *p, struct xdp_priv *xp,
+		       const struct pm_conf *c, uint32_t nq, uint32_t bsz,
+		       uint32_t *rxs, uint32_t *txs)
+{
+	uint64_t budget = pm_xdp_memlock_budget();
+	if (budget == UINT64_MAX || c->bufs || c->region[0])
+		return 0;
+	uint64_t avail = (budget - budget / 8) / bsz;
+	uint32_t r = *rxs, t = *txs, fq = xp->rx_size;
+	uint64_t want = bufs_needed(xp, nq, r, t, fq, c->extra_bufs);
+	if (want <= avail)
+		return 0;
+	while (bufs_needed(xp, nq, r, t, fq, c->extra_bufs) > avail) {
+		uint32_t *big = fq >= r && fq >= t ? &fq : (r >= t ? &r : &t);
+		if (*big <= 64)
+			return pm_open_error(p, -ENOBUFS,
+					     "even %u buffers (%llu kB of UMEM) exceed the "
+					     "locked-memory limit (ulimit -l: %llu kB): "
+					     "raise it (ulimit -l unlimited) or give the "
+					     "process CAP_IPC_LOCK",
+					     (unsigned)bufs_needed(xp, nq, 64, 64, 64, 0),
+					     (unsigned long long)bufs_needed(xp, nq, 64, 64,
+								      64, 0) * bsz >> 10,
+					     (unsigned long long)budget >> 10);
+		*big /= 2;
+	}
+	uint64_t got = bufs_needed(xp, nq, r, t, fq, c->extra_bufs);
+	pm_log(p, PKTMAP_LOG_INFO,
+	       "%s: UMEM of %llu kB (%u RX / %u TX slots) to fit the locked-"
+	       "memory limit of %llu kB instead of %llu kB: raise it (ulimit -l) "
+	       "or give the process CAP_IPC_LOCK for deeper rings",
+	       p->name, (unsigned long long)(got * bsz >> 10), r, t,
+	       (unsigned long long)(budget >> 10),
+	       (unsigned long long)(want * bsz >> 10));
+	*rxs = r;
+	*txs = t;
+	xp->rx_size = fq;
+	return 0;
+}
+
 static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		    const struct pktmap_open_opts *o)
 {
@@ -255,14 +309,17 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	 * least 4096 entries absorb a burst while the application is not
 	 * scheduled (20 ms at 200 kpps). The fill ring is as large: its
 	 * buffers are the ones the kernel can fill before we run again. */
+	uint32_t nb = xp->hi - xp->lo;
+	uint32_t nh = xp->host ? 1 : 0;
 	xp->rx_size = pow2_at_least(rxs < XDP_MIN_RX_RING ? XDP_MIN_RX_RING : rxs);
+	ret = fit_memlock(p, xp, c, nb + nh, bsz, &rxs, &txs);
+	if (ret)
+		return ret;
 	xp->tx_size = pow2_at_least(txs);
 	xp->fq_size = xp->rx_size;
 	xp->cq_size = xp->tx_size; /* >= the slots that can be in flight */
-	uint32_t nb = xp->hi - xp->lo;
 	xp->free_cap = xp->rx ? nb * xp->fq_size : 0;
 
-	uint32_t nh = xp->host ? 1 : 0;
 	struct pm_region_params rp = {
 		.bufs = 2 + (nb + nh) * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0)) +
 			xp->free_cap + c->extra_bufs + 64,

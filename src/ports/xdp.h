@@ -314,6 +314,7 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_poll_arm(struct pktmap_port *p, short events);
 void pm_xdp_poll_disarm(struct pktmap_port *p, short events);
+uint64_t pm_xdp_memlock_budget(void);
 int pm_xdp_event_fd(struct pktmap_port *p);
 void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st);
 

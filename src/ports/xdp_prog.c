@@ -147,9 +147,14 @@ static uint32_t mode_flags_of(uint8_t attach_mode)
 	}
 }
 
+/* Not allowed: usually a tool that dropped its capabilities before it
+ * opened the port (dumpcap keeps only CAP_NET_RAW and CAP_NET_ADMIN). */
 static int perm_error(struct pktmap_port *p, int err)
 {
-	return pm_open_error(p, err, "needs CAP_NET_RAW and CAP_BPF: run as root");
+	return pm_open_error(p, err, "attaching the XDP program needs CAP_BPF "
+			     "(or CAP_SYS_ADMIN) and CAP_NET_ADMIN, which this "
+			     "process does not have (some tools drop them before "
+			     "opening): run it with them, or use pkt:");
 }
 
 /* Reuse the pktmap program a live process attached: find its XSKMAP. */

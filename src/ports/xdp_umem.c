@@ -8,9 +8,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "xdp.h"
 
@@ -115,6 +118,25 @@ static void raise_memlock(void)
 	}
 }
 
+/* How many bytes of UMEM this process may pin: unlimited with
+ * CAP_IPC_LOCK (the kernel then charges nothing), else the locked-memory
+ * limit, raised to its hard value first. (The kernel charges the user's
+ * total; other locked memory of the same user shares the limit.) */
+uint64_t pm_xdp_memlock_budget(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cap[2];
+	memset(cap, 0, sizeof(cap));
+	if (syscall(SYS_capget, &hdr, cap) == 0 &&
+	    (cap[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32))))
+		return UINT64_MAX;
+	raise_memlock();
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return rl.rlim_cur;
+}
+
 /* Register the region's pool as this socket's UMEM. */
 int pm_xdp_umem_register(struct pktmap_port *p, int fd)
 {
@@ -133,10 +155,11 @@ int pm_xdp_umem_register(struct pktmap_port *p, int fd)
 		struct rlimit rl = { 0, 0 };
 		getrlimit(RLIMIT_MEMLOCK, &rl);
 		return pm_open_error(p, err,
-				     "registering %llu MB of buffers as UMEM exceeds "
+				     "registering %llu kB of buffers as UMEM exceeds "
 				     "the locked-memory limit (ulimit -l: %llu kB): "
-				     "raise it (ulimit -l unlimited) or run as root",
-				     (unsigned long long)(mr.len >> 20),
+				     "raise it (ulimit -l unlimited), give the process "
+				     "CAP_IPC_LOCK, or ask for fewer slots (@conf:slots=)",
+				     (unsigned long long)(mr.len >> 10),
 				     (unsigned long long)(rl.rlim_cur == RLIM_INFINITY ?
 							  0 : rl.rlim_cur >> 10));
 	}
