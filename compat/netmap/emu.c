@@ -354,8 +354,25 @@ static int map_name(const struct nme_req *r, char *out, size_t len)
 		bad |= appendf(out, len, "/T");
 	if (r->flags & NR_RX_RINGS_ONLY)
 		bad |= appendf(out, len, "/R");
-	if (r->mem_id)
-		bad |= appendf(out, len, "@%u", r->mem_id);
+	if (r->mem_id) {
+		/* @N: the memory this process knows by that id (a region of
+		 * any name: "@mem:"), else region memN, which other processes
+		 * reach by the same @N; a private memory cannot be joined:
+		 * the port gets one of its own and says so in nr_mem_id. */
+		char region[64] = "";
+		bool known = false;
+		pthread_mutex_lock(&lock);
+		for (struct nme_mem *m = mems; m; m = m->next)
+			if (m->id == r->mem_id) {
+				known = true;
+				snprintf(region, sizeof(region), "%s", m->region);
+			}
+		pthread_mutex_unlock(&lock);
+		if (!known)
+			bad |= appendf(out, len, "@%u", r->mem_id);
+		else if (region[0])
+			bad |= appendf(out, len, "@mem:%s", region);
+	}
 	char conf[160] = "";
 	if (r->tx_slots)
 		bad |= appendf(conf, sizeof(conf), ",tx-slots=%u", r->tx_slots);

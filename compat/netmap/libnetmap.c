@@ -871,29 +871,65 @@ NME_EXPORT struct nm_desc *pktmap_nm_open(const char *ifname,
 					  uint64_t flags,
 					  const struct nm_desc *arg)
 {
-	(void)arg; /* memory is shared by id anyway (NM_OPEN_NO_MMAP) */
 	struct nm_desc *d = calloc(1, sizeof(*d));
+	struct nmport_d *p;
 	if (!d) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	struct nmport_d *p = nmport_prepare(ifname);
+	if ((flags & NM_OPEN_IFNAME) && req) {
+		/* the request names the port: nr_name, nr_ringid, nr_flags */
+		p = nmport_new();
+		if (p) {
+			memcpy(p->hdr.nr_name, req->nr_name, sizeof(req->nr_name));
+			p->hdr.nr_name[sizeof(req->nr_name)] = 0;
+			p->reg.nr_mode = req->nr_flags & NR_REG_MASK;
+			if (p->reg.nr_mode == NR_REG_DEFAULT)
+				p->reg.nr_mode = NR_REG_ALL_NIC;
+			p->reg.nr_ringid = req->nr_ringid & NETMAP_RING_MASK;
+			p->reg.nr_flags = req->nr_flags & ~(uint32_t)NR_REG_MASK;
+		}
+	} else {
+		p = nmport_prepare(ifname);
+	}
 	if (!p) {
 		int e = errno;
 		free(d);
 		errno = e;
 		return NULL;
 	}
-	if (req && (flags & NM_OPEN_ARG2) && req->nr_arg2)
-		p->reg.nr_mem_id = req->nr_arg2;
-	if (req && (flags & NM_OPEN_ARG3))
+	/* As netmap's nm_open: `req` is the base request (memory id, extra
+	 * buffers, ring sizes), the name overrides it, and NM_OPEN_ARG2/3
+	 * and NM_OPEN_RING_CFG take those values from the parent `arg`. */
+	if (req) {
+		if (req->nr_arg2 && !p->reg.nr_mem_id)
+			p->reg.nr_mem_id = req->nr_arg2;
 		p->reg.nr_extra_bufs = req->nr_arg3;
-	if (req && (flags & NM_OPEN_RING_CFG)) {
-		p->reg.nr_tx_slots = req->nr_tx_slots;
-		p->reg.nr_rx_slots = req->nr_rx_slots;
-		p->reg.nr_tx_rings = req->nr_tx_rings;
-		p->reg.nr_rx_rings = req->nr_rx_rings;
+		if (!p->reg.nr_tx_slots)
+			p->reg.nr_tx_slots = req->nr_tx_slots;
+		if (!p->reg.nr_rx_slots)
+			p->reg.nr_rx_slots = req->nr_rx_slots;
+		if (!p->reg.nr_tx_rings)
+			p->reg.nr_tx_rings = req->nr_tx_rings;
+		if (!p->reg.nr_rx_rings)
+			p->reg.nr_rx_rings = req->nr_rx_rings;
 	}
+	if (arg && IS_NETMAP_DESC(arg)) {
+		if (flags & NM_OPEN_ARG2)
+			p->reg.nr_mem_id = arg->req.nr_arg2;
+		if (flags & NM_OPEN_ARG3)
+			p->reg.nr_extra_bufs = arg->req.nr_arg3;
+		if (flags & NM_OPEN_RING_CFG) {
+			p->reg.nr_tx_slots = arg->req.nr_tx_slots;
+			p->reg.nr_rx_slots = arg->req.nr_rx_slots;
+			p->reg.nr_tx_rings = arg->req.nr_tx_rings;
+			p->reg.nr_rx_rings = arg->req.nr_rx_rings;
+		}
+	}
+	if (flags & NETMAP_NO_TX_POLL)
+		p->reg.nr_flags |= NR_NO_TX_POLL;
+	if (flags & NETMAP_DO_RX_POLL)
+		p->reg.nr_flags |= NR_DO_RX_POLL;
 	if (nmport_open_desc(p) < 0) {
 		int e = errno;
 		nmport_undo_prepare(p);

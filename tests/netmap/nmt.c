@@ -14,6 +14,10 @@
  *   nmt fwd  PORT_IN PORT_OUT COUNT [WAIT]  zero-copy: swap buffers
  *   nmt extra PORT COUNT LEN NBUFS [WAIT]   send from NBUFS extra buffers
  *   nmt bad  IFACE                          netmap's errno for bad requests
+ *   nmt lgen  PORT COUNT LEN                 (nmt_lib) send with nm_inject
+ *   nmt lrecv PORT COUNT LEN                 (nmt_lib) nm_dispatch/nm_nextpkt
+ *   nmt lmem  PORT1 PORT2                    (nmt_lib) nm_open both: one mem?
+ *   nmt lshare PORT PIPE                     (nmt_lib) PIPE in PORT's memory
  *
  * WAIT is poll, select or epoll. MODE "frag": every packet goes as two
  * slots chained by NS_MOREFRAG; "stamp" and "fast" (bench/netmap.py):
@@ -36,6 +40,8 @@
 #include <unistd.h>
 
 #ifdef NMT_LIB
+#define NETMAP_WITH_LIBS /* the old nm_open() family too */
+#include <net/netmap_user.h>
 #include <libnetmap.h>
 #else
 #include <net/netmap_user.h>
@@ -363,14 +369,20 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 				uint32_t n = nm_ring_space(ring), i = ring->head;
 				if (n > count - seq)
 					n = (uint32_t)(count - seq);
-				for (uint32_t k = 0; k < n; k++) {
-					struct netmap_slot *s = &ring->slot[i];
-					if (mode == M_STAMP)
+				if (mode == M_STAMP) {
+					for (uint32_t k = 0; k < n; k++) {
+						struct netmap_slot *s = &ring->slot[i];
 						memcpy(NETMAP_BUF(ring, s->buf_idx), &seq, 8);
-					s->len = (uint16_t)len;
-					s->flags = 0;
-					i = nm_ring_next(ring, i);
-					seq++;
+						s->len = (uint16_t)len;
+						i = nm_ring_next(ring, i);
+						seq++;
+					}
+				} else {
+					for (uint32_t k = 0; k < n; k++) {
+						ring->slot[i].len = (uint16_t)len;
+						i = nm_ring_next(ring, i);
+					}
+					seq += n;
 				}
 				ring->head = ring->cur = i;
 				progress |= n > 0;
@@ -429,17 +441,21 @@ static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 			struct netmap_ring *ring = NETMAP_RXRING(p.nifp, r);
 			if (mode >= M_STAMP) {
 				uint32_t n = nm_ring_space(ring), i = ring->head;
-				for (uint32_t k = 0; k < n; k++) {
-					struct netmap_slot *s = &ring->slot[i];
-					uint64_t got;
-					if (mode == M_STAMP) {
+				if (mode == M_STAMP) {
+					for (uint32_t k = 0; k < n; k++) {
+						struct netmap_slot *s = &ring->slot[i];
+						uint64_t got;
 						memcpy(&got, NETMAP_BUF(ring, s->buf_idx), 8);
 						if (got != seq || s->len != len)
-							die("packet %" PRIu64 ": sequence %" PRIu64
-							    ", length %u", seq, got, s->len);
+							die("packet %" PRIu64 ": sequence %"
+							    PRIu64 ", length %u", seq, got,
+							    s->len);
+						i = nm_ring_next(ring, i);
+						seq++;
 					}
-					i = nm_ring_next(ring, i);
-					seq++;
+				} else {
+					i = n ? (i + n) % ring->num_slots : i;
+					seq += n;
 				}
 				ring->head = ring->cur = i;
 				if (seq > count)
@@ -701,6 +717,130 @@ static int bad(const char *pipe)
 	return 0;
 }
 
+#ifdef NMT_LIB
+/* ------------------------------------------------------------------ */
+/* The old API (NETMAP_WITH_LIBS): nm_open, nm_inject, nm_dispatch,
+ * nm_nextpkt, nm_close. */
+
+static struct nm_desc *lopen(const char *name)
+{
+	struct nm_desc *d = nm_open(name, NULL, 0, NULL);
+	if (!d)
+		die("%s: nm_open: %s", name, strerror(errno));
+	if (!IS_NETMAP_DESC(d) || NETMAP_FD(d) < 0)
+		die("%s: nm_open gave a bad descriptor", name);
+	return d;
+}
+
+static void lwait(struct nm_desc *d, short ev)
+{
+	struct pollfd pfd = { .fd = NETMAP_FD(d), .events = ev };
+	if (poll(&pfd, 1, 10000) <= 0)
+		die("%s: poll: nothing in 10 s", d->req.nr_name);
+}
+
+static int lgen(const char *name, uint64_t count, unsigned len)
+{
+	struct nm_desc *d = lopen(name);
+	printf("ready\n");
+	uint8_t pkt[MAXPKT];
+	for (uint64_t seq = 0; seq < count;) {
+		fill(pkt, seq, len);
+		if (nm_inject(d, pkt, len) == (int)len)
+			seq++;
+		else
+			lwait(d, POLLOUT);
+	}
+	for (unsigned r = d->first_tx_ring; r <= d->last_tx_ring; r++) {
+		struct netmap_ring *ring = NETMAP_TXRING(d->nifp, r);
+		while (ioctl(NETMAP_FD(d), NIOCTXSYNC, NULL) == 0 &&
+		       nm_tx_pending(ring)) {
+			ring->cur = ring->tail;
+			lwait(d, POLLOUT);
+			ring->cur = ring->head;
+		}
+	}
+	printf("sent %" PRIu64 " with nm_inject\n", count);
+	return nm_close(d);
+}
+
+static uint64_t lnext;
+static unsigned llen;
+
+static void lcb(unsigned char *arg, const struct nm_pkthdr *h,
+		const unsigned char *buf)
+{
+	(void)arg;
+	if (h->buf != buf || h->slot == NULL || h->len != h->slot->len)
+		die("nm_dispatch: inconsistent nm_pkthdr");
+	check(buf, lnext, h->len, llen);
+	lnext++;
+}
+
+static int lrecv(const char *name, uint64_t count, unsigned len)
+{
+	struct nm_desc *d = lopen(name);
+	printf("ready\n");
+	llen = len;
+	uint64_t by_dispatch = 0, by_next = 0;
+	while (lnext < count) {
+		lwait(d, POLLIN);
+		/* alternate: a dispatch of up to 64, then nm_nextpkt */
+		int n = nm_dispatch(d, 64, lcb, NULL);
+		if (n < 0)
+			die("nm_dispatch: %d", n);
+		by_dispatch += (uint64_t)n;
+		struct nm_pkthdr h;
+		unsigned char *b;
+		while (lnext < count && (b = nm_nextpkt(d, &h)) != NULL) {
+			check(b, lnext, h.len, len);
+			lnext++;
+			by_next++;
+		}
+	}
+	ioctl(NETMAP_FD(d), NIOCRXSYNC, NULL);
+	printf("received %" PRIu64 " in order, bytes ok (%" PRIu64
+	       " by nm_dispatch, %" PRIu64 " by nm_nextpkt)\n",
+	       lnext, by_dispatch, by_next);
+	return nm_close(d);
+}
+
+/* As netmap's bridge decides: zero-copy iff the two descriptors map the
+ * same memory. */
+static int lmem(const char *a, const char *b)
+{
+	struct nm_desc *pa = lopen(a);
+	struct nm_desc *pb = nm_open(b, NULL, NM_OPEN_NO_MMAP, pa);
+	if (!pb)
+		die("%s: nm_open: %s", b, strerror(errno));
+	printf("zerocopy %ssupported (memory %u and %u)\n",
+	       pa->mem == pb->mem ? "" : "NOT ", pa->req.nr_arg2,
+	       pb->req.nr_arg2);
+	nm_close(pb);
+	return nm_close(pa);
+}
+
+/* As lb does: open a port, then a pipe in the memory the first one got
+ * ("NAME{N/xT@<nr_arg2>"): the two must share it. */
+static int lshare(const char *a, const char *pipe)
+{
+	struct nm_desc *pa = lopen(a);
+	char name[128];
+	snprintf(name, sizeof(name), "netmap:%s/xT@%u", pipe, pa->req.nr_arg2);
+	struct nm_desc *pb = nm_open(name, NULL, 0, pa);
+	if (!pb)
+		die("%s: nm_open: %s", name, strerror(errno));
+	printf("zerocopy %s (memory %u and %u)\n",
+	       pa->mem == pb->mem ? "enabled" : "disabled", pa->req.nr_arg2,
+	       pb->req.nr_arg2);
+	if (pb->first_rx_ring <= pb->last_rx_ring)
+		die("%s: /T bound RX rings %u..%u", name, pb->first_rx_ring,
+		    pb->last_rx_ring);
+	nm_close(pb);
+	return nm_close(pa);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -714,6 +854,18 @@ int main(int argc, char **argv)
 	const char *role = argv[1];
 	if (!strcmp(role, "bad"))
 		return bad(argv[2]);
+#ifdef NMT_LIB
+	if (!strcmp(role, "lmem") && argc >= 4)
+		return lmem(argv[2], argv[3]);
+	if (!strcmp(role, "lshare") && argc >= 4)
+		return lshare(argv[2], argv[3]);
+	if (!strcmp(role, "lgen") && argc >= 5)
+		return lgen(argv[2], strtoull(argv[3], NULL, 0),
+			    (unsigned)atoi(argv[4]));
+	if (!strcmp(role, "lrecv") && argc >= 5)
+		return lrecv(argv[2], strtoull(argv[3], NULL, 0),
+			     (unsigned)atoi(argv[4]));
+#endif
 	if (!strcmp(role, "fwd") && argc >= 5) {
 		wait_parse(argc > 5 ? argv[5] : NULL);
 		return fwd(argv[2], argv[3], strtoull(argv[4], NULL, 0));

@@ -113,6 +113,25 @@ pair extra_raw "$LIB" recv "netmap:${PIPE}f}0" 50000 300 poll -- \
 	"${RUN[@]}" "$RAW" extra "netmap:${PIPE}f{0" 50000 300 5000 epoll
 expect_eq extra_raw "$LAST" "received 50000 in order, bytes ok"
 
+echo "5b. the old API (NETMAP_WITH_LIBS): nm_inject, nm_dispatch + nm_nextpkt"
+pair old1 "$LIB" recv "netmap:${PIPE}o}0" 50000 200 poll -- \
+	"$LIB" lgen "netmap:${PIPE}o{0" 50000 200
+expect_eq old1 "$LAST" "received 50000 in order, bytes ok"
+pair old2 "$LIB" lrecv "netmap:${PIPE}n}0" 50000 200 -- \
+	"${RUN[@]}" "$RAW" gen "netmap:${PIPE}n{0" 50000 200 epoll
+case "$LAST" in
+"received 50000 in order, bytes ok ("*" by nm_dispatch, "*" by nm_nextpkt)") ;;
+*) fail "old2: $LAST" ;;
+esac
+out=$("$LIB" lmem "netmap:${PIPE}z{0@$M" "netmap:${PIPE}y{0@$M")
+expect_eq "nm_open, one @N" "$out" "zerocopy supported (memory $M and $M)"
+out=$("$LIB" lmem "netmap:${PIPE}z{0" "netmap:${PIPE}y{0")
+case "$out" in "zerocopy NOT supported"*) ;; *) fail "nm_open, two memories: $out" ;; esac
+echo "  nm_open: one @N: zerocopy supported; two memories: NOT"
+out=$("$LIB" lshare "netmap:${PIPE}s{0" "${PIPE}t{1")
+case "$out" in "zerocopy enabled (memory "*) ;; *) fail "lb's way (@ the first port's id): $out" ;; esac
+echo "  lb's way, a pipe @ the memory id of the port opened first: $out"
+
 echo "6. bad requests: netmap's errno"
 for prog in lib raw; do
 	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi

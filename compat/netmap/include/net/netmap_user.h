@@ -65,18 +65,20 @@
 
 #define ND(_fmt, ...) do {} while (0)
 
-/* Copy a packet, rounding up to whole 64-byte blocks for short ones (the
- * buffers have room): the same trade netmap's version makes. */
+/* Copy a packet: whole 64-byte blocks with 8-byte moves for short
+ * multiples of 64, memcpy() for everything else (it never reads or writes
+ * past l bytes). */
 static inline void nm_pkt_copy(const void *_src, void *_dst, int l)
 {
 	const uint64_t *src = (const uint64_t *)_src;
 	uint64_t *dst = (uint64_t *)_dst;
-	if (unlikely(l >= 1024 || l <= 0)) {
-		if (l > 0)
-			memcpy(dst, src, (size_t)l);
+	if (unlikely(l <= 0))
+		return;
+	if (unlikely(l >= 1024 || (l & 63))) {
+		memcpy(dst, src, (size_t)l);
 		return;
 	}
-	for (; likely(l > 0); l -= 64) {
+	for (; l > 0; l -= 64) {
 		dst[0] = src[0]; dst[1] = src[1]; dst[2] = src[2]; dst[3] = src[3];
 		dst[4] = src[4]; dst[5] = src[5]; dst[6] = src[6]; dst[7] = src[7];
 		dst += 8;
