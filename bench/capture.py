@@ -28,7 +28,8 @@ Second part, the library's own ceiling: gen -> pipe -> tcpdump -w
 /dev/shm/FILE on the library (no kernel in the way; gen is held back by
 the pipe, so its rate is the consumer's), beside pktmap capture.
 
-    sudo bench/capture.py [--quick]        (env: SECS=3 RUNS=3 PKTMAP=...)
+    sudo bench/capture.py [--quick]        (env: SECS=3 RUNS=3 PKTMAP=...
+                                            TOOLS=a,b,... PIPE=0 SIZE=60)
 """
 import json
 import os
@@ -317,7 +318,9 @@ def main():
     if os.geteuid() != 0:
         raise SystemExit("needs root")
     tsc_from_build()
-    tools = [t for t in TOOLS if t != "netsniff_ng" or shutil.which("netsniff-ng")]
+    want = os.environ.get("TOOLS")
+    tools = [t for t in (want.split(",") if want else TOOLS)
+             if t != "netsniff_ng" or shutil.which("netsniff-ng")]
     load = os.getloadavg()
     print(f"capture at saturation, {SIZE}-byte frames, {SECS:g} s x {RUNS} runs, "
           f"load average {load[0]:.2f} before the run")
@@ -329,6 +332,8 @@ def main():
             for t in tools:
                 results[t].append(run_one(t))
         pipe = {"tcpdump_lib": [], "capture": []}
+        if os.environ.get("PIPE") == "0":
+            pipe = {}
         count = 5_000_000 if QUICK else 20_000_000
         print("pipe source (the library's own ceiling)")
         for r in range(RUNS):

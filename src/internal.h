@@ -59,6 +59,7 @@ struct pm_conf {
 	char region[64];                   /* "" = the back end's choice */
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;
+	uint32_t headroom;                 /* back end's own: 0 = default */
 };
 
 struct pm_name {
@@ -209,6 +210,7 @@ struct pm_kring {
 };
 
 struct pktmap_port;
+struct sock_filter;
 
 /* The functions every back end provides (the role of a netmap driver). */
 struct pm_port_ops {
@@ -246,6 +248,13 @@ struct pm_port_ops {
 	void (*sync_event)(struct pktmap_port *p, struct pm_kring *k);
 	/* Add back-end facts to info (mode, linktype, flags). May be NULL. */
 	void (*info)(const struct pktmap_port *p, struct pktmap_info *info);
+	/* Have the kernel filter received frames with a classic BPF program
+	 * (struct sock_filter[n], n = 0: none). Returns the frames already
+	 * queued that it has not seen, or -errno. May be NULL. */
+	int (*rx_filter)(struct pktmap_port *p, const struct sock_filter *insns,
+			 unsigned n);
+	/* Which frames RX sees: PKTMAP_RX_*. May be NULL (only "in"). */
+	int (*rx_direction)(struct pktmap_port *p, unsigned dir);
 	/* Add back-end counters (kernel drops). May be NULL. */
 	void (*stats)(const struct pktmap_port *p, struct pktmap_stats *st);
 	void (*close)(struct pktmap_port *p);

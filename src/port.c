@@ -273,7 +273,8 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		.obj_size = 4096,
 		.hugepages = c->hugepages,
 		/* A region shared by choice may also host AF_XDP ports. */
-		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
+		.headroom = c->headroom ? c->headroom :
+			    c->region[0] ? PM_XDP_HEADROOM : 0,
 		.share = c->share,
 		.share_gid = c->share_gid,
 	};
@@ -493,7 +494,9 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		free(p);
 		return ret;
 	}
-	p->bs.nbufs = p->region.nbufs;
+	/* A back end may map more buffers after the region (pkt:). */
+	if (p->bs.nbufs < p->region.nbufs)
+		p->bs.nbufs = p->region.nbufs;
 	if (!p->bs.usable)
 		p->bs.usable = p->region.buf_size - p->region.headroom;
 	if (p->bs.usable > 65535)
@@ -839,6 +842,25 @@ int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
 	info.mode_name = mode_name(info.mode);
 	memcpy(out, &info, sizeof(info));
 	return 0;
+}
+
+int pktmap_set_rx_filter(struct pktmap_port *p, const void *insns, unsigned n)
+{
+	if (!p || (n && !insns) || n > 4096 || !(p->dir & PKTMAP_DIR_RX))
+		return -EINVAL;
+	if (!p->ops->rx_filter)
+		return -EOPNOTSUPP;
+	return p->ops->rx_filter(p, insns, n);
+}
+
+int pktmap_set_rx_direction(struct pktmap_port *p, unsigned dir)
+{
+	if (!p || dir < PKTMAP_RX_IN || dir > PKTMAP_RX_INOUT ||
+	    !(p->dir & PKTMAP_DIR_RX))
+		return -EINVAL;
+	if (!p->ops->rx_direction)
+		return dir == PKTMAP_RX_IN ? 0 : -EOPNOTSUPP;
+	return p->ops->rx_direction(p, dir);
 }
 
 int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)

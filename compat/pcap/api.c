@@ -422,7 +422,6 @@ PMC_EXPORT int pcap_setfilter(pcap_t *p, struct bpf_program *prog)
 {
 	struct pmc *h = pmc_of(p);
 	const struct pmc_real *r = pmc_real();
-	struct bpf_insn *copy;
 
 	if (!h)
 		return REAL(pcap_setfilter)(p, prog);
@@ -430,17 +429,7 @@ PMC_EXPORT int pcap_setfilter(pcap_t *p, struct bpf_program *prog)
 		snprintf(h->errbuf, sizeof(h->errbuf), "BPF program is not valid");
 		return PCAP_ERROR;
 	}
-	copy = malloc(prog->bf_len * sizeof(*copy));
-	if (!copy) {
-		snprintf(h->errbuf, sizeof(h->errbuf), "malloc: %s",
-			 strerror(errno));
-		return PCAP_ERROR;
-	}
-	memcpy(copy, prog->bf_insns, prog->bf_len * sizeof(*copy));
-	free(h->filter);
-	h->filter = copy;
-	h->filter_len = prog->bf_len;
-	return 0;
+	return pmc_set_filter(h, prog->bf_insns, prog->bf_len);
 }
 
 PMC_EXPORT int pcap_setdirection(pcap_t *p, pcap_direction_t d)
@@ -449,21 +438,12 @@ PMC_EXPORT int pcap_setdirection(pcap_t *p, pcap_direction_t d)
 
 	if (!h)
 		return REAL(pcap_setdirection)(p, d);
-	/* A pktmap port receives what arrives on it: "in" and "in and out"
-	 * are the same thing; "out" alone is not available. */
-	if (d == PCAP_D_OUT) {
-		snprintf(h->errbuf, sizeof(h->errbuf),
-			 "Setting direction to PCAP_D_OUT is not supported on "
-			 "pktmap ports");
-		return PCAP_ERROR;
-	}
-	if (d != PCAP_D_IN && d != PCAP_D_INOUT) {
+	if (d != PCAP_D_IN && d != PCAP_D_OUT && d != PCAP_D_INOUT) {
 		snprintf(h->errbuf, sizeof(h->errbuf),
 			 "Invalid direction %d", (int)d);
 		return PCAP_ERROR;
 	}
-	h->direction = d;
-	return 0;
+	return pmc_set_direction(h, d);
 }
 
 /* ------------------------------------------------------------------ */

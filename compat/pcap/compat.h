@@ -112,6 +112,8 @@ struct pmc {
 	pcap_t *dead;            /* real handle: compile, dump_open */
 	struct bpf_insn *filter; /* our copy of the program set */
 	u_int filter_len;
+	bool kfilter;            /* the kernel runs it (pkt:) ... */
+	uint64_t ufilter_left;   /* ... but not on these first packets */
 	u_char *chain_buf;       /* an NS_MOREFRAG packet made contiguous */
 	struct pcap_pkthdr next_hdr; /* pcap_next_ex() */
 	/* Counters for pcap_stats(). */
@@ -141,5 +143,7 @@ int pmc_inject(struct pmc *h, const void *buf, size_t size);
 int pmc_stats(struct pmc *h, struct pcap_stat *ps);
 /* The fd a tool waits on (events.c): pktmap_fd(), or -1. */
 int pmc_selectable_fd(struct pmc *h);
+int pmc_set_filter(struct pmc *h, const struct bpf_insn *insns, u_int len);
+int pmc_set_direction(struct pmc *h, pcap_direction_t d);
 
 #endif /* PKTMAP_COMPAT_PCAP_H */

@@ -9,8 +9,12 @@
  * which only happens inside the next read call, so a packet's bytes stay
  * valid until then, as libpcap promises for pcap_next_ex().
  *
- * Filters run here, per packet, with the system libpcap's bpf_filter();
- * pcap_stats() reports ps_recv as libpcap on Linux does (packets that
+ * Filters run in the kernel where the port has a kernel filter (pkt:,
+ * SO_ATTACH_FILTER, as libpcap does): only the packets already queued
+ * when the filter was set are filtered here too. Elsewhere, and for
+ * programs that test a VLAN tag (the kernel sees frames with the tag
+ * taken out, we hand them over with the tag put back), they run here,
+ * per packet, with the system libpcap's bpf_filter(). pcap_stats() reports ps_recv as libpcap on Linux does (packets that
  * passed the filter, plus those the kernel dropped), ps_drop from the
  * port's drop_backend counter.
  */
@@ -219,6 +223,11 @@ static uint32_t ring_slots(const struct pmc *h)
 	uint32_t want = h->buffer_size > 0 ? (uint32_t)h->buffer_size / 256 : 0;
 	uint32_t s = PMC_MIN_SLOTS;
 
+	/* pkt: keeps frames of 2 KiB in place, twice the slots: the same
+	 * memory as libpcap's buffer (32 MiB at least). */
+	if (strncmp(h->portname, "pkt:", 4) == 0)
+		want = h->buffer_size > 0 ? (uint32_t)h->buffer_size / 4096 : 0;
+
 	if (strncmp(h->portname, "xdp:", 4) != 0 &&
 	    strncmp(h->portname, "pkt:", 4) != 0 &&
 	    strncmp(h->portname, "tap:", 4) != 0)
@@ -294,6 +303,12 @@ int pmc_activate(struct pmc *h)
 		h->ntx = 0;
 	h->buf_usable = info.buf_usable;
 	h->linktype = (int)info.linktype;
+	if (h->nrx && pmc_set_direction(h, h->direction) < 0 &&
+	    h->direction != PCAP_D_INOUT) {
+		pktmap_close(h->port);
+		h->port = NULL;
+		return PCAP_ERROR;
+	}
 	h->coalesce = !h->immediate && strcmp(info.backend, "xdp") == 0;
 	h->ts_from_ptr = strcmp(info.backend, "pkt") == 0 ||
 			 strcmp(info.backend, "tap") == 0 ||
@@ -400,6 +415,87 @@ int pmc_lookupnet(const char *device, bpf_u_int32 *net, bpf_u_int32 *mask,
 }
 
 /* ------------------------------------------------------------------ */
+/* Filter and direction */
+
+/* Does the program look at a VLAN tag (compare with a TPID)? The kernel
+ * runs a filter on the frame with the tag taken out (libpcap compiles
+ * such programs with the kernel's VLAN extensions for that); ours are
+ * compiled for the frame as handed over, tag in place. */
+static bool tests_vlan(const struct bpf_insn *insns, u_int len)
+{
+	for (u_int i = 0; i < len; i++)
+		if (BPF_CLASS(insns[i].code) == BPF_JMP &&
+		    BPF_SRC(insns[i].code) == BPF_K &&
+		    (insns[i].k == 0x8100 || insns[i].k == 0x88a8 ||
+		     insns[i].k == 0x9100))
+			return true;
+	return false;
+}
+
+int pmc_set_filter(struct pmc *h, const struct bpf_insn *insns, u_int len)
+{
+	struct bpf_insn *copy = malloc((len ? len : 1) * sizeof(*copy));
+	int rc = -EOPNOTSUPP;
+
+	if (!copy) {
+		snprintf(h->errbuf, sizeof(h->errbuf), "malloc: %s",
+			 strerror(errno));
+		return PCAP_ERROR;
+	}
+	memcpy(copy, insns, len * sizeof(*copy));
+	free(h->filter);
+	h->filter = copy;
+	h->filter_len = len;
+	h->kfilter = false;
+	if (!h->port || !h->nrx)
+		return 0;
+	if (!tests_vlan(insns, len))
+		rc = pktmap_set_rx_filter(h->port, insns, len);
+	if (rc >= 0) {
+		/* What is queued already has not met the kernel's filter. */
+		uint64_t queued = (uint64_t)rc;
+
+		for (unsigned k = 0; k < h->nrx; k++)
+			queued += nm_ring_space(h->rx[k]);
+		h->kfilter = true;
+		h->ufilter_left = queued;
+	} else if (rc != -EOPNOTSUPP) {
+		/* Refused (too long, ...): no kernel filter, ours runs. */
+		(void)pktmap_set_rx_filter(h->port, NULL, 0);
+	}
+	return 0;
+}
+
+int pmc_set_direction(struct pmc *h, pcap_direction_t d)
+{
+	int rc;
+
+	h->direction = d;
+	if (!h->port || !h->nrx)
+		return 0;
+	rc = pktmap_set_rx_direction(h->port, d == PCAP_D_IN ? PKTMAP_RX_IN :
+					      d == PCAP_D_OUT ? PKTMAP_RX_OUT :
+								 PKTMAP_RX_INOUT);
+	if (rc == -EOPNOTSUPP) {
+		/* Other ports see what arrives on them only. */
+		if (d == PCAP_D_OUT) {
+			snprintf(h->errbuf, sizeof(h->errbuf),
+				 "Setting direction to PCAP_D_OUT is not "
+				 "supported on %s", h->portname);
+			return PCAP_ERROR;
+		}
+		return 0;
+	}
+	if (rc < 0) {
+		snprintf(h->errbuf, sizeof(h->errbuf),
+			 "%s: cannot set the direction: %s", h->portname,
+			 pktmap_strerror(rc));
+		return PCAP_ERROR;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Receiving */
 
 static int64_t mono_ms(void)
@@ -499,7 +595,8 @@ static uint32_t chain(struct pmc *h, struct netmap_ring *ring, uint32_t i,
 static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 {
 	const struct pmc_real *r = pmc_real();
-	const struct bpf_insn *filter = h->filter;
+	const struct bpf_insn *filter = h->kfilter && !h->ufilter_left ? NULL :
+									 h->filter;
 	const bool nano = h->tstamp_precision == PCAP_TSTAMP_PRECISION_NANO;
 	const uint32_t snap = (uint32_t)h->snaplen;
 	uint64_t now = h->ts_from_ptr ? 0 : realtime_ns();
@@ -530,9 +627,15 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 			if (i >= ring->num_slots)
 				i -= ring->num_slots;
 			avail -= used;
-			if (unlikely(!data) ||
-			    (filter && !r->bpf_filter(filter, data, len, caplen)))
+			if (unlikely(!data))
 				continue;
+			if (unlikely(filter != NULL)) {
+				if (h->kfilter && h->ufilter_left &&
+				    !--h->ufilter_left)
+					filter = NULL; /* the kernel's from now */
+				if (!r->bpf_filter(h->filter, data, len, caplen))
+					continue;
+			}
 			uint64_t ts = h->ts_from_ptr ? s->ptr : now;
 			hdr.ts.tv_sec = (time_t)(ts / 1000000000u);
 			hdr.ts.tv_usec = (suseconds_t)(nano ? ts % 1000000000u

@@ -132,6 +132,10 @@ struct pktmap_stats {
 	uint64_t invalid_ring;   /* syncs refused: head or cur out of range */
 	uint64_t poll_sleeps;    /* times pktmap_poll() slept */
 	uint64_t wakeups_sent;   /* times this port woke a sleeping peer */
+	uint64_t rx_copied;      /* pkt: frames copied into a buffer the
+				  * application left in an RX slot */
+	uint64_t rx_lent;        /* pkt: RX slots released with another
+				  * buffer than the frame (NS_BUF_CHANGED) */
 };
 
 /* Open a port by name. On success *out holds the port and 0 is returned;
@@ -203,6 +207,26 @@ PKTMAP_EXPORT int pktmap_info(const struct pktmap_port *port,
 /* Read the port's counters. `stats->sz` must be set by the caller. */
 PKTMAP_EXPORT int pktmap_stats(const struct pktmap_port *port,
 			       struct pktmap_stats *stats);
+
+/* Which received frames a port's RX rings see (pkt: ports): the frames
+ * the interface receives (IN, the default), those it sends (OUT: other
+ * programs' and the host's, never this port's own), or both (INOUT, as
+ * libpcap's default). Other back ends have IN only (-EOPNOTSUPP). */
+#define PKTMAP_RX_IN 1u
+#define PKTMAP_RX_OUT 2u
+#define PKTMAP_RX_INOUT 3u
+PKTMAP_EXPORT int pktmap_set_rx_direction(struct pktmap_port *port,
+					  unsigned dir);
+
+/* Have the kernel run a classic BPF program (struct sock_filter[n], the
+ * layout of libpcap's struct bpf_insn; n = 0 removes it) on every frame
+ * before it reaches the RX rings (pkt: ports; SO_ATTACH_FILTER). A
+ * nonzero "ret #k" accepts the whole frame: cut to a snapshot length
+ * yourself. Returns the frames already queued, which the filter has not
+ * seen (filter those yourself), -EOPNOTSUPP where the back end has no
+ * kernel filter, or another negative errno (the kernel refused it). */
+PKTMAP_EXPORT int pktmap_set_rx_filter(struct pktmap_port *port,
+				       const void *insns, unsigned n);
 
 /* Words for a negative errno returned by this library. */
 PKTMAP_EXPORT const char *pktmap_strerror(int err);

@@ -1,23 +1,49 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * pkt:IFACE and pkt:IFACE-N: AF_PACKET sockets with mmap rings, netmap's
- * "emulated" mode. It works on every interface the kernel has, at the cost
- * of one copy in each direction (reported as PKTMAP_MODE_EMULATED).
+ * pkt:IFACE and pkt:IFACE-N: AF_PACKET sockets with mmap rings. It works
+ * on every interface the kernel has. One socket per ring pair.
  *
- * One socket per ring pair. Each socket has
+ * RX in place (the default; mode "copy": the kernel's one copy only). The
+ * socket has a TPACKET_V2 RX ring of fixed frames, one buffer stride
+ * (nr_buf_size) each, mapped right after the port's region so that every
+ * frame IS a buffer of the port's index space: the region's headroom is
+ * where the kernel puts the frame (tp_mac), the tpacket header sits in the
+ * bytes before it, and NETMAP_BUF(ring, idx) of frame k's index is the
+ * frame the kernel wrote. rxsync points the RX slots at the frames the
+ * kernel handed over (TP_STATUS_USER), nothing is copied; releasing a slot
+ * (head moving past it) hands its frame back (TP_STATUS_KERNEL).
  *
- *   - a TPACKET_V3 RX ring: the kernel fills blocks of frames and hands a
- *     whole block over (TP_STATUS_USER) when it is full or after a short
- *     timeout; rxsync copies frames out of the blocks into the port's RX
- *     slots and gives a block back as soon as its last frame is copied, so
- *     the kernel never waits for the application;
- *   - a TX ring of fixed frames (same TPACKET_V3 version; the kernel uses
- *     frame semantics for TX): txsync copies each submitted packet into a
- *     free frame, marks it TP_STATUS_SEND_REQUEST and kicks the kernel with
- *     one sendto(MSG_DONTWAIT) per sync. PACKET_QDISC_BYPASS hands frames
- *     straight to the driver. Sent frames come back (TP_STATUS_AVAILABLE)
- *     and are reaped in later syncs; the TX ring's tail reflects the free
- *     frames, so a full kernel ring is backpressure, not loss.
+ *   region: [ hdr | rings | pool: buf 0 .. nbufs-1 ][ socket 0: frame 0 .. ][ TX ring ] ...
+ *   frame:  [ tpacket2_hdr, sockaddr_ll ... | frame (at the headroom) ...... ]
+ *
+ * A slot may come back with another buffer (NS_BUF_CHANGED, zero-copy
+ * forwarding: the application took the frame): the frame is then "lent"
+ * (rx_lent) and goes back to the kernel when the application releases it
+ * in any RX slot of the port; the buffer it left is kept, and the next
+ * frame is copied into it and handed back to the kernel at once
+ * (rx_copied), so the buffers the application trades stay balanced. The
+ * kernel fills its frames in order: one still lent when the kernel comes
+ * round to it holds the kernel there (drops, counted in drop_backend),
+ * which a ring of twice the slots makes rare. A frame the kernel wrote
+ * elsewhere than the headroom (a VLAN tag to put back, another link
+ * header length) is moved within its own frame.
+ *
+ * RX by copy (mode "emulated"): when the region is shared (@mem:, other
+ * processes cannot see this process's kernel ring), the buffer stride is
+ * not a power of two from 2 KiB to 64 KiB, the MTU does not fit a buffer,
+ * or the address space right after the region is taken. The socket then
+ * has a TPACKET_V3 RX ring: the kernel fills blocks of frames and hands a
+ * whole block over when it is full or after 1 ms; rxsync copies frames out
+ * of the blocks into the port's RX slots and gives a block back as soon as
+ * its last frame is copied.
+ *
+ * TX (both modes, one copy): a TX ring of fixed frames: txsync copies each
+ * submitted packet into a free frame, marks it TP_STATUS_SEND_REQUEST and
+ * kicks the kernel with one sendto(MSG_DONTWAIT) per sync.
+ * PACKET_QDISC_BYPASS hands frames straight to the driver. Sent frames
+ * come back (TP_STATUS_AVAILABLE) and are reaped in later syncs; the TX
+ * ring's tail reflects the free frames, so a full kernel ring is
+ * backpressure, not loss.
  *
  *     TX ring:   hwcur ......... head            (slots to copy out)
  *     frames:    reap [in flight: SEND_REQUEST/SENDING) fill [free ...)
@@ -25,12 +51,23 @@
  * Several rings (@conf:rings=N) are N sockets in one PACKET_FANOUT_HASH
  * group whose id derives from the ifindex, so "pkt:eth0-1@conf:rings=2" in
  * one process and "pkt:eth0-0@conf:rings=2" in another split the traffic.
- * Packets this port sends are not looped back to its RX
- * (PACKET_IGNORE_OUTGOING). The interface is put in promiscuous mode for
- * as long as the port is open (PACKET_MR_PROMISC, dropped by the kernel
- * when the socket closes).
+ * RX sees the frames the interface receives; pktmap_set_rx_direction()
+ * adds the frames it sends (PACKET_OUTGOING, as libpcap's "inout") or
+ * keeps only those. Frames this port sends never come back on its own RX
+ * (the kernel does not loop a packet socket's frames to itself). A kernel
+ * filter (pktmap_set_rx_filter(), SO_ATTACH_FILTER) drops frames before
+ * they take a frame. The interface is put in promiscuous mode for as long
+ * as the port is open (PACKET_MR_PROMISC, dropped by the kernel when the
+ * socket closes).
+ *
+ * pktmap_fd() is level-triggered without pktmap_poll(): with one socket it
+ * is the socket (readable while the ring holds a frame the application has
+ * not been handed or has not released, writable while the TX ring has a
+ * free frame); with several, an epoll set of them that is readable while
+ * any has a frame.
  */
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -47,24 +84,32 @@
 
 #include "internal.h"
 
-#define PKT_RX_BLOCK (256u << 10)       /* holds any frame up to 64 KiB */
+#define PKT_RX_BLOCK (256u << 10)       /* V3: holds any frame up to 64 KiB */
 #define PKT_RX_MIN_BYTES (4u << 20)     /* kernel RX memory per ring, at least */
-#define PKT_RX_TOV_MS 1                 /* hand over a partial block after 1 ms */
+#define PKT_RX_TOV_MS 1                 /* V3: hand over a partial block after 1 ms */
+#define PKT_V2_BLOCK (64u << 10)        /* V2: frames per allocation unit */
 #define PKT_TX_FRAME_MAX (16u << 10)    /* largest TX frame stride (jumbo) */
 #define PKT_TX_BLOCK_MIN (64u << 10)
 #define PKT_FANOUT_BASE 0x7000u         /* fanout id = base + ifindex */
+#define PKT_SNAP_ALL 0xffffffffu        /* a filter's "accept": the whole frame */
 
 /* One socket: the state of one ring pair. */
 struct pkt_sock {
 	int fd;
 	uint8_t *map;
 	size_t map_len;
-	/* RX (TPACKET_V3 blocks) */
-	uint8_t *rx;               /* first block, NULL without an RX ring */
+	bool v2;                   /* RX in place (TPACKET_V2 frames) */
+	/* RX by copy (TPACKET_V3 blocks) */
+	uint8_t *rx;               /* first block or frame, NULL without RX */
 	uint32_t rx_bsize, rx_nblocks;
 	uint32_t rx_blk;           /* block being read */
 	uint32_t rx_left;          /* frames of rx_blk not yet copied; 0: none */
 	struct tpacket3_hdr *rx_hdr; /* next frame of rx_blk */
+	/* RX in place (TPACKET_V2 frames, buffers rx_base ..) */
+	uint32_t rx_nframes;
+	uint32_t rx_cur;           /* next frame the kernel hands over */
+	uint32_t rx_base;          /* buffer index of frame 0 */
+	uint8_t *rx_out;           /* per frame: 1 while the application has it */
 	uint64_t kdrops;           /* PACKET_STATISTICS, accumulated */
 	uint64_t kpackets;
 	/* TX (fixed frames) */
@@ -82,8 +127,18 @@ struct pkt_priv {
 	uint32_t nrings, lo, hi;   /* bound rings [lo, hi) */
 	int ifindex;
 	uint32_t mtu;
-	int epfd;                  /* when fd is not a single RX socket */
-	uint32_t ep_events;        /* what the sockets are registered for */
+	int epfd;                  /* several sockets, or TX waits */
+	uint32_t ep_base;          /* what the sockets are registered for idle */
+	uint32_t ep_events;        /* ... and now */
+	bool inplace;              /* RX frames are buffers of the index space */
+	uint32_t hroom;            /* where the kernel puts a frame (= headroom) */
+	uint8_t *resv;             /* the address range the rings are mapped in */
+	size_t resv_len;
+	uint32_t *spare;           /* region buffers left in RX slots */
+	uint32_t nspare, spare_cap;
+	unsigned rx_dir;           /* PKTMAP_RX_* */
+	struct sock_filter *filt;  /* the application's kernel filter */
+	unsigned filt_len;
 };
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -129,9 +184,42 @@ static struct tpacket_block_desc *rx_block(struct pkt_sock *s, uint32_t b)
 	return (struct tpacket_block_desc *)(s->rx + (size_t)b * s->rx_bsize);
 }
 
-static struct tpacket3_hdr *tx_frame(struct pkt_sock *s, uint32_t f)
+static struct tpacket2_hdr *rx_frame(struct pkt_sock *s, uint32_t f)
 {
-	return (struct tpacket3_hdr *)(s->tx + (size_t)f * s->tx_fsize);
+	return (struct tpacket2_hdr *)(s->rx + (size_t)f * s->rx_bsize);
+}
+
+static uint8_t *tx_frame(struct pkt_sock *s, uint32_t f)
+{
+	return s->tx + (size_t)f * s->tx_fsize;
+}
+
+/* The TX frame header's fields, TPACKET_V2 or V3. */
+static uint32_t *tx_status(struct pkt_sock *s, uint32_t f)
+{
+	uint8_t *h = tx_frame(s, f);
+	return s->v2 ? &((struct tpacket2_hdr *)h)->tp_status :
+		       &((struct tpacket3_hdr *)h)->tp_status;
+}
+
+static uint32_t tx_len(struct pkt_sock *s, uint32_t f)
+{
+	uint8_t *h = tx_frame(s, f);
+	return s->v2 ? ((struct tpacket2_hdr *)h)->tp_len :
+		       ((struct tpacket3_hdr *)h)->tp_len;
+}
+
+static void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
+{
+	uint8_t *h = tx_frame(s, f);
+	if (s->v2) {
+		((struct tpacket2_hdr *)h)->tp_len = len;
+		((struct tpacket2_hdr *)h)->tp_snaplen = len;
+	} else {
+		((struct tpacket3_hdr *)h)->tp_len = len;
+		((struct tpacket3_hdr *)h)->tp_snaplen = len;
+		((struct tpacket3_hdr *)h)->tp_next_offset = 0;
+	}
 }
 
 /* The status words are shared with the kernel: the kernel writes frame or
@@ -153,15 +241,78 @@ static int set_opt(int fd, int opt, const void *v, socklen_t len)
 	return setsockopt(fd, SOL_PACKET, opt, v, len) == 0 ? 0 : -errno;
 }
 
-/* Create and bind the socket of one ring. Returns 0 or -errno with the
- * open error recorded. */
+/* Where the kernel puts a received frame in a TPACKET_V2 frame without
+ * PACKET_RESERVE: after the header and a sockaddr_ll, aligned so that the
+ * network header is at a 16-byte boundary. */
+static uint32_t v2_macoff(uint32_t linktype)
+{
+	return TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - (linktype == 1 ? ETH_HLEN : 0);
+}
+
+/* Kernel RX memory of one ring: twice the slots, at least
+ * PKT_RX_MIN_BYTES. */
+static size_t rx_bytes(const struct pktmap_port *p, uint32_t rx_slots)
+{
+	size_t bytes = (size_t)rx_slots * p->region.buf_size * 2;
+	return bytes < PKT_RX_MIN_BYTES ? PKT_RX_MIN_BYTES : bytes;
+}
+
+/* The TX ring's geometry for a socket (s->tx_* filled). Returns its
+ * bytes. */
+static size_t tx_geometry(struct pkt_priv *pp, struct pkt_sock *s,
+			  uint32_t tx_slots, struct tpacket_req3 *rq)
+{
+	s->tx_off = (s->v2 ? TPACKET2_HDRLEN : TPACKET3_HDRLEN) -
+		    sizeof(struct sockaddr_ll);
+	uint32_t need = s->tx_off + pp->mtu + ETH_HLEN + 4;
+	uint32_t fsize = pow2_at_least(need < 2048 ? 2048 : need);
+	if (fsize > PKT_TX_FRAME_MAX)
+		fsize = PKT_TX_FRAME_MAX;
+	uint32_t bsize = fsize > PKT_TX_BLOCK_MIN ? fsize : PKT_TX_BLOCK_MIN;
+	uint32_t fpb = bsize / fsize;
+	uint32_t nblocks = (tx_slots + fpb - 1) / fpb;
+	s->tx_fsize = fsize;
+	s->tx_nframes = nblocks * fpb;
+	s->tx_cap = fsize - s->tx_off;
+	if (s->tx_cap > pp->mtu + ETH_HLEN + 4)
+		s->tx_cap = pp->mtu + ETH_HLEN + 4;
+	memset(rq, 0, sizeof(*rq));
+	rq->tp_block_size = bsize;
+	rq->tp_block_nr = nblocks;
+	rq->tp_frame_size = fsize;
+	rq->tp_frame_nr = s->tx_nframes;
+	/* tx_nframes * tx_fsize equals the blocks' size: fpb divides bsize. */
+	return (size_t)s->tx_fsize * s->tx_nframes;
+}
+
+/* The bytes one socket maps (RX ring, then TX ring), in place. */
+static size_t sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
+			   uint32_t rx_slots, uint32_t tx_slots)
+{
+	struct pkt_sock t = { .v2 = true };
+	struct tpacket_req3 rq;
+	size_t len = 0;
+	if (p->dir & PKTMAP_DIR_RX) {
+		uint32_t bs = p->region.buf_size;
+		uint32_t fpb = PKT_V2_BLOCK > bs ? PKT_V2_BLOCK / bs : 1;
+		size_t nf = rx_bytes(p, rx_slots) / bs;
+		len += (nf + fpb - 1) / fpb * fpb * bs;
+	}
+	if (p->dir & PKTMAP_DIR_TX)
+		len += tx_geometry(pp, &t, tx_slots, &rq);
+	return len;
+}
+
+/* Create and bind the socket of one ring; in place, its rings are mapped
+ * at `at`. Returns 0 or -errno with the open error recorded. */
 static int pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 			 struct pkt_sock *s, uint32_t rx_slots,
-			 uint32_t tx_slots, bool fanout)
+			 uint32_t tx_slots, bool fanout, uint8_t *at)
 {
 	bool want_rx = p->dir & PKTMAP_DIR_RX, want_tx = p->dir & PKTMAP_DIR_TX;
 	int one = 1, ret;
 
+	s->v2 = at != NULL;
 	/* Protocol 0 until the rings exist: nothing is queued to a socket
 	 * that has no ring yet. */
 	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -172,19 +323,50 @@ static int pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 		return pm_open_error(p, ret, "cannot create an AF_PACKET socket: %s",
 				     strerror(-ret));
 	}
-	int ver = TPACKET_V3;
+	int ver = s->v2 ? TPACKET_V2 : TPACKET_V3;
 	ret = set_opt(s->fd, PACKET_VERSION, &ver, sizeof(ver));
 	if (ret)
-		return pm_open_error(p, ret, "TPACKET_V3 not supported: %s "
-				     "(needs Linux 3.2+)", strerror(-ret));
+		return pm_open_error(p, ret, "TPACKET_V%d not supported: %s "
+				     "(needs Linux 3.2+)", s->v2 ? 2 : 3,
+				     strerror(-ret));
 
 	struct tpacket_req3 rq;
-	if (want_rx) {
-		size_t bytes = (size_t)rx_slots * p->region.buf_size * 2;
-		if (bytes < PKT_RX_MIN_BYTES)
-			bytes = PKT_RX_MIN_BYTES;
+	size_t rx_len = 0;
+	if (want_rx && s->v2) {
+		/* Fixed frames of one buffer stride; the kernel puts a
+		 * frame at the region's headroom (PACKET_RESERVE moves it
+		 * there when the link header is shorter). */
+		uint32_t bs = p->region.buf_size;
+		uint32_t bsize = PKT_V2_BLOCK > bs ? PKT_V2_BLOCK : bs;
+		uint32_t fpb = bsize / bs;
+		uint32_t nblocks = (uint32_t)((rx_bytes(p, rx_slots) / bs + fpb - 1) / fpb);
+		s->rx_bsize = bs;
+		s->rx_nframes = nblocks * fpb;
+		s->rx_out = calloc(s->rx_nframes, 1);
+		if (!s->rx_out)
+			return -ENOMEM;
+		int reserve = (int)(pp->hroom - v2_macoff(p->linktype));
+		if (reserve > 0 && set_opt(s->fd, PACKET_RESERVE, &reserve,
+					   sizeof(reserve)))
+			pm_log(p, PKTMAP_LOG_WARN, "%s: PACKET_RESERVE refused: "
+			       "frames are moved into place", p->name);
+		struct tpacket_req r2 = {
+			.tp_block_size = bsize,
+			.tp_block_nr = nblocks,
+			.tp_frame_size = bs,
+			.tp_frame_nr = s->rx_nframes,
+		};
+		ret = set_opt(s->fd, PACKET_RX_RING, &r2, sizeof(r2));
+		if (ret)
+			return pm_open_error(p, ret, "cannot set up the kernel RX ring "
+					     "(%u frames of %u bytes): %s: use fewer "
+					     "@conf:rx-slots", s->rx_nframes, bs,
+					     strerror(-ret));
+		rx_len = (size_t)s->rx_nframes * bs;
+	} else if (want_rx) {
 		s->rx_bsize = PKT_RX_BLOCK;
-		s->rx_nblocks = (uint32_t)((bytes + PKT_RX_BLOCK - 1) / PKT_RX_BLOCK);
+		s->rx_nblocks = (uint32_t)((rx_bytes(p, rx_slots) + PKT_RX_BLOCK - 1) /
+					   PKT_RX_BLOCK);
 		memset(&rq, 0, sizeof(rq));
 		rq.tp_block_size = s->rx_bsize;
 		rq.tp_block_nr = s->rx_nblocks;
@@ -197,44 +379,36 @@ static int pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 					     "(%u blocks of %u KiB): %s: use fewer "
 					     "@conf:rx-slots", rq.tp_block_nr,
 					     rq.tp_block_size >> 10, strerror(-ret));
+		rx_len = (size_t)s->rx_bsize * s->rx_nblocks;
 	}
+	size_t tx_len = 0;
 	if (want_tx) {
-		s->tx_off = TPACKET3_HDRLEN - sizeof(struct sockaddr_ll);
-		uint32_t need = s->tx_off + pp->mtu + ETH_HLEN + 4;
-		uint32_t fsize = pow2_at_least(need < 2048 ? 2048 : need);
-		if (fsize > PKT_TX_FRAME_MAX)
-			fsize = PKT_TX_FRAME_MAX;
-		uint32_t bsize = fsize > PKT_TX_BLOCK_MIN ? fsize : PKT_TX_BLOCK_MIN;
-		uint32_t fpb = bsize / fsize;
-		uint32_t nblocks = (tx_slots + fpb - 1) / fpb;
-		s->tx_fsize = fsize;
-		s->tx_nframes = nblocks * fpb;
-		s->tx_cap = fsize - s->tx_off;
-		if (s->tx_cap > pp->mtu + ETH_HLEN + 4)
-			s->tx_cap = pp->mtu + ETH_HLEN + 4;
-		memset(&rq, 0, sizeof(rq));
-		rq.tp_block_size = bsize;
-		rq.tp_block_nr = nblocks;
-		rq.tp_frame_size = fsize;
-		rq.tp_frame_nr = s->tx_nframes;
-		ret = set_opt(s->fd, PACKET_TX_RING, &rq, sizeof(rq));
+		tx_len = tx_geometry(pp, s, tx_slots, &rq);
+		if (s->v2) {
+			struct tpacket_req r2 = {
+				.tp_block_size = rq.tp_block_size,
+				.tp_block_nr = rq.tp_block_nr,
+				.tp_frame_size = rq.tp_frame_size,
+				.tp_frame_nr = rq.tp_frame_nr,
+			};
+			ret = set_opt(s->fd, PACKET_TX_RING, &r2, sizeof(r2));
+		} else {
+			ret = set_opt(s->fd, PACKET_TX_RING, &rq, sizeof(rq));
+		}
 		if (ret)
 			return pm_open_error(p, ret, "cannot set up the kernel TX ring "
 					     "(%u frames of %u bytes): %s: use fewer "
-					     "@conf:tx-slots", s->tx_nframes, fsize,
-					     strerror(-ret));
+					     "@conf:tx-slots", s->tx_nframes,
+					     s->tx_fsize, strerror(-ret));
 		/* Straight to the driver, like netmap; and a frame the
 		 * kernel refuses is skipped rather than wedging the ring. */
 		(void)set_opt(s->fd, PACKET_QDISC_BYPASS, &one, sizeof(one));
 		(void)set_opt(s->fd, PACKET_LOSS, &one, sizeof(one));
 	}
 
-	size_t rx_len = (size_t)s->rx_bsize * s->rx_nblocks;
-	size_t tx_len = want_tx ? (size_t)s->tx_fsize * s->tx_nframes : 0;
-	/* tx_nframes * tx_fsize equals the blocks' size: fpb divides bsize. */
 	s->map_len = rx_len + tx_len;
-	s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_POPULATE, s->fd, 0);
+	s->map = mmap(at, s->map_len, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_POPULATE | (at ? MAP_FIXED : 0), s->fd, 0);
 	if (s->map == MAP_FAILED) {
 		ret = -errno;
 		s->map = NULL;
@@ -243,15 +417,15 @@ static int pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 	}
 	s->rx = want_rx ? s->map : NULL;
 	s->tx = want_tx ? s->map + rx_len : NULL;
+	if (want_rx && s->v2)
+		s->rx_base = (uint32_t)((size_t)(s->rx - (uint8_t *)p->region.pool) /
+					p->region.buf_size);
 
-	if (want_rx) {
-		/* Not supported before Linux 4.20: then our own frames
-		 * come back on RX, which the documentation mentions. */
-		if (set_opt(s->fd, PACKET_IGNORE_OUTGOING, &one, sizeof(one)))
-			pm_log(p, PKTMAP_LOG_WARN, "%s: PACKET_IGNORE_OUTGOING not "
-			       "supported: frames sent on this port are also "
-			       "received", p->name);
-	}
+	if (want_rx && (pp->rx_dir & PKTMAP_RX_OUT) == 0 &&
+	    set_opt(s->fd, PACKET_IGNORE_OUTGOING, &one, sizeof(one)))
+		/* Not before Linux 4.20: then the kernel filter does it. */
+		pm_log(p, PKTMAP_LOG_DEBUG, "%s: PACKET_IGNORE_OUTGOING not "
+		       "supported: outgoing frames are filtered out", p->name);
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
 		.sll_protocol = want_rx ? htons(ETH_P_ALL) : 0,
@@ -289,18 +463,51 @@ static int pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 	return 0;
 }
 
+/* Reserve the address range right after the region for the kernel rings of
+ * the bound sockets, so that their frames get buffer indices. Returns the
+ * address of the first socket's map, or NULL when the range is taken (the
+ * port then copies). */
+static uint8_t *reserve_after_region(struct pktmap_port *p, struct pkt_priv *pp,
+				     size_t total)
+{
+	struct pm_region *r = &p->region;
+	uint8_t *end = (uint8_t *)r->base + r->size;
+	size_t pad = (size_t)(end - (uint8_t *)r->pool) % r->buf_size;
+	pad = pad ? r->buf_size - pad : 0;
+	size_t len = pad + total;
+	if (((size_t)(end + len - (uint8_t *)r->pool) / r->buf_size) >= UINT32_MAX)
+		return NULL;
+	/* Private anonymous memory under the rings: an index between two
+	 * maps (there are none: every map is a multiple of the stride)
+	 * would still be memory. */
+	void *m = mmap(end, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		       MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (m != end) { /* a kernel without MAP_FIXED_NOREPLACE: a hint */
+		munmap(m, len);
+		return NULL;
+	}
+	pp->resv = end;
+	pp->resv_len = len;
+	return end + pad;
+}
+
 static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		    const struct pktmap_open_opts *o)
 {
 	(void)o;
-	const struct pm_conf *c = &nm->conf;
+	struct pm_conf conf = nm->conf;
+	const struct pm_conf *c = &conf;
 	struct ifreq ifr;
 	int ret;
 
 	if (nm->flags & PKTMAP_OPEN_ZEROCOPY)
 		return pm_open_error(p, -EOPNOTSUPP, "zero-copy is impossible on "
-				     "pkt: ports (AF_PACKET copies once): use xdp:%s "
-				     "or drop the zero-copy demand", nm->body);
+				     "pkt: ports (the kernel copies each frame into "
+				     "its ring): use xdp:%s or drop the zero-copy "
+				     "demand", nm->body);
 	if (nm->flags & PKTMAP_OPEN_BUSY_POLL)
 		pm_log(p, PKTMAP_LOG_INFO, "%s: busy polling is not available for "
 		       "pkt: ports: ignored", p->name);
@@ -316,6 +523,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		return -ENOMEM;
 	p->priv = pp;
 	pp->epfd = -1;
+	pp->rx_dir = PKTMAP_RX_IN;
 	pp->nrings = R;
 	pp->lo = nm->ring >= 0 ? (uint32_t)nm->ring : 0;
 	pp->hi = nm->ring >= 0 ? pp->lo + 1 : R;
@@ -338,6 +546,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	pp->mtu = 1500;
 	if (if_query(nm->body, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		pp->mtu = (uint32_t)ifr.ifr_mtu;
+	p->linktype = 1;
 	if (if_query(nm->body, SIOCGIFHWADDR, &ifr) == 0)
 		p->linktype = linktype_of(ifr.ifr_hwaddr.sa_family);
 	if (if_query(nm->body, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
@@ -346,41 +555,83 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		pm_log(p, PKTMAP_LOG_WARN, "%s: interface is down: no packets will "
 		       "flow until 'ip link set %s up'", p->name, nm->body);
 
+	/* RX in place when the frames can be buffers of a private region:
+	 * a power-of-two stride (the kernel's frames are evenly spaced
+	 * only then) that holds the largest frame after the headroom. */
+	uint32_t bs = c->buf_size ? c->buf_size : PM_DEFAULT_BUF_SIZE;
+	uint32_t hroom = v2_macoff(p->linktype);
+	pp->inplace = (p->dir & PKTMAP_DIR_RX) && !c->region[0] &&
+		      bs >= 2048 && bs <= (64u << 10) && (bs & (bs - 1)) == 0 &&
+		      hroom + pp->mtu + ETH_HLEN + 4 <= bs;
+	if (pp->inplace)
+		conf.headroom = hroom;
+
 	/* The region: private unless @mem: names one. */
 	ret = pm_port_own_rings(p, c, "pkt", nm->body, R, R, txs, rxs);
 	if (ret)
 		return ret;
-	p->mode = PKTMAP_MODE_EMULATED;
+	pp->hroom = p->region.headroom;
+
+	uint8_t *at = NULL;
+	size_t one_len = 0;
+	if (pp->inplace) {
+		one_len = sock_map_len(p, pp, rxs, txs);
+		at = reserve_after_region(p, pp, one_len * (pp->hi - pp->lo));
+		if (!at) {
+			pp->inplace = false;
+			pm_log(p, PKTMAP_LOG_INFO, "%s: the address range after the "
+			       "region is taken: RX frames are copied", p->name);
+		}
+	}
+	p->mode = pp->inplace && !(p->dir & PKTMAP_DIR_TX) ? PKTMAP_MODE_COPY :
+							      PKTMAP_MODE_EMULATED;
 
 	/* Fanout whenever traffic is meant to be split: several rings, or
 	 * one ring of several opened on its own. */
 	bool fanout = R > 1;
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		struct pkt_sock *s = &pp->socks[r];
-		ret = pkt_sock_open(p, pp, s, rxs, txs, fanout);
+		ret = pkt_sock_open(p, pp, s, rxs, txs, fanout,
+				    at ? at + (size_t)(r - pp->lo) * one_len : NULL);
 		if (ret)
 			return ret;
 		pm_txkring(p, r)->priv = s;
 		pm_rxkring(p, r)->priv = s;
 	}
+	if (pp->inplace) {
+		struct pkt_sock *last = &pp->socks[pp->hi - 1];
+		p->bs.nbufs = (uint32_t)((size_t)(last->map + last->map_len -
+						  (uint8_t *)p->region.pool) /
+					 p->region.buf_size);
+		pp->spare_cap = p->region.nbufs;
+		pp->spare = malloc((size_t)pp->spare_cap * sizeof(*pp->spare));
+		if (!pp->spare)
+			return -ENOMEM;
+	}
 
-	if (pp->hi - pp->lo == 1 && p->dir == PKTMAP_DIR_RX) {
+	/* pktmap_fd(): with one socket, the socket (POLLIN for RX, POLLOUT
+	 * for TX, level-triggered); with several, an epoll set of them,
+	 * readable while one has a frame. pktmap_poll() waits for TX space
+	 * in an epoll set too (it sleeps for POLLIN): poll_fd(). */
+	if (pp->hi - pp->lo == 1)
 		p->fd = pp->socks[pp->lo].fd;
-	} else {
-		/* TX waits need POLLOUT, but the library polls for POLLIN:
-		 * an epoll set is readable when a socket has what poll_arm
-		 * registered it for. */
+	if (pp->hi - pp->lo > 1 || (p->dir & PKTMAP_DIR_TX)) {
 		pp->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (pp->epfd < 0)
 			return pm_open_error(p, -errno, "epoll_create1: %s",
 					     strerror(errno));
+		pp->ep_base = pp->hi - pp->lo > 1 && (p->dir & PKTMAP_DIR_RX) ?
+				      EPOLLIN : 0;
+		pp->ep_events = pp->ep_base;
 		for (uint32_t r = pp->lo; r < pp->hi; r++) {
-			struct epoll_event ev = { .events = 0, .data.u32 = r };
+			struct epoll_event ev = { .events = pp->ep_base,
+						  .data.u32 = r };
 			if (epoll_ctl(pp->epfd, EPOLL_CTL_ADD, pp->socks[r].fd, &ev))
 				return pm_open_error(p, -errno, "epoll_ctl: %s",
 						     strerror(errno));
 		}
-		p->fd = pp->epfd;
+		if (pp->hi - pp->lo > 1)
+			p->fd = pp->epfd;
 	}
 	return 0;
 }
@@ -434,10 +685,10 @@ static int copy_to_slots(struct pktmap_port *p, struct pm_kring *k, uint32_t *j,
 	return 0;
 }
 
-/* Give back released slots, then copy frames out of the kernel's blocks
- * into the free slots. A block goes back to the kernel as soon as its
- * last frame has been copied. */
-static int pkt_rxsync(struct pktmap_port *p, struct pm_kring *k)
+/* RX by copy: give back released slots, then copy frames out of the
+ * kernel's blocks into the free slots. A block goes back to the kernel as
+ * soon as its last frame has been copied. */
+static int rxsync_copy(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pkt_sock *s = k->priv;
 	struct netmap_ring *ring = k->ring;
@@ -549,6 +800,159 @@ static int pkt_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	return ret;
 }
 
+/* The socket whose RX frames include buffer idx, or NULL. */
+static struct pkt_sock *frame_owner(struct pkt_priv *pp, struct pkt_sock *s,
+				    uint32_t idx)
+{
+	if (idx - s->rx_base < s->rx_nframes)
+		return s;
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		struct pkt_sock *o = &pp->socks[r];
+		if (o->rx && idx - o->rx_base < o->rx_nframes)
+			return o;
+	}
+	return NULL;
+}
+
+/* Put the frame the kernel wrote at tp_mac (possibly without its VLAN
+ * tag) at the headroom of its own frame, whole. Returns its length, or 0
+ * when it does not fit. */
+static uint32_t frame_fixup(struct pkt_priv *pp, struct pkt_sock *s,
+			    struct tpacket2_hdr *h, uint32_t st)
+{
+	uint8_t *dst = (uint8_t *)h + pp->hroom;
+	const uint8_t *data = (const uint8_t *)h + h->tp_mac;
+	uint32_t snap = h->tp_snaplen;
+	bool vlan = (st & TP_STATUS_VLAN_VALID) && snap >= 12;
+	uint32_t flen = snap + (vlan ? 4 : 0);
+
+	if (h->tp_mac < sizeof(*h) || h->tp_mac + snap > s->rx_bsize ||
+	    pp->hroom + flen > s->rx_bsize)
+		return 0;
+	if (!vlan) {
+		memmove(dst, data, snap);
+		return flen;
+	}
+	/* Put back the 802.1Q tag the kernel (or the NIC) took out, as
+	 * libpcap does: the wire's frame. */
+	uint16_t tpid = (st & TP_STATUS_VLAN_TPID_VALID) && h->tp_vlan_tpid ?
+				h->tp_vlan_tpid : ETH_P_8021Q;
+	uint16_t tci = h->tp_vlan_tci;
+	uint8_t mac[12];
+	memcpy(mac, data, 12);
+	memmove(dst + 16, data + 12, snap - 12);
+	memcpy(dst, mac, 12);
+	dst[12] = (uint8_t)(tpid >> 8), dst[13] = (uint8_t)tpid;
+	dst[14] = (uint8_t)(tci >> 8), dst[15] = (uint8_t)tci;
+	return flen;
+}
+
+/* RX in place: hand released frames back to the kernel (keep buffers that
+ * replaced them), then point the free slots at the frames the kernel has
+ * handed over. */
+static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pkt_sock *s = k->priv;
+	struct pkt_priv *pp = p->priv;
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, head = k->rhead;
+	const struct pm_bufspace pool = { .nbufs = p->region.nbufs };
+	int ret = 0;
+
+	for (uint32_t i = k->hwcur; i != head; i = i + 1 == n ? 0 : i + 1) {
+		uint32_t idx = PM_READ_ONCE(ring->slot[i].buf_idx);
+		struct pkt_sock *o = frame_owner(pp, s, idx);
+		if (pm_likely(o != NULL)) {
+			uint32_t f = idx - o->rx_base;
+			if (o->rx_out[f]) { /* twice in the ring: once back */
+				o->rx_out[f] = 0;
+				status_store(&rx_frame(o, f)->tp_status,
+					     TP_STATUS_KERNEL);
+			}
+		} else if (pm_buf_ok(&pool, idx) && pp->nspare < pp->spare_cap) {
+			/* The application took the frame and left a
+			 * buffer of the region: the frame is lent. */
+			pp->spare[pp->nspare++] = idx;
+			pm_stat_add(&p->st.rx_lent, 1);
+		} else {
+			pm_slot_reject(p, k, i, idx, ring->slot[i].len,
+				       PM_SLOT_BAD_IDX);
+			head = i;
+			ret = -EINVAL;
+			break;
+		}
+	}
+	k->hwcur = head;
+
+	uint32_t j = k->hwtail, nf = s->rx_nframes;
+	uint32_t space = n - 1 - pm_ring_dist(k->hwcur, j, n);
+	uint64_t pkts = 0, bytes = 0, last_ts = 0;
+
+	while (space) {
+		uint32_t f = s->rx_cur;
+		if (s->rx_out[f])
+			break; /* still lent: the kernel waits there too */
+		struct tpacket2_hdr *h = rx_frame(s, f);
+		uint32_t st = status_load(&h->tp_status);
+		if (!(st & TP_STATUS_USER))
+			break;
+		s->rx_cur = f + 1 == nf ? 0 : f + 1;
+		uint32_t flen = h->tp_snaplen;
+		if (pm_unlikely(h->tp_mac != pp->hroom ||
+				(st & TP_STATUS_VLAN_VALID) ||
+				flen > p->bs.usable)) {
+			flen = frame_fixup(pp, s, h, st);
+			if (!flen || flen > p->bs.usable) {
+				pm_stat_inc(&p->st.drop_too_long, 1);
+				status_store(&h->tp_status, TP_STATUS_KERNEL);
+				continue;
+			}
+		}
+		if (pm_unlikely(h->tp_snaplen < h->tp_len)) {
+			pm_stat_inc(&p->st.drop_too_long, 1); /* the kernel cut it */
+			status_store(&h->tp_status, TP_STATUS_KERNEL);
+			continue;
+		}
+		struct netmap_slot *sl = &ring->slot[j];
+		uint64_t ts = (uint64_t)h->tp_sec * 1000000000ull + h->tp_nsec;
+		if (pm_likely(pp->nspare == 0)) {
+			sl->buf_idx = s->rx_base + f;
+			s->rx_out[f] = 1;
+		} else {
+			/* Balance what the application traded: copy into
+			 * a buffer it left, the frame goes back now. */
+			uint32_t b = pp->spare[--pp->nspare];
+			memcpy(pm_region_buf(&p->region, b),
+			       (const uint8_t *)h + pp->hroom, flen);
+			status_store(&h->tp_status, TP_STATUS_KERNEL);
+			sl->buf_idx = b;
+			pm_stat_add(&p->st.rx_copied, 1);
+		}
+		sl->len = (uint16_t)flen;
+		sl->flags = 0;
+		sl->ptr = ts;
+		j = j + 1 == n ? 0 : j + 1;
+		space--;
+		pkts++;
+		bytes += flen;
+		last_ts = ts;
+	}
+	k->hwtail = j;
+	if (pkts) {
+		pm_stat_add(&p->st.rx_packets, pkts);
+		pm_stat_add(&p->st.rx_bytes, bytes);
+		ring->ts.tv_sec = (time_t)(last_ts / 1000000000ull);
+		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000ull / 1000);
+	}
+	return ret;
+}
+
+static int pkt_rxsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pkt_sock *s = k->priv;
+	return s->v2 ? rxsync_inplace(p, k) : rxsync_copy(p, k);
+}
+
 /* The MTU may have changed since open: read it again (only for frames
  * that look too long). The TX frame size stays what open chose. */
 static uint32_t pkt_refresh_mtu(struct pktmap_port *p, struct pkt_priv *pp)
@@ -568,16 +972,16 @@ static uint32_t pkt_refresh_mtu(struct pktmap_port *p, struct pkt_priv *pp)
 static void tx_reap(struct pktmap_port *p, struct pkt_sock *s)
 {
 	while (s->tx_inflight) {
-		struct tpacket3_hdr *h = tx_frame(s, s->tx_reap);
-		uint32_t st = status_load(&h->tp_status);
+		uint32_t *stp = tx_status(s, s->tx_reap);
+		uint32_t st = status_load(stp);
 		if (st & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING))
 			break;
 		if (pm_unlikely(st & TP_STATUS_WRONG_FORMAT)) {
 			/* Counted as sent when queued: move it to drops. */
 			pm_stat_add(&p->st.tx_packets, (uint64_t)-1);
-			pm_stat_add(&p->st.tx_bytes, -(uint64_t)h->tp_len);
+			pm_stat_add(&p->st.tx_bytes, -(uint64_t)tx_len(s, s->tx_reap));
 			pm_stat_inc(&p->st.drop_backend, 1);
-			status_store(&h->tp_status, TP_STATUS_AVAILABLE);
+			status_store(stp, TP_STATUS_AVAILABLE);
 		}
 		s->tx_reap = s->tx_reap + 1 == s->tx_nframes ? 0 : s->tx_reap + 1;
 		s->tx_inflight--;
@@ -614,8 +1018,7 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 		}
 		if (!complete && cnt < n - 1)
 			break; /* the rest of the chain is not submitted yet */
-		struct tpacket3_hdr *h = tx_frame(s, s->tx_fill);
-		uint8_t *dst = (uint8_t *)h + s->tx_off;
+		uint8_t *dst = tx_frame(s, s->tx_fill) + s->tx_off;
 		uint32_t flen = 0;
 		bool drop = false, invalid = false;
 		for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
@@ -658,10 +1061,8 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 					   ring->ringid, flen);
 			continue;
 		}
-		h->tp_len = flen;
-		h->tp_snaplen = flen;
-		h->tp_next_offset = 0;
-		status_store(&h->tp_status, TP_STATUS_SEND_REQUEST);
+		tx_set_len(s, s->tx_fill, flen);
+		status_store(tx_status(s, s->tx_fill), TP_STATUS_SEND_REQUEST);
 		s->tx_fill = s->tx_fill + 1 == s->tx_nframes ? 0 : s->tx_fill + 1;
 		s->tx_inflight++;
 		pkts++;
@@ -675,7 +1076,7 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	 * frames a busy device refused last time). */
 	if (s->tx_inflight) {
 		uint32_t last = s->tx_fill ? s->tx_fill - 1 : s->tx_nframes - 1;
-		if (status_load(&tx_frame(s, last)->tp_status) & TP_STATUS_SEND_REQUEST) {
+		if (status_load(tx_status(s, last)) & TP_STATUS_SEND_REQUEST) {
 			/* ENOBUFS: the device queue is busy, the frame stays
 			 * queued for the next kick. ENETDOWN: the same until
 			 * the link is up again (backpressure, not an error). */
@@ -697,48 +1098,79 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	return ret;
 }
 
+/* Frames the kernel has handed over that rxsync has not taken yet. */
+static bool rx_ready(struct pkt_sock *s)
+{
+	if (s->v2)
+		return !s->rx_out[s->rx_cur] &&
+		       (status_load(&rx_frame(s, s->rx_cur)->tp_status) &
+			TP_STATUS_USER);
+	return s->rx_left ||
+	       (status_load(&rx_block(s, s->rx_blk)->hdr.bh1.block_status) &
+		TP_STATUS_USER);
+}
+
 /* Anything to do on the bound rings right now? */
 static int pkt_ready(struct pktmap_port *p, short events)
 {
 	struct pkt_priv *pp = p->priv;
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		struct pkt_sock *s = &pp->socks[r];
-		if ((events & POLLIN) && s->rx &&
-		    (s->rx_left ||
-		     (status_load(&rx_block(s, s->rx_blk)->hdr.bh1.block_status) &
-		      TP_STATUS_USER)))
+		if ((events & POLLIN) && s->rx && rx_ready(s))
 			return 1;
 		if ((events & POLLOUT) && s->tx &&
 		    (s->tx_inflight < s->tx_nframes ||
-		     !(status_load(&tx_frame(s, s->tx_reap)->tp_status) &
+		     !(status_load(tx_status(s, s->tx_reap)) &
 		       (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING))))
 			return 1;
 	}
 	return 0;
 }
 
+static void ep_set(struct pkt_priv *pp, uint32_t want)
+{
+	if (want == pp->ep_events)
+		return;
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		struct epoll_event ev = { .events = want, .data.u32 = r };
+		(void)epoll_ctl(pp->epfd, EPOLL_CTL_MOD, pp->socks[r].fd, &ev);
+	}
+	pp->ep_events = want;
+}
+
+/* pktmap_poll() sleeps for POLLIN on this fd: a socket's own fd when
+ * waiting to receive on one socket, the epoll set otherwise. */
+static int pkt_poll_fd(const struct pktmap_port *p, short events)
+{
+	const struct pkt_priv *pp = p->priv;
+	if ((events & POLLOUT) && pp->epfd >= 0)
+		return pp->epfd;
+	return p->fd;
+}
+
 /* Register the sockets for what the caller waits for, then look once
- * more: a block handed over before the registration is seen here, one
+ * more: a frame handed over before the registration is seen here, one
  * handed over after it wakes the socket. */
 static int pkt_poll_arm(struct pktmap_port *p, short events)
 {
 	struct pkt_priv *pp = p->priv;
-	if (pp->epfd >= 0) {
-		uint32_t want = 0;
+	if (pp->epfd >= 0 && (events & POLLOUT)) {
+		uint32_t want = pp->ep_base;
 		if ((events & POLLIN) && (p->dir & PKTMAP_DIR_RX))
 			want |= EPOLLIN;
-		if ((events & POLLOUT) && (p->dir & PKTMAP_DIR_TX))
+		if (p->dir & PKTMAP_DIR_TX)
 			want |= EPOLLOUT;
-		if (want != pp->ep_events) {
-			for (uint32_t r = pp->lo; r < pp->hi; r++) {
-				struct epoll_event ev = { .events = want, .data.u32 = r };
-				(void)epoll_ctl(pp->epfd, EPOLL_CTL_MOD,
-						pp->socks[r].fd, &ev);
-			}
-			pp->ep_events = want;
-		}
+		ep_set(pp, want);
 	}
 	return pkt_ready(p, events);
+}
+
+/* Back to what a plain poll() on pktmap_fd() waits for. */
+static void pkt_poll_disarm(struct pktmap_port *p, short events)
+{
+	struct pkt_priv *pp = p->priv;
+	if (pp->epfd >= 0 && (events & POLLOUT))
+		ep_set(pp, pp->ep_base);
 }
 
 static void pkt_sock_stats(struct pkt_sock *s)
@@ -763,6 +1195,125 @@ static void pkt_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 	}
 }
 
+/* Frames in the kernel's ring that rxsync has not taken yet (a filter
+ * attached now has not seen them). */
+static uint32_t rx_queued(struct pkt_sock *s)
+{
+	uint32_t q = 0;
+	if (!s->rx)
+		return 0;
+	if (s->v2) {
+		for (uint32_t f = s->rx_cur; q < s->rx_nframes;
+		     f = f + 1 == s->rx_nframes ? 0 : f + 1, q++)
+			if (s->rx_out[f] ||
+			    !(status_load(&rx_frame(s, f)->tp_status) & TP_STATUS_USER))
+				break;
+		return q;
+	}
+	q = s->rx_left;
+	uint32_t b = s->rx_left ? s->rx_blk + 1 : s->rx_blk;
+	for (uint32_t i = 0; i < s->rx_nblocks; i++, b++) {
+		if (b >= s->rx_nblocks)
+			b -= s->rx_nblocks;
+		struct tpacket_block_desc *bd = rx_block(s, b);
+		if (!(status_load(&bd->hdr.bh1.block_status) & TP_STATUS_USER) ||
+		    (b == s->rx_blk && s->rx_left))
+			break;
+		q += bd->hdr.bh1.num_pkts;
+	}
+	return q;
+}
+
+/* Give the sockets the direction and the application's filter: the
+ * kernel runs it before a frame takes a slot of its ring. Returns the
+ * frames already queued (not filtered), or -errno. */
+static int apply_filter(struct pktmap_port *p)
+{
+	struct pkt_priv *pp = p->priv;
+	int ignore = pp->rx_dir == PKTMAP_RX_IN, ret = 0;
+	bool prefix = pp->rx_dir == PKTMAP_RX_OUT;
+	for (uint32_t r = pp->lo; r < pp->hi; r++)
+		if (set_opt(pp->socks[r].fd, PACKET_IGNORE_OUTGOING, &ignore,
+			    sizeof(ignore)) && ignore)
+			prefix = true; /* before Linux 4.20 */
+
+	unsigned n = (prefix ? 3 : 0) + (pp->filt_len ? pp->filt_len : 1);
+	struct sock_filter *prog = calloc(n, sizeof(*prog)), *f = prog;
+	if (!prog)
+		return -ENOMEM;
+	if (prefix) {
+		bool out = pp->rx_dir == PKTMAP_RX_OUT;
+		*f++ = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+						    (uint32_t)SKF_AD_OFF + SKF_AD_PKTTYPE);
+		*f++ = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						    PACKET_OUTGOING, out ? 1 : 0,
+						    out ? 0 : 1);
+		*f++ = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	}
+	if (pp->filt_len) {
+		memcpy(f, pp->filt, pp->filt_len * sizeof(*f));
+		/* A filter's "accept N bytes" becomes "the whole frame": the
+		 * slot carries the captured length only, so the application
+		 * cuts to its snapshot length itself. */
+		for (unsigned i = 0; i < pp->filt_len; i++)
+			if (f[i].code == (BPF_RET | BPF_K) && f[i].k)
+				f[i].k = PKT_SNAP_ALL;
+	} else {
+		*f = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, PKT_SNAP_ALL);
+	}
+	struct sock_fprog fp = { .len = (unsigned short)n, .filter = prog };
+	uint32_t queued = 0;
+	for (uint32_t r = pp->lo; r < pp->hi && !ret; r++) {
+		int fd = pp->socks[r].fd;
+		if (!prefix && !pp->filt_len) {
+			int dummy = 0;
+			if (setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &dummy,
+				       sizeof(dummy)) && errno != ENOENT)
+				ret = -errno;
+		} else if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp,
+				      sizeof(fp))) {
+			ret = -errno;
+		}
+		queued += rx_queued(&pp->socks[r]);
+	}
+	free(prog);
+	return ret ? ret : (int)(queued > INT32_MAX ? INT32_MAX : queued);
+}
+
+static int pkt_rx_filter(struct pktmap_port *p, const struct sock_filter *insns,
+			 unsigned n)
+{
+	struct pkt_priv *pp = p->priv;
+	struct sock_filter *copy = NULL;
+	if (n) {
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, insns, n * sizeof(*copy));
+	}
+	free(pp->filt);
+	pp->filt = copy;
+	pp->filt_len = n;
+	int ret = apply_filter(p);
+	if (ret < 0)
+		pm_log(p, PKTMAP_LOG_INFO, "%s: the kernel refused the filter "
+		       "(%s)", p->name, strerror(-ret));
+	return ret;
+}
+
+static int pkt_rx_direction(struct pktmap_port *p, unsigned dir)
+{
+	struct pkt_priv *pp = p->priv;
+	unsigned old = pp->rx_dir;
+	pp->rx_dir = dir;
+	int ret = apply_filter(p);
+	if (ret < 0) {
+		pp->rx_dir = old;
+		(void)apply_filter(p);
+	}
+	return ret < 0 ? ret : 0;
+}
+
 static void pkt_close(struct pktmap_port *p)
 {
 	struct pkt_priv *pp = p->priv;
@@ -775,11 +1326,16 @@ static void pkt_close(struct pktmap_port *p)
 				munmap(s->map, s->map_len);
 			if (s->fd >= 0)
 				close(s->fd); /* drops promiscuous mode and fanout */
+			free(s->rx_out);
 		}
 		free(pp->socks);
 	}
+	if (pp->resv)
+		munmap(pp->resv, pp->resv_len);
 	if (pp->epfd >= 0)
 		close(pp->epfd);
+	free(pp->spare);
+	free(pp->filt);
 	free(pp);
 	p->priv = NULL;
 	p->fd = -1;
@@ -789,15 +1345,21 @@ const struct pm_port_ops pm_packet_ops = {
 	.desc = {
 		.name = "pkt",
 		.syntax = "pkt:IFACE[-N][@conf:rings=N]",
-		.mode = "emulated",
-		.summary = "AF_PACKET TPACKET_V3 mmap rings on any interface; one "
-			   "copy; several rings share a PACKET_FANOUT group",
+		.mode = "copy",
+		.summary = "AF_PACKET mmap rings on any interface; RX frames "
+			   "are buffers of the kernel's ring (its one copy), TX "
+			   "and @mem: regions copy once; several rings share a "
+			   "PACKET_FANOUT group",
 	},
 	.caps = PM_CAP_ONE_RING,
 	.open = pkt_open,
 	.txsync = pkt_txsync,
 	.rxsync = pkt_rxsync,
 	.poll_arm = pkt_poll_arm,
+	.poll_disarm = pkt_poll_disarm,
+	.poll_fd = pkt_poll_fd,
+	.rx_filter = pkt_rx_filter,
+	.rx_direction = pkt_rx_direction,
 	.stats = pkt_stats,
 	.close = pkt_close,
 };
