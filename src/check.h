@@ -20,6 +20,9 @@ struct pm_kring;
 struct pm_bufspace {
 	uint32_t nbufs;  /* valid indices are 2 .. nbufs-1 */
 	uint32_t usable; /* largest len a slot may carry */
+	uint32_t ext_lo, ext_n; /* and ext_lo .. ext_lo+ext_n-1: buffers a
+				 * back end maps beyond the region (pkt:'s
+				 * kernel ring) */
 };
 
 enum pm_slot_verdict {
@@ -34,7 +37,7 @@ enum pm_slot_verdict {
 /* Is idx a buffer of the region? (0 and 1 never are.) */
 static inline int pm_buf_ok(const struct pm_bufspace *b, uint32_t idx)
 {
-	return idx - 2u < b->nbufs - 2u;
+	return idx - 2u < b->nbufs - 2u || idx - b->ext_lo < b->ext_n;
 }
 
 /* Check one slot's copies. `tx` is nonzero when the slot carries a frame

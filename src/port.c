@@ -494,9 +494,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		free(p);
 		return ret;
 	}
-	/* A back end may map more buffers after the region (pkt:). */
-	if (p->bs.nbufs < p->region.nbufs)
-		p->bs.nbufs = p->region.nbufs;
+	p->bs.nbufs = p->region.nbufs;
 	if (!p->bs.usable)
 		p->bs.usable = p->region.buf_size - p->region.headroom;
 	if (p->bs.usable > 65535)

@@ -463,35 +463,54 @@ static int pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 	return 0;
 }
 
-/* Reserve the address range right after the region for the kernel rings of
- * the bound sockets, so that their frames get buffer indices. Returns the
- * address of the first socket's map, or NULL when the range is taken (the
- * port then copies). */
-static uint8_t *reserve_after_region(struct pktmap_port *p, struct pkt_priv *pp,
-				     size_t total)
+/* Reserve an address range above the pool for the kernel rings of the
+ * bound sockets, at a whole number of buffer strides from the pool, so
+ * that their frames get buffer indices (a hole of the address space found
+ * in /proc/self/maps). Returns the address of the first socket's map, or
+ * NULL when there is none in reach (the port then copies). */
+static uint8_t *reserve_above_pool(struct pktmap_port *p, struct pkt_priv *pp,
+				   size_t total)
 {
 	struct pm_region *r = &p->region;
-	uint8_t *end = (uint8_t *)r->base + r->size;
-	size_t pad = (size_t)(end - (uint8_t *)r->pool) % r->buf_size;
-	pad = pad ? r->buf_size - pad : 0;
-	size_t len = pad + total;
-	if (((size_t)(end + len - (uint8_t *)r->pool) / r->buf_size) >= UINT32_MAX)
-		return NULL;
-	/* Private anonymous memory under the rings: an index between two
-	 * maps (there are none: every map is a multiple of the stride)
-	 * would still be memory. */
-	void *m = mmap(end, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-		       MAP_FIXED_NOREPLACE, -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	if (m != end) { /* a kernel without MAP_FIXED_NOREPLACE: a hint */
-		munmap(m, len);
-		return NULL;
+	uintptr_t pool = (uintptr_t)r->pool, bs = r->buf_size;
+	uintptr_t lo = (uintptr_t)r->base + r->size;
+	uintptr_t reach = pool + ((uintptr_t)UINT32_MAX - total / bs - 1) * bs;
+	for (int attempt = 0; attempt < 4; attempt++) {
+		FILE *f = fopen("/proc/self/maps", "re");
+		if (!f)
+			return NULL;
+		uintptr_t from = lo, a = 0;
+		unsigned long s0, e0;
+		char line[512];
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%lx-%lx", &s0, &e0) != 2 || e0 <= from)
+				continue;
+			/* The first stride-aligned address at or after `from`. */
+			uintptr_t at = pool + (from - pool + bs - 1) / bs * bs;
+			if (at + total <= s0) {
+				a = at;
+				break;
+			}
+			from = e0;
+		}
+		fclose(f);
+		if (!a)
+			a = pool + (from - pool + bs - 1) / bs * bs;
+		if (a > reach)
+			return NULL;
+		void *m = mmap((void *)a, total, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			       MAP_FIXED_NOREPLACE, -1, 0);
+		if (m == (void *)a) {
+			pp->resv = m;
+			pp->resv_len = total;
+			return m;
+		}
+		if (m != MAP_FAILED) /* a kernel without MAP_FIXED_NOREPLACE */
+			munmap(m, total);
+		/* Another thread took it meanwhile: look again. */
 	}
-	pp->resv = end;
-	pp->resv_len = len;
-	return end + pad;
+	return NULL;
 }
 
 static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
@@ -576,11 +595,11 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	size_t one_len = 0;
 	if (pp->inplace) {
 		one_len = sock_map_len(p, pp, rxs, txs);
-		at = reserve_after_region(p, pp, one_len * (pp->hi - pp->lo));
+		at = reserve_above_pool(p, pp, one_len * (pp->hi - pp->lo));
 		if (!at) {
 			pp->inplace = false;
-			pm_log(p, PKTMAP_LOG_INFO, "%s: the address range after the "
-			       "region is taken: RX frames are copied", p->name);
+			pm_log(p, PKTMAP_LOG_INFO, "%s: no address range in reach of "
+			       "the buffer indices: RX frames are copied", p->name);
 		}
 	}
 	p->mode = pp->inplace && !(p->dir & PKTMAP_DIR_TX) ? PKTMAP_MODE_COPY :
@@ -599,10 +618,10 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		pm_rxkring(p, r)->priv = s;
 	}
 	if (pp->inplace) {
-		struct pkt_sock *last = &pp->socks[pp->hi - 1];
-		p->bs.nbufs = (uint32_t)((size_t)(last->map + last->map_len -
-						  (uint8_t *)p->region.pool) /
-					 p->region.buf_size);
+		/* Every index of the range is mapped memory: each map is a
+		 * whole number of strides, one after the other. */
+		p->bs.ext_lo = pp->socks[pp->lo].rx_base;
+		p->bs.ext_n = (uint32_t)(pp->resv_len / p->region.buf_size);
 		pp->spare_cap = p->region.nbufs;
 		pp->spare = malloc((size_t)pp->spare_cap * sizeof(*pp->spare));
 		if (!pp->spare)
@@ -611,17 +630,16 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 
 	/* pktmap_fd(): with one socket, the socket (POLLIN for RX, POLLOUT
 	 * for TX, level-triggered); with several, an epoll set of them,
-	 * readable while one has a frame. pktmap_poll() waits for TX space
-	 * in an epoll set too (it sleeps for POLLIN): poll_fd(). */
-	if (pp->hi - pp->lo == 1)
+	 * readable while one has a frame (pktmap_poll() adds EPOLLOUT while
+	 * it waits for TX space). */
+	if (pp->hi - pp->lo == 1) {
 		p->fd = pp->socks[pp->lo].fd;
-	if (pp->hi - pp->lo > 1 || (p->dir & PKTMAP_DIR_TX)) {
+	} else {
 		pp->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (pp->epfd < 0)
 			return pm_open_error(p, -errno, "epoll_create1: %s",
 					     strerror(errno));
-		pp->ep_base = pp->hi - pp->lo > 1 && (p->dir & PKTMAP_DIR_RX) ?
-				      EPOLLIN : 0;
+		pp->ep_base = (p->dir & PKTMAP_DIR_RX) ? EPOLLIN : 0;
 		pp->ep_events = pp->ep_base;
 		for (uint32_t r = pp->lo; r < pp->hi; r++) {
 			struct epoll_event ev = { .events = pp->ep_base,
@@ -630,8 +648,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 				return pm_open_error(p, -errno, "epoll_ctl: %s",
 						     strerror(errno));
 		}
-		if (pp->hi - pp->lo > 1)
-			p->fd = pp->epfd;
+		p->fd = pp->epfd;
 	}
 	return 0;
 }
@@ -1138,13 +1155,14 @@ static void ep_set(struct pkt_priv *pp, uint32_t want)
 	pp->ep_events = want;
 }
 
-/* pktmap_poll() sleeps for POLLIN on this fd: a socket's own fd when
- * waiting to receive on one socket, the epoll set otherwise. */
-static int pkt_poll_fd(const struct pktmap_port *p, short events)
+/* One socket: pktmap_poll() sleeps on it for what it waits for (the
+ * kernel's poll says POLLIN while the RX ring holds a frame, POLLOUT while
+ * the TX ring has a free one). Several: on the epoll set, for POLLIN. */
+static int pkt_poll_fd(const struct pktmap_port *p, short events, short *pev)
 {
 	const struct pkt_priv *pp = p->priv;
-	if ((events & POLLOUT) && pp->epfd >= 0)
-		return pp->epfd;
+	if (pp->epfd < 0)
+		*pev = (short)(events & (POLLIN | POLLOUT));
 	return p->fd;
 }
 
