@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "pcapfile.h"
@@ -881,6 +882,12 @@ struct pm_pcapw {
 	int err;        /* sticky negative errno */
 	uint8_t *buf;
 	size_t cap, used;
+	/* Records by reference (pm_pcapw_write_ref): written with writev()
+	 * from the caller's buffers at the next flush. */
+	struct iovec *iov;
+	unsigned niov;
+	uint8_t (*hdr)[16];     /* their headers, when not in the headroom */
+	unsigned nhdr;
 };
 
 static int write_all(int fd, const uint8_t *p, size_t n)
@@ -900,10 +907,42 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* Write the records queued by reference: writev() of up to IOV_MAX
+ * pieces a call, partial writes resumed. */
+static int flush_refs(struct pm_pcapw *w)
+{
+	struct iovec *v = w->iov;
+	unsigned n = w->niov;
+	w->niov = 0;
+	w->nhdr = 0;
+	while (n) {
+		unsigned k = n < PM_PCAPW_REF_IOV ? n : PM_PCAPW_REF_IOV;
+		ssize_t r = writev(w->fd, v, (int)k);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return w->err = -errno;
+		}
+		if (r == 0)
+			return w->err = -EIO;
+		while (n && (size_t)r >= v->iov_len) {
+			r -= (ssize_t)v->iov_len;
+			v++, n--;
+		}
+		if (n && r) {
+			v->iov_base = (uint8_t *)v->iov_base + r;
+			v->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
 int pm_pcapw_flush(struct pm_pcapw *w)
 {
 	if (w->err)
 		return w->err;
+	if (w->niov)
+		return flush_refs(w); /* nothing is buffered meanwhile */
 	if (w->used) {
 		int ret = write_all(w->fd, w->buf, w->used);
 		w->used = 0;
@@ -981,6 +1020,8 @@ int pm_pcapw_writev(struct pm_pcapw *w, const struct iovec *iov, unsigned n,
 {
 	if (unlikely(w->err))
 		return w->err;
+	if (unlikely(w->niov) && flush_refs(w))
+		return w->err;
 	size_t total = 0;
 	for (unsigned i = 0; i < n; i++)
 		total += iov[i].iov_len;
@@ -1027,6 +1068,42 @@ int pm_pcapw_write(struct pm_pcapw *w, const void *data, uint32_t caplen,
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = caplen };
 	return pm_pcapw_writev(w, &iov, 1, len, ts_ns);
+}
+
+int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
+		       uint32_t len, uint64_t ts_ns, uint32_t headroom)
+{
+	if (w->fmt != PM_PCAP_FMT_PCAP)
+		return pm_pcapw_write(w, data, caplen, len, ts_ns);
+	if (unlikely(w->err))
+		return w->err;
+	if (unlikely(w->used) && pm_pcapw_flush(w))
+		return w->err; /* records stay in order */
+	if (unlikely(!w->iov)) {
+		w->iov = malloc(PM_PCAPW_REF_MAX * 2 * sizeof(*w->iov));
+		w->hdr = malloc(PM_PCAPW_REF_MAX * sizeof(*w->hdr));
+		if (!w->iov || !w->hdr)
+			return w->err = -ENOMEM;
+	}
+	if (unlikely(w->niov + 2 > PM_PCAPW_REF_MAX * 2) && flush_refs(w))
+		return w->err;
+	if (caplen > w->snaplen)
+		caplen = w->snaplen;
+	if (len < caplen)
+		len = caplen;
+	uint8_t *h = headroom >= 16 ? data - 16 : w->hdr[w->nhdr++];
+	uint64_t sec = ts_ns / 1000000000u, ns = ts_ns % 1000000000u;
+	le32(h, (uint32_t)sec);
+	le32(h + 4, (uint32_t)(w->nsec ? ns : ns / 1000u));
+	le32(h + 8, caplen);
+	le32(h + 12, len);
+	if (headroom >= 16) {
+		w->iov[w->niov++] = (struct iovec){ h, 16u + caplen };
+	} else {
+		w->iov[w->niov++] = (struct iovec){ h, 16 };
+		w->iov[w->niov++] = (struct iovec){ data, caplen };
+	}
+	return 0;
 }
 
 int pm_pcapw_open_fd(struct pm_pcapw **out, int fd, bool own_fd,
@@ -1089,6 +1166,8 @@ int pm_pcapw_close(struct pm_pcapw *w)
 	if (w->own_fd && close(w->fd) != 0 && !ret)
 		ret = -errno;
 	free(w->buf);
+	free(w->iov);
+	free(w->hdr);
 	free(w);
 	return ret;
 }

@@ -125,6 +125,18 @@ int pm_pcapw_write(struct pm_pcapw *w, const void *data, uint32_t caplen,
 /* Write out what is buffered. Returns 0 or a negative errno. */
 int pm_pcapw_flush(struct pm_pcapw *w);
 
+/* Records queued by reference between flushes, and iovec pieces a
+ * writev() takes. */
+#define PM_PCAPW_REF_MAX 4096u
+#define PM_PCAPW_REF_IOV 1024u
+/* Append a pcap record whose caplen bytes at data stay where they are
+ * until the next pm_pcapw_flush() (or any write or close, which flushes
+ * first): no copy, they go out with writev(). With headroom >= 16 the
+ * record header is written into the 16 bytes before data. pcapng records
+ * are copied as pm_pcapw_write() does. */
+int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
+		       uint32_t len, uint64_t ts_ns, uint32_t headroom);
+
 /* Flush and close. Returns 0 or the first error the writer met. */
 int pm_pcapw_close(struct pm_pcapw *w);
 

@@ -128,6 +128,17 @@ PKTMAP_EXPORT int pktmap_pcapw_write(struct pktmap_pcapw *w, const void *data,
 	return 0;
 }
 
+PKTMAP_EXPORT int pktmap_pcapw_write_ref(struct pktmap_pcapw *w, void *data,
+					 uint32_t caplen, uint32_t len,
+					 uint64_t ts_ns, uint32_t headroom)
+{
+	int ret = pm_pcapw_write_ref(w->w, data, caplen, len, ts_ns, headroom);
+	if (pm_unlikely(ret))
+		return ret;
+	w->bytes += pktmap_pcapw_record_bytes(w, caplen);
+	return 0;
+}
+
 PKTMAP_EXPORT uint64_t pktmap_pcapw_bytes(const struct pktmap_pcapw *w)
 {
 	return w->bytes;

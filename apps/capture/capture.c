@@ -38,6 +38,9 @@ void usage_capture(void)
 "  -s, --snaplen N       bytes kept of each packet (default and 0: 262144)\n"
 "  -B, --ring-slots N    RX ring slots for xdp:, pkt: and tap: ports unless\n"
 "                        the port name sets them (default 8192)\n"
+"  -Q, --direction D     in, out or inout: the frames the interface receives,\n"
+"                        sends, or both (pkt: ports; default inout there, as\n"
+"                        tcpdump; other ports see what arrives: in)\n"
 "      --pcapng          write pcapng (default: pcap with ns time stamps)\n"
 "      --micro           pcap with microsecond time stamps (old readers)\n"
 "  -C, --file-size SIZE  start a new file before FILE passes SIZE: millions\n"
@@ -57,6 +60,8 @@ void usage_capture(void)
 "  -q, --quiet           no summary lines\n"
 "  -v, --verbose         more library messages (twice: debug)\n"
 "\n"
+"FILTER runs in the kernel where the port has a kernel filter (pkt:), else\n"
+"here. Packets are written from the port's buffers (writev), not copied.\n"
 "Time stamps are the back end's when it stamps frames (pkt:, tap:, pcap:),\n"
 "else the time of the sync that received the packet. Ends after -c, at the\n"
 "end of a capture file port, after --idle, after -G -W's last file, or at\n"
@@ -78,6 +83,7 @@ static const struct option longopts[] = {
 	{"count", required_argument, NULL, 'c'},
 	{"snaplen", required_argument, NULL, 's'},
 	{"ring-slots", required_argument, NULL, 'B'},
+	{"direction", required_argument, NULL, 'Q'},
 	{"file-size", required_argument, NULL, 'C'},
 	{"rotate", required_argument, NULL, 'G'},
 	{"file-count", required_argument, NULL, 'W'},
@@ -154,7 +160,7 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 	opterr = 0;
 	/* Options may follow the filter words, as with tcpdump ("--" ends
 	 * them) */
-	while ((c = getopt_long(argc, argv, ":i:w:c:s:B:C:G:W:a:T:qvh", longopts,
+	while ((c = getopt_long(argc, argv, ":i:w:c:s:B:Q:C:G:W:a:T:qvh", longopts,
 				NULL)) != -1) {
 		int bad = 0;
 
@@ -181,6 +187,19 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 			o->slots = (uint32_t)v;
 			if (bad)
 				cli_err("capture: -B: ring slots %s", err);
+			break;
+		case 'Q':
+			if (strcmp(optarg, "in") == 0)
+				o->rx_dir = PKTMAP_RX_IN;
+			else if (strcmp(optarg, "out") == 0)
+				o->rx_dir = PKTMAP_RX_OUT;
+			else if (strcmp(optarg, "inout") == 0)
+				o->rx_dir = PKTMAP_RX_INOUT;
+			else {
+				cli_err("capture: -Q: direction '%s': give in, "
+					"out or inout", optarg);
+				bad = 1;
+			}
 			break;
 		case 'C':
 			bad = parse_size(optarg, &o->rotate_bytes, err,
@@ -358,6 +377,42 @@ static int compile_filter(struct capture *cap)
 	return 0;
 }
 
+/* The direction (-Q), where the port has one. */
+static int port_rx_setup(struct capture *cap, struct cap_worker *w)
+{
+	unsigned dir = cap->o.rx_dir ? cap->o.rx_dir : PKTMAP_RX_INOUT;
+	int rc = pktmap_set_rx_direction(w->port, dir);
+
+	if (rc < 0 && (cap->o.rx_dir || rc != -EOPNOTSUPP)) {
+		cli_err("capture: %s: -Q %s: %s", w->portname,
+			dir == PKTMAP_RX_IN ? "in" : dir == PKTMAP_RX_OUT ? "out" :
+									  "inout",
+			rc == -EOPNOTSUPP ? "this port sees only the frames that "
+					    "arrive on it (use -Q in)"
+					  : pktmap_strerror(rc));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The filter into the kernel, where the port has a kernel filter; the
+ * packets queued before it are filtered here. */
+static void kernel_filter(struct capture *cap)
+{
+	for (unsigned i = 0; cap->prog.bf_len && i < cap->nworkers; i++) {
+		struct cap_worker *w = &cap->w[i];
+		int rc = pktmap_set_rx_filter(w->port, cap->prog.bf_insns,
+					      cap->prog.bf_len);
+
+		if (rc >= 0) {
+			w->kfilter = true;
+			w->ufilter_left = (uint64_t)rc;
+			for (unsigned k = 0; k < w->nrings; k++)
+				w->ufilter_left += nm_ring_space(w->rings[k]);
+		}
+	}
+}
+
 /* Open the worker ports: one for all rings, or with --per-queue one per
  * RX ring (PORT-I). */
 static int setup_workers(struct capture *cap)
@@ -429,6 +484,10 @@ static int setup_workers(struct capture *cap)
 		for (unsigned k = 0; k < w->nrings; k++)
 			w->rings[k] = NETMAP_RXRING(pktmap_nifp(w->port),
 						    info.first_rx_ring + k);
+		w->headroom = info.buf_size - info.buf_usable;
+		st = port_rx_setup(cap, w);
+		if (st)
+			return st;
 		if (!o->file)
 			continue;
 		if (o->per_queue)
@@ -561,8 +620,15 @@ int cmd_capture(int argc, char **argv)
 	status = setup_workers(cap);
 	if (!status)
 		status = compile_filter(cap);
-	if (!status)
+	if (!status) {
+		kernel_filter(cap);
+		/* As tcpdump's line: the port, direction and filter are set. */
+		if (!cap->o.quiet)
+			fprintf(stderr, "pktmap capture: listening on %s%s\n",
+				cap->o.port, cap->prog.bf_len && cap->w[0].kfilter ?
+						     " (filter in the kernel)" : "");
 		status = go(cap);
+	}
 	for (unsigned i = 0; cap->w && i < cap->nworkers; i++) {
 		if (cap->w[i].port)
 			pktmap_close(cap->w[i].port);

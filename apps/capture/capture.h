@@ -42,6 +42,7 @@ struct capture_opts {
 	double interval;         /* -T: seconds between report lines, 0: none */
 	double idle;             /* --idle: stop after so long without packets */
 	uint32_t slots;          /* -B: RX ring slots of kernel-fed ports */
+	unsigned rx_dir;         /* -Q: PKTMAP_RX_*, 0: inout where possible */
 	int cpu;                 /* -a: pin worker I to CPU+I, -1: no */
 	bool pcapng, micro, per_queue, json, quiet;
 	int verbose;
@@ -86,6 +87,9 @@ struct cap_worker {
 	unsigned nrings;
 	struct cap_out out;
 	bool ts_from_ptr;          /* the back end stamps slot->ptr */
+	uint32_t headroom;         /* bytes before a buffer the writer may use */
+	bool kfilter;              /* the kernel runs the filter ... */
+	uint64_t ufilter_left;     /* ... but not on these first packets */
 	bool coalesce;             /* wait for batches (capture_work.c) */
 	struct cap_counters c __attribute__((aligned(128)));
 	pthread_t tid;
@@ -140,6 +144,16 @@ int cap_out_init(struct cap_out *out, const struct capture_opts *o,
 int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
 		  uint32_t caplen, uint32_t len, uint64_t ts_ns, char *err,
 		  unsigned errlen);
+
+/* The same for a packet in one buffer that stays unchanged until
+ * cap_out_flush(): queued by reference (written from the buffer itself),
+ * its record header in the buffer's headroom when there are 16 bytes. */
+int cap_out_write_ref(struct cap_out *out, void *data, uint32_t len,
+		      uint32_t headroom, uint64_t ts_ns, char *err,
+		      unsigned errlen);
+
+/* Write what cap_out_write_ref() queued, before the buffers change. */
+int cap_out_flush(struct cap_out *out, char *err, unsigned errlen);
 
 /* Flush and close the current file. Returns 0 or a negative errno with a
  * message in err. */

@@ -144,9 +144,10 @@ static int rotate(struct cap_out *out, uint64_t ts_ns, char *err,
 	return rc ? rc : open_file(out, ts_ns, err, errlen);
 }
 
-int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
-		  uint32_t caplen, uint32_t len, uint64_t ts_ns, char *err,
-		  unsigned errlen)
+/* Open the first file, or the next one when the packet's time or size
+ * says so. Returns 0, 1 when -G -W's last file is done, or -errno. */
+static int before_record(struct cap_out *out, uint32_t caplen, uint64_t ts_ns,
+			 char *err, unsigned errlen)
 {
 	const struct capture_opts *o = out->o;
 	const uint64_t sec = 1000000000u;
@@ -158,10 +159,9 @@ int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
 		/* the first file: its period starts with this packet */
 		out->period_end = (ts_ns / sec + o->rotate_secs) * sec;
 		out->gen_files = 1;
-		rc = open_file(out, ts_ns, err, errlen);
-		if (rc)
-			return rc;
-	} else if (o->rotate_secs && ts_ns >= out->period_end) {
+		return open_file(out, ts_ns, err, errlen);
+	}
+	if (o->rotate_secs && ts_ns >= out->period_end) {
 		if (o->max_files && out->gen_files >= o->max_files) {
 			out->done = true;
 			rc = cap_out_close(out, err, errlen);
@@ -170,20 +170,28 @@ int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
 		out->period_end = (ts_ns / sec + o->rotate_secs) * sec;
 		out->gen_files++;
 		out->seq = 0;
-		rc = rotate(out, ts_ns, err, errlen);
-		if (rc)
-			return rc;
-	} else if (o->rotate_bytes && out->file_packets &&
-		   pktmap_pcapw_bytes(out->w) +
-				   pktmap_pcapw_record_bytes(out->w, caplen) >
-			   o->rotate_bytes) {
+		return rotate(out, ts_ns, err, errlen);
+	}
+	if (o->rotate_bytes && out->file_packets &&
+	    pktmap_pcapw_bytes(out->w) +
+			    pktmap_pcapw_record_bytes(out->w, caplen) >
+		    o->rotate_bytes) {
 		out->seq++;
 		if (o->max_files && !o->rotate_secs && out->seq >= o->max_files)
 			out->seq = 0;
-		rc = rotate(out, ts_ns, err, errlen);
-		if (rc)
-			return rc;
+		return rotate(out, ts_ns, err, errlen);
 	}
+	return 0;
+}
+
+int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
+		  uint32_t caplen, uint32_t len, uint64_t ts_ns, char *err,
+		  unsigned errlen)
+{
+	int rc = before_record(out, caplen, ts_ns, err, errlen);
+
+	if (__builtin_expect(rc != 0, 0))
+		return rc;
 	rc = n == 1 ? pktmap_pcapw_write(out->w, iov[0].iov_base, caplen, len,
 					 ts_ns)
 		    : pktmap_pcapw_writev(out->w, iov, n, len, ts_ns);
@@ -193,4 +201,30 @@ int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
 	}
 	out->file_packets++;
 	return 0;
+}
+
+int cap_out_write_ref(struct cap_out *out, void *data, uint32_t len,
+		      uint32_t headroom, uint64_t ts_ns, char *err,
+		      unsigned errlen)
+{
+	int rc = before_record(out, len, ts_ns, err, errlen);
+
+	if (__builtin_expect(rc != 0, 0))
+		return rc;
+	rc = pktmap_pcapw_write_ref(out->w, data, len, len, ts_ns, headroom);
+	if (__builtin_expect(rc != 0, 0)) {
+		snprintf(err, errlen, "%s: %s", out->name, pktmap_strerror(rc));
+		return rc;
+	}
+	out->file_packets++;
+	return 0;
+}
+
+int cap_out_flush(struct cap_out *out, char *err, unsigned errlen)
+{
+	int rc = out->w ? pktmap_pcapw_flush(out->w) : 0;
+
+	if (rc)
+		snprintf(err, errlen, "%s: %s", out->name, pktmap_strerror(rc));
+	return rc;
 }

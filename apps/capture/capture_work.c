@@ -3,8 +3,13 @@
  * The loop of one capture worker: pktmap_poll() for POLLIN, then every
  * packet in [head, tail) of the bound RX rings is stamped, run through
  * the filter and appended to the output, and the slots go back by moving
- * head. Packets are read in place in the shared buffers; the only copy is
- * into the writer's large buffer, which goes to the file in large writes.
+ * head. Packets are read in place in the shared buffers, and written from
+ * there: each record is queued by reference (its header in the buffer's
+ * headroom when there is room), and the batch goes to the file in large
+ * writev() calls before the slots are given back; only chains (NS_MOREFRAG)
+ * and pcapng records are copied into the writer's buffer. The filter runs
+ * in the kernel where the port has one (pkt:): here only on the packets
+ * that were queued before it was attached.
  *
  * Time stamps: back ends that stamp each frame (pkt:, tap:, pcap:) leave
  * it in slot->ptr; for the others (xdp:, pipe:, ...) a packet gets the
@@ -111,10 +116,13 @@ static inline int one(struct cap_worker *w, const struct iovec *iov,
 	int rc;
 
 	b->received++;
-	if (cap->prog.bf_len &&
-	    !bpf_filter(cap->prog.bf_insns, iov[0].iov_base, len,
-			(u_int)iov[0].iov_len))
-		return 0;
+	if (cap->prog.bf_len && (!w->kfilter || w->ufilter_left)) {
+		if (w->ufilter_left)
+			w->ufilter_left--;
+		if (!bpf_filter(cap->prog.bf_insns, iov[0].iov_base, len,
+				(u_int)iov[0].iov_len))
+			return 0;
+	}
 	if (!take_one(w, taken)) {
 		b->received--; /* left in the ring, not taken */
 		return 1;
@@ -122,8 +130,12 @@ static inline int one(struct cap_worker *w, const struct iovec *iov,
 	b->matched++;
 	if (!cap->o.file)
 		return 0;
-	rc = cap_out_write(&w->out, iov, niov, len, len, ts, w->err,
-			   sizeof(w->err));
+	if (likely(niov == 1))
+		rc = cap_out_write_ref(&w->out, iov[0].iov_base, len, w->headroom,
+				       ts, w->err, sizeof(w->err));
+	else
+		rc = cap_out_write(&w->out, iov, niov, len, len, ts, w->err,
+				   sizeof(w->err));
 	if (unlikely(rc))
 		return rc > 0 ? 2 : rc;
 	return 0;
@@ -261,6 +273,10 @@ void *cap_work(void *arg)
 			drain_one(w, w->rings[0], now, &b, &taken);
 		else
 			drain_merge(w, now, &b, &taken);
+		/* Before the next sync gives the slots back. */
+		if (o->file && b.matched && b.stop >= 0 &&
+		    cap_out_flush(&w->out, w->err, sizeof(w->err)))
+			b.stop = -EIO;
 		if (b.received) {
 			received += b.received;
 			matched += b.matched;

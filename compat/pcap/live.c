@@ -417,25 +417,10 @@ int pmc_lookupnet(const char *device, bpf_u_int32 *net, bpf_u_int32 *mask,
 /* ------------------------------------------------------------------ */
 /* Filter and direction */
 
-/* Does the program look at a VLAN tag (compare with a TPID)? The kernel
- * runs a filter on the frame with the tag taken out (libpcap compiles
- * such programs with the kernel's VLAN extensions for that); ours are
- * compiled for the frame as handed over, tag in place. */
-static bool tests_vlan(const struct bpf_insn *insns, u_int len)
-{
-	for (u_int i = 0; i < len; i++)
-		if (BPF_CLASS(insns[i].code) == BPF_JMP &&
-		    BPF_SRC(insns[i].code) == BPF_K &&
-		    (insns[i].k == 0x8100 || insns[i].k == 0x88a8 ||
-		     insns[i].k == 0x9100))
-			return true;
-	return false;
-}
-
 int pmc_set_filter(struct pmc *h, const struct bpf_insn *insns, u_int len)
 {
 	struct bpf_insn *copy = malloc((len ? len : 1) * sizeof(*copy));
-	int rc = -EOPNOTSUPP;
+	int rc;
 
 	if (!copy) {
 		snprintf(h->errbuf, sizeof(h->errbuf), "malloc: %s",
@@ -449,8 +434,7 @@ int pmc_set_filter(struct pmc *h, const struct bpf_insn *insns, u_int len)
 	h->kfilter = false;
 	if (!h->port || !h->nrx)
 		return 0;
-	if (!tests_vlan(insns, len))
-		rc = pktmap_set_rx_filter(h->port, insns, len);
+	rc = pktmap_set_rx_filter(h->port, insns, len);
 	if (rc >= 0) {
 		/* What is queued already has not met the kernel's filter. */
 		uint64_t queued = (uint64_t)rc;

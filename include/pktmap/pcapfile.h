@@ -67,6 +67,17 @@ PKTMAP_EXPORT int pktmap_pcapw_writev(struct pktmap_pcapw *w,
 				      const struct iovec *iov, unsigned n,
 				      uint32_t len, uint64_t ts_ns);
 
+/* Append a record without copying it: the caplen bytes at data must stay
+ * unchanged until the next pktmap_pcapw_flush() (or any other write or
+ * close, which flush first); then all the records queued go out in large
+ * writev() calls from where they are. With headroom >= 16 (bytes before
+ * data the caller lets the writer use, as a buffer's headroom) a record
+ * header is written there and a record is one piece of the writev. pcapng
+ * records are copied, as by pktmap_pcapw_write(). */
+PKTMAP_EXPORT int pktmap_pcapw_write_ref(struct pktmap_pcapw *w, void *data,
+					 uint32_t caplen, uint32_t len,
+					 uint64_t ts_ns, uint32_t headroom);
+
 /* Bytes the file holds: its header and every record appended so far,
  * whether written out yet or still buffered. */
 PKTMAP_EXPORT uint64_t pktmap_pcapw_bytes(const struct pktmap_pcapw *w);
