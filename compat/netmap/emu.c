@@ -592,10 +592,20 @@ static int port_info(struct nme_file *f, struct nme_req *r,
 {
 	struct pktmap_info info;
 	uint16_t id;
-	if (f->port && strcmp(f->name, r->name) == 0) {
+	/* A port this process has bound answers for itself (a pipe end
+	 * cannot be opened twice to look at it). */
+	struct nme_file *bound = NULL;
+	if (f->port && strcmp(f->name, r->name) == 0)
+		bound = f;
+	for (int i = 0; !bound && i < NME_MAX_FD; i++) {
+		struct nme_file *o = get(i);
+		if (o && o->port && strcmp(o->name, r->name) == 0)
+			bound = o;
+	}
+	if (bound) {
 		info.sz = sizeof(info);
-		pktmap_info(f->port, &info);
-		id = f->mem->id;
+		pktmap_info(bound->port, &info);
+		id = bound->mem->id;
 	} else {
 		/* netmap answers without binding: open, look, close. */
 		struct pktmap_port *p;

@@ -1,0 +1,187 @@
+/* The /dev/netmap emulation and libnetmap (compat/netmap) in one process,
+ * so that CI runs them under ASan and UBSan: both ends of a pipe opened
+ * with nmport_open, packets through NIOC*SYNC and poll/select/epoll, dup
+ * and close, the mapping of one memory, port info, and bad requests with
+ * netmap's errno. Linked against libpktmap-netmap (which takes open,
+ * ioctl, mmap, poll... before libc), as a netmap program is. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+#include <libnetmap.h>
+
+#include "t.h"
+
+static char name_a[64], name_b[64];
+
+/* Send n numbered 64-byte packets from tx to rx, waiting with `how`. */
+static void roundtrip(struct nmport_d *tx, struct nmport_d *rx, int n,
+		      const char *how)
+{
+	struct netmap_ring *t = NETMAP_TXRING(tx->nifp, tx->first_tx_ring);
+	struct netmap_ring *r = NETMAP_RXRING(rx->nifp, rx->first_rx_ring);
+	int sent = 0, got = 0, bad = 0, ep = -1;
+	if (!strcmp(how, "epoll")) {
+		ep = epoll_create1(0);
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = rx->fd };
+		CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, rx->fd, &ev) == 0, "epoll_ctl");
+		CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, rx->fd, &ev) < 0 &&
+		      errno == EEXIST, "second ADD: EEXIST");
+	}
+	while (got < n) {
+		/* reclaim what the receiver gave back, then fill */
+		CHECK(ioctl(tx->fd, NIOCTXSYNC, NULL) == 0, "NIOCTXSYNC");
+		while (sent < n && !nm_ring_empty(t)) {
+			struct netmap_slot *s = &t->slot[t->head];
+			memcpy(NETMAP_BUF(t, s->buf_idx), &sent, sizeof(sent));
+			s->len = 64;
+			t->head = t->cur = nm_ring_next(t, t->head);
+			sent++;
+		}
+		CHECK(ioctl(tx->fd, NIOCTXSYNC, NULL) == 0, "NIOCTXSYNC");
+		int ready;
+		if (!strcmp(how, "poll")) {
+			struct pollfd p = { .fd = rx->fd, .events = POLLIN };
+			ready = poll(&p, 1, 5000);
+			CHECK(ready != 1 || p.revents == POLLIN, "revents %x", p.revents);
+		} else if (!strcmp(how, "select")) {
+			fd_set rs;
+			FD_ZERO(&rs);
+			FD_SET(rx->fd, &rs);
+			struct timeval tv = { .tv_sec = 5 };
+			ready = select(rx->fd + 1, &rs, NULL, NULL, &tv);
+			CHECK(ready != 1 || FD_ISSET(rx->fd, &rs), "select set");
+		} else {
+			struct epoll_event ev;
+			ready = epoll_wait(ep, &ev, 1, 5000);
+			CHECK(ready != 1 || ev.data.fd == rx->fd, "epoll data");
+		}
+		if (ready != 1) {
+			CHECK(0, "%s: nothing ready after %d of %d", how, got, n);
+			break;
+		}
+		while (!nm_ring_empty(r)) {
+			int seq;
+			struct netmap_slot *s = &r->slot[r->head];
+			memcpy(&seq, NETMAP_BUF(r, s->buf_idx), sizeof(seq));
+			bad += seq != got || s->len != 64;
+			got++;
+			r->head = r->cur = nm_ring_next(r, r->head);
+		}
+		/* give the slots back before the sender (this thread too)
+		 * looks for room */
+		CHECK(ioctl(rx->fd, NIOCRXSYNC, NULL) == 0, "NIOCRXSYNC");
+	}
+	CHECK(ioctl(rx->fd, NIOCRXSYNC, NULL) == 0, "NIOCRXSYNC");
+	CHECK_EQ(got, n);
+	CHECK_EQ(bad, 0);
+	if (ep >= 0)
+		close(ep);
+}
+
+static int ctrl(int fd, const char *name, uint16_t version, uint16_t type,
+		void *body)
+{
+	struct nmreq_header h;
+	memset(&h, 0, sizeof(h));
+	h.nr_version = version;
+	h.nr_reqtype = type;
+	h.nr_body = (uintptr_t)body;
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", name);
+	return ioctl(fd, NIOCCTRL, &h);
+}
+
+int main(void)
+{
+	setenv("PKTMAP_NETMAP_QUIET", "1", 1);
+	nmctx_get()->verbose = 0;
+	snprintf(name_a, sizeof(name_a), "netmap:unm%d{0", (int)getpid());
+	snprintf(name_b, sizeof(name_b), "netmap:unm%d}0", (int)getpid());
+
+	struct nmport_d *a = nmport_open(name_a);
+	struct nmport_d *b = nmport_open(name_b);
+	CHECK(a && b, "open both ends: %s", strerror(errno));
+	if (!a || !b)
+		return t_done("netmap");
+	CHECK(a->mem == b->mem, "the two ends of a pipe share one memory");
+	CHECK_EQ(a->reg.nr_mem_id, b->reg.nr_mem_id);
+	CHECK_EQ(a->first_tx_ring, 0);
+	CHECK_EQ(a->last_tx_ring, 0);
+	CHECK_EQ(a->first_rx_ring, 0);
+	CHECK_EQ(a->last_rx_ring, 0);
+	CHECK(a->nifp != b->nifp, "each open has its own netmap_if");
+	CHECK(strcmp(a->hdr.nr_name, name_a + 7) == 0, "nr_name without netmap:");
+
+	roundtrip(a, b, 5000, "poll");
+	roundtrip(b, a, 5000, "select");
+	roundtrip(a, b, 5000, "epoll");
+
+	/* dup shares the open: close the original, the copy still works */
+	int fd2 = dup(b->fd);
+	CHECK(fd2 >= 0, "dup");
+	int fd3 = fcntl(fd2, F_GETFD); /* an ordinary descriptor to the kernel */
+	CHECK(fd3 >= 0, "fcntl on the dup");
+	CHECK(ioctl(fd2, NIOCRXSYNC, NULL) == 0, "sync through the dup");
+
+	/* a second mapping of the same memory is the same address */
+	void *m = mmap(NULL, b->reg.nr_memsize, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd2, 0);
+	CHECK(m == a->mem->mem, "one mapping per memory");
+	CHECK(munmap(m, b->reg.nr_memsize) == 0, "munmap of it");
+	CHECK(mmap(NULL, b->reg.nr_memsize + 1, PROT_READ, MAP_SHARED, fd2, 0) ==
+	      MAP_FAILED && errno == EINVAL, "mmap larger than nr_memsize");
+	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd2, 4096) == MAP_FAILED &&
+	      errno == EINVAL, "mmap at an offset");
+
+	/* port info on an unbound descriptor */
+	int fd = open("/dev/netmap", O_RDWR);
+	CHECK(fd >= 0, "open /dev/netmap");
+	struct nmreq_port_info_get pi;
+	memset(&pi, 0, sizeof(pi));
+	CHECK(ctrl(fd, name_a + 7, NETMAP_API, NETMAP_REQ_PORT_INFO_GET, &pi) == 0,
+	      "info on a port this process has bound: %s", strerror(errno));
+	CHECK_EQ(pi.nr_mem_id, a->reg.nr_mem_id);
+	CHECK_EQ(pi.nr_tx_slots, a->reg.nr_tx_slots);
+	CHECK_EQ(pi.nr_memsize, a->reg.nr_memsize);
+	struct nmreq_register r;
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	CHECK(ctrl(fd, "x", 99, NETMAP_REQ_REGISTER, &r) < 0 && errno == EINVAL,
+	      "wrong nr_version: EINVAL");
+	CHECK(ctrl(fd, "x", NETMAP_API, 77, &r) < 0 && errno == EINVAL,
+	      "unknown reqtype: EINVAL");
+	CHECK(ctrl(fd, "vale1:x", NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0 &&
+	      errno == EOPNOTSUPP, "vale: EOPNOTSUPP");
+	CHECK(ioctl(fd, NIOCTXSYNC, NULL) < 0 && errno == ENXIO,
+	      "sync unbound: ENXIO");
+	CHECK(ioctl(fd, 0x1234, NULL) < 0 && errno == ENOTTY, "other ioctl: ENOTTY");
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	CHECK(poll(&p, 1, 0) == 1 && p.revents == POLLERR, "poll unbound: POLLERR");
+	CHECK(close(fd) == 0, "close");
+	CHECK(ioctl(fd, NIOCTXSYNC, NULL) < 0 && errno == EBADF, "closed: EBADF");
+
+	/* the last close of an open closes the port: the end can be
+	 * opened again */
+	CHECK(close(b->fd) == 0, "close the original");
+	b->fd = -1;
+	CHECK(ioctl(fd2, NIOCTXSYNC, NULL) == 0, "the dup still syncs");
+	CHECK(close(fd2) == 0, "close the dup");
+	nmport_undo_mmap(b);
+	nmport_undo_prepare(b);
+	struct nmport_d *c = nmport_open(name_b);
+	CHECK(c != NULL, "the slave end again after the last close: %s",
+	      strerror(errno));
+	if (c) {
+		roundtrip(a, c, 2000, "poll");
+		nmport_close(c);
+	}
+	nmport_close(a);
+	return t_done("netmap");
+}
