@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pktmap/pktmap.h>
 
@@ -19,10 +20,37 @@ void usage_ports(void)
 	       "(zerocopy: buffers are shared end to end; copy: the kernel\n"
 	       "copies once; emulated: a socket or file, one copy) and what\n"
 	       "each is for; then the named regions of this machine and\n"
-	       "whether a process has them open.\n"
+	       "whether a process has them open, and the switches\n"
+	       "(pktmap switch) running in this network namespace.\n"
 	       "\n"
 	       "  --gc    remove the regions no process has open (left behind\n"
 	       "          by a process that was killed)\n");
+}
+
+/* Running switches of this user in this network namespace: their
+ * listening sockets "@pktmap.UID.vale.NAME" in /proc/net/unix (flags
+ * __SO_ACCEPTCON, state unconnected). */
+static void list_switches(void)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	char line[512], prefix[64];
+	unsigned n = 0;
+
+	snprintf(prefix, sizeof(prefix), "@pktmap.%u.vale.", (unsigned)geteuid());
+	printf("\nSWITCHES");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned flags = 0;
+		char path[256] = "";
+		if (sscanf(line, "%*s %*s %*s %x %*s %*s %*s %255s", &flags,
+			   path) != 2 || !(flags & 0x10000) ||
+		    strncmp(path, prefix, strlen(prefix)) != 0)
+			continue;
+		printf("%s%-16s (pktmap switch --list %s)", n++ ? "\n" : "\n",
+		       path + strlen(prefix), path + strlen(prefix));
+	}
+	printf("%s\n", n ? "" : ": none running");
+	if (f)
+		fclose(f);
 }
 
 static int width(const char *s, int w)
@@ -62,6 +90,8 @@ int cmd_ports(int argc, char **argv)
 		printf("%-*s  %-*s  %-*s  %s\n", wn, d->name ? d->name : "",
 		       ws, d->syntax ? d->syntax : "", wm,
 		       d->mode ? d->mode : "", d->summary ? d->summary : "");
+
+	list_switches();
 
 	struct pktmap_region_desc regs[256];
 	int n = pktmap_regions(regs, 256, gc);

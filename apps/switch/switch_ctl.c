@@ -144,7 +144,7 @@ int swa_attach_name(struct swa *a, const char *name, const char *as,
 	struct pktmap_port *p;
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
 				      .errbuf_len = errlen };
-	struct pktmap_name nm = { .sz = sizeof(nm) };
+	struct pktmap_name nm = { .sz = sizeof(nm), .region = "" };
 	char kind[16] = "port", pname[64];
 	if (pktmap_name_parse(name, &nm, err, errlen) == 0) {
 		const char *bk = nm.backend;
@@ -166,7 +166,9 @@ int swa_attach_name(struct swa *a, const char *name, const char *as,
 	int ret = pktmap_open(&p, name, &o);
 	if (ret)
 		return ret;
-	ret = sw_attach(&a->sw, p, pname, kind, true, 0);
+	/* Ports named with one @mem: region share a pool: move buffers. */
+	ret = sw_attach(&a->sw, p, pname, kind, true,
+			nm.region[0] ? region_group(nm.region) : 0);
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: %s", name, a->sw.err);
 		pktmap_close(p);

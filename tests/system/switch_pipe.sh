@@ -67,6 +67,7 @@ port_json() {
 		grep -o "{\"port\":\"$1\"[^}]*}" | grep -o "\"$2\":[0-9]*" | cut -d: -f2
 }
 wait_switch
+"$PKTMAP" ports | grep -q "^$S " || fail "pktmap ports does not list $S"
 
 bg "$PKTMAP" recv -i "$S:b" -n 501 -T 0 -q --json >"$TMP/b.json"
 recv_b=$BG_PID
