@@ -66,6 +66,8 @@ struct vale_counters {
 	uint64_t drop_invalid;  /* from this port: bad descriptor or frame */
 	uint64_t drop_unknown;  /* from this port: the lookup named no port */
 	uint64_t filtered;      /* from this port: destination on this port */
+	uint64_t sync_errors;   /* syncs that failed: the peer broke the ring
+				 * protocol (reported by the pipe's checker) */
 };
 
 struct vale_rep {

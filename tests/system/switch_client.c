@@ -10,12 +10,19 @@
  *                                  in a runt: K + M + 1 slots the switch
  *                                  must count as invalid and drop; print
  *                                  "sent", then wait for SIGTERM
+ *   switch_client PORT scribble N  write random bytes over every shared
+ *                                  mapping of the port (its pipe's pool
+ *                                  and descriptor queues: all a client
+ *                                  shares with the switch), N passes,
+ *                                  syncing between them; print "done",
+ *                                  then wait for SIGTERM
  */
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pktmap/pktmap.h>
 
@@ -115,6 +122,34 @@ int main(int argc, char **argv)
 		put(p, frame, 5, 0);
 		flush_tx(p);
 		printf("sent\n");
+		fflush(stdout);
+		while (!stop)
+			pause();
+	} else if (strcmp(argv[2], "scribble") == 0) {
+		int passes = atoi(argv[3]);
+		uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+		for (int pass = 0; pass < passes && !stop; pass++) {
+			FILE *m = fopen("/proc/self/maps", "r");
+			char line[512];
+			while (m && fgets(line, sizeof(line), m)) {
+				unsigned long lo, hi;
+				char perm[8];
+				if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) != 3 ||
+				    perm[1] != 'w' || perm[3] != 's')
+					continue;
+				for (uint64_t *q = (uint64_t *)lo; q < (uint64_t *)hi; q++) {
+					x ^= x << 13;
+					x ^= x >> 7;
+					x ^= x << 17;
+					*q = x;
+				}
+			}
+			if (m)
+				fclose(m);
+			pktmap_txsync(p);
+			pktmap_rxsync(p);
+		}
+		printf("done\n");
 		fflush(stdout);
 		while (!stop)
 			pause();

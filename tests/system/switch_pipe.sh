@@ -10,7 +10,8 @@
 # MAC reaches d only), no reflection (a frame to a's own MAC goes nowhere),
 # isolation (no shared-memory object is mapped by two clients), SIGKILL of
 # a client mid-stream (its port, pipe and region go; the rest goes on),
-# garbage (runts and broken chains counted as invalid, exactly), aging (on
+# garbage (runts and broken chains counted as invalid, exactly; a client
+# scribbling over all the memory it shares with the switch), aging (on
 # a second switch with --aging-s 1, d's MAC is forgotten and frames to it
 # are flooded again), and the one-line error when no switch runs. Every
 # phase sends fewer frames than a ring holds, so no count depends on speed.
@@ -149,6 +150,28 @@ wait "$client_g" 2>/dev/null || true
 wait "$client_d" 2>/dev/null || true
 expect_eq "d total" "$(grep '^total' "$TMP/d.out" | cut -d' ' -f2)" 1200
 
+# a client that scribbles random bytes over all the memory it shares with
+# the switch (its pool and descriptor queues), many times: the switch
+# refuses what it must (counted) and goes on
+bg "$CLIENT" "$S:h" scribble 50 >"$TMP/h.out"
+client_h=$BG_PID
+wait_for "$TMP/h.out" '^done'
+kill -0 "$sw_pid" || fail "the switch died of a scribbling client"
+# the pipe's checker refused what h wrote into the descriptor queues
+[ "$(port_json h sync_errors)" -ge 1 ] || fail "no protocol errors counted for h"
+kill "$client_h"
+wait "$client_h" 2>/dev/null || true
+wait_gone h
+# whatever it did, a new client gets exactly what is sent to it
+bg "$PKTMAP" recv -i "$S:e" -n 200 -T 0 -q --json >"$TMP/e.json"
+recv_e=$BG_PID
+wait_ports e
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$BC" -n 200 -T 0 -q
+wait_bg "$recv_e"
+expect_eq "recv e exit" "$WAIT_RC" 0
+expect_eq "e packets" "$(json "$TMP/e.json" packets)" 200
+expect_eq "e bad" "$(json "$TMP/e.json" bad)" 0
+
 # the switch's own counts: every frame a sent accounted for
 kill -TERM "$sw_pid"
 wait_bg "$sw_pid"
@@ -159,7 +182,7 @@ sum() { # a key summed over the summary's port objects named $1
 		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
 }
 expect_eq "frames to a (no reflection)" "$(sum a tx_frames)" 0
-expect_eq "frames from a" "$(sum a rx_frames)" 1500
+expect_eq "frames from a" "$(sum a rx_frames)" 1700
 expect_eq "filtered on a" "$(sum a filtered)" 300
 expect_eq "frames to b" "$(sum b tx_frames)" 501
 expect_eq "frames to c" "$(sum c tx_frames)" 501
