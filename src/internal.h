@@ -267,6 +267,7 @@ struct pm_port_ops {
 #define PM_CAP_EMPTY_BODY 0x10 /* "null:" */
 #define PM_CAP_ZEROCOPY 0x20   /* "/Z" can be honoured */
 #define PM_CAP_FD_EXACT 0x40   /* p->fd already is what pktmap_fd() promises */
+				/* (per port: p->fd_exact, set by open) */
 
 /* Counters: a port may be driven by two threads (one owns the RX rings,
  * one the TX rings) while a third reads pktmap_stats(). Counters only one
@@ -304,6 +305,7 @@ struct pktmap_port {
 	uint32_t linktype;
 	uint32_t info_flags;
 	int fd;                    /* pollable, owned by the back end */
+	bool fd_exact;             /* p->fd is what pktmap_fd() promises */
 	int event_fd;              /* pktmap_fd() was called: its result */
 	bool events;               /* ... and sync_event runs after syncs */
 	/* For back ends without sync_event (kernel descriptors): an epoll

@@ -587,7 +587,8 @@ int pktmap_fd(const struct pktmap_port *cp)
 	if (p->event_fd >= 0)
 		return p->event_fd;
 	int fd = p->ops->event_fd ? p->ops->event_fd(p) : p->fd;
-	if (fd >= 0 && !p->ops->sync_event && !(p->ops->caps & PM_CAP_FD_EXACT))
+	if (fd >= 0 && !p->ops->sync_event && !(p->ops->caps & PM_CAP_FD_EXACT) &&
+	    !p->fd_exact)
 		fd = unread_set_open(p, fd);
 	if (fd < 0)
 		return fd;

@@ -18,13 +18,14 @@
  *
  * A slot may come back with another buffer (NS_BUF_CHANGED, zero-copy
  * forwarding: the application took the frame): the frame is then "lent"
- * (rx_lent) and goes back to the kernel when the application releases it
- * in any RX slot of the port; the buffer it left is kept, and the next
- * frame is copied into it and handed back to the kernel at once
- * (rx_copied), so the buffers the application trades stay balanced. The
- * kernel fills its frames in order: one still lent when the kernel comes
- * round to it holds the kernel there (drops, counted in drop_backend),
- * which a ring of twice the slots makes rare. A frame the kernel wrote
+ * (counted in rx_lent) and goes back to the kernel when the application
+ * releases it in any RX slot of the port; the buffer it left is kept.
+ * While frames are lent, the next frames are copied into the buffers left
+ * (rx_copied) and go back to the kernel at once, so that the application
+ * trades buffers of its own rather than take more of the kernel's; in
+ * place again once they are all back. The kernel fills its frames in
+ * order: one still lent when the kernel comes round to it (8192 frames
+ * later by default) holds the kernel there (drops, in drop_backend). A frame the kernel wrote
  * elsewhere than the headroom (a VLAN tag to put back, another link
  * header length) is moved within its own frame.
  *
@@ -60,11 +61,12 @@
  * as the port is open (PACKET_MR_PROMISC, dropped by the kernel when the
  * socket closes).
  *
- * pktmap_fd() is level-triggered without pktmap_poll(): with one socket it
- * is the socket (readable while the ring holds a frame the application has
- * not been handed or has not released, writable while the TX ring has a
- * free frame); with several, an epoll set of them that is readable while
- * any has a frame.
+ * pktmap_fd() is level-triggered without pktmap_poll(): in place with one
+ * socket it is the socket (readable while the ring holds a frame the
+ * application has not been handed or has not released -- after a release
+ * it may wake once more for the rxsync that gives the frames back --,
+ * writable while the TX ring has a free frame); otherwise the library's
+ * epoll set of the kernel's fd and an "unread packets" eventfd.
  */
 #include <arpa/inet.h>
 #include <linux/filter.h>
@@ -111,6 +113,7 @@ struct pkt_sock {
 	uint32_t rx_cur;           /* next frame the kernel hands over */
 	uint32_t rx_base;          /* buffer index of frame 0 */
 	uint8_t *rx_out;           /* per frame: 1 while the application has it */
+	uint32_t *rx_dlv;          /* per RX slot: the buffer rxsync put there */
 	uint64_t kdrops;           /* PACKET_STATISTICS, accumulated */
 	uint64_t kpackets;
 	/* TX (fixed frames) */
@@ -137,6 +140,7 @@ struct pkt_priv {
 	size_t resv_len;
 	uint32_t *spare;           /* region buffers left in RX slots */
 	uint32_t nspare, spare_cap;
+	uint64_t lent_out;         /* frames the application took, not back */
 	unsigned rx_dir;           /* PKTMAP_RX_* */
 	struct sock_filter *filt;  /* the application's kernel filter */
 	unsigned filt_len;
@@ -586,8 +590,10 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	pp->inplace = (p->dir & PKTMAP_DIR_RX) && !c->region[0] &&
 		      bs >= 2048 && bs <= (64u << 10) && (bs & (bs - 1)) == 0 &&
 		      hroom + pp->mtu + ETH_HLEN + 4 <= bs;
-	if (pp->inplace)
+	if (pp->inplace) {
 		conf.headroom = hroom;
+		conf.buf_size = bs; /* 2 KiB frames unless asked otherwise */
+	}
 
 	/* The region: private unless @mem: names one. */
 	ret = pm_port_own_rings(p, c, "pkt", nm->body, R, R, txs, rxs);
@@ -620,6 +626,14 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 			return ret;
 		pm_txkring(p, r)->priv = s;
 		pm_rxkring(p, r)->priv = s;
+		if (s->v2) {
+			struct pm_kring *k = pm_rxkring(p, r);
+			s->rx_dlv = malloc(k->nslots * sizeof(*s->rx_dlv));
+			if (!s->rx_dlv)
+				return -ENOMEM;
+			for (uint32_t i = 0; i < k->nslots; i++)
+				s->rx_dlv[i] = k->ring->slot[i].buf_idx;
+		}
 	}
 	if (pp->inplace) {
 		/* Every index of the range is mapped memory: each map is a
@@ -638,6 +652,10 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	 * it waits for TX space). */
 	if (pp->hi - pp->lo == 1) {
 		p->fd = pp->socks[pp->lo].fd;
+		/* In place a frame stays TP_STATUS_USER until its slot is
+		 * released: the socket is readable while the ring holds
+		 * unread packets too, and its POLLOUT is the TX ring's. */
+		p->fd_exact = pp->inplace || !(p->dir & PKTMAP_DIR_RX);
 	} else {
 		pp->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (pp->epfd < 0)
@@ -882,6 +900,12 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 
 	for (uint32_t i = k->hwcur; i != head; i = i + 1 == n ? 0 : i + 1) {
 		uint32_t idx = PM_READ_ONCE(ring->slot[i].buf_idx);
+		uint32_t d = s->rx_dlv[i];
+		if (pm_unlikely(idx != d) && frame_owner(pp, s, d)) {
+			/* The application took the frame (NS_BUF_CHANGED). */
+			pp->lent_out++;
+			pm_stat_add(&p->st.rx_lent, 1);
+		}
 		struct pkt_sock *o = frame_owner(pp, s, idx);
 		if (pm_likely(o != NULL)) {
 			uint32_t f = idx - o->rx_base;
@@ -889,12 +913,13 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 				o->rx_out[f] = 0;
 				status_store(&rx_frame(o, f)->tp_status,
 					     TP_STATUS_KERNEL);
+				if (idx != d && pp->lent_out)
+					pp->lent_out--; /* a lent frame is back */
 			}
 		} else if (pm_buf_ok(&pool, idx) && pp->nspare < pp->spare_cap) {
-			/* The application took the frame and left a
-			 * buffer of the region: the frame is lent. */
+			/* A buffer of the region: one the application left,
+			 * or a copy's coming back. */
 			pp->spare[pp->nspare++] = idx;
-			pm_stat_add(&p->st.rx_lent, 1);
 		} else {
 			pm_slot_reject(p, k, i, idx, ring->slot[i].len,
 				       PM_SLOT_BAD_IDX);
@@ -936,12 +961,13 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 		}
 		struct netmap_slot *sl = &ring->slot[j];
 		uint64_t ts = (uint64_t)h->tp_sec * 1000000000ull + h->tp_nsec;
-		if (pm_likely(pp->nspare == 0)) {
+		if (pm_likely(pp->lent_out == 0 || pp->nspare == 0)) {
 			sl->buf_idx = s->rx_base + f;
 			s->rx_out[f] = 1;
 		} else {
-			/* Balance what the application traded: copy into
-			 * a buffer it left, the frame goes back now. */
+			/* While the application holds frames it took, copy
+			 * into the buffers it left instead: it cannot take
+			 * more of the kernel's, and the frame goes back now. */
 			uint32_t b = pp->spare[--pp->nspare];
 			memcpy(pm_region_buf(&p->region, b),
 			       (const uint8_t *)h + pp->hroom, flen);
@@ -949,6 +975,7 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 			sl->buf_idx = b;
 			pm_stat_add(&p->st.rx_copied, 1);
 		}
+		s->rx_dlv[j] = sl->buf_idx;
 		sl->len = (uint16_t)flen;
 		sl->flags = 0;
 		sl->ptr = ts;
@@ -1375,6 +1402,7 @@ static void pkt_close(struct pktmap_port *p)
 			if (s->fd >= 0)
 				close(s->fd); /* drops promiscuous mode and fanout */
 			free(s->rx_out);
+			free(s->rx_dlv);
 		}
 		free(pp->socks);
 	}
