@@ -115,20 +115,18 @@ static inline uint64_t *pm_xq_addr(struct pm_xq *q, uint32_t i)
 /* The XDP program (xdp_prog.c). */
 
 struct pm_xdp_prog {
-	int lock_fd;          /* the interface's lock file, see xdp_prog.c */
+	int link_fd;          /* our hold on the BPF link, see xdp_prog.c */
 	int prog_fd;
 	int map_fd;           /* the program's XSKMAP */
 	uint32_t prog_id;
 	uint32_t mode_flags;  /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
-	bool user;            /* we hold a users lock: detach when last */
 	bool generic;         /* attached in generic (SKB) mode */
-	char lock_path[128];
 };
 
 /* Make sure pktmap's XDP program runs on `ifindex` with queue qids[i]
- * steered to socket fds[i]: reuse the program another live pktmap
- * process attached, replace one a dead process left behind, or load ours
- * and attach it (native mode, else generic mode with a message; native
+ * steered to socket fds[i]: join the BPF link of the program another
+ * live pktmap process attached, or load ours and attach it through a
+ * link of our own (native mode, else generic mode with a message; native
  * only when `need_native`). The sockets are in the map before a new
  * program sees its first frame. Returns 0 or -errno with the open error
  * set. */
@@ -137,8 +135,10 @@ int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		       bool need_native, const uint32_t *qids, const int *fds,
 		       uint32_t n);
 
-/* Remove our queues from the map and detach the program when no other
- * pktmap process uses it. Safe on a partly set up `pr`. */
+/* Remove our queues from the map and let go of the link: the kernel
+ * detaches the program when the last holder's descriptor closes (also
+ * when a process is killed, or has dropped its privileges). Safe on a
+ * partly set up `pr`. */
 void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
 			 int ifindex, const uint32_t *qids, uint32_t n);
 

@@ -5,20 +5,17 @@
  * native mode where the driver has it and in generic mode otherwise, and
  * shared by every pktmap process that binds queues of the interface.
  *
- * An interface has one XDP program, so processes coordinate through a
- * lock file, /dev/shm/pktmap-xdp.NETNS.IFINDEX.lock, with open-file-
- * description locks, which the kernel drops when a process dies:
- *
- *   byte 0  mutex around looking at, attaching and detaching the program
- *   byte 1  every process whose sockets the program serves holds a read
- *           lock; a write lock that succeeds means "no live user"
- *
- * So a pktmap program found attached while nobody holds byte 1 was left
- * by a run that did not exit cleanly (kill -9, a crash): it is replaced,
- * with a message. One found with live users is reused: its XSKMAP is
- * looked up through the program and our sockets are added to it. The
- * last user to leave detaches the program and removes the lock file.
- * No bpffs pinning is needed (`ip netns exec` has no bpffs).
+ * The program is attached through a BPF link (BPF_LINK_CREATE), not the
+ * netlink call: a link lives exactly as long as some process holds a
+ * descriptor of it, so the kernel detaches the program when the last
+ * pktmap process that uses it closes the port, exits, is killed with
+ * SIGKILL, or has dropped the privileges a detach would need (tcpdump -Z,
+ * dumpcap). A second process that finds our program attached takes a
+ * descriptor of the same link (by id) and adds its sockets to the
+ * program's XSKMAP; nothing else is shared, so no lock file and no
+ * bpffs pin is needed (`ip netns exec` has no bpffs). A pktmap program
+ * attached without a link (by an older pktmap that was killed) has no
+ * owner and is replaced, with a message.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,7 +24,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xdp.h"
@@ -37,8 +33,9 @@ extern const size_t pm_xdp_bpf_obj_len;
 
 #define PROG_NAME "pktmap_xdp"
 #define MAP_NAME "pktmap_xsks"
-#define LOCK_MUTEX 0
-#define LOCK_USERS 1
+/* Tries at attaching when another process attaches or detaches at the
+ * same moment (each try sees one of them finished). */
+#define ATTACH_TRIES 16
 
 /* libbpf logs through one process-wide callback. While we call it, its
  * messages go to the port's log (at debug level: our own error line says
@@ -87,54 +84,28 @@ void pm_xdp_libbpf_leave(void)
 void pm_xdp_prog_init(struct pm_xdp_prog *pr)
 {
 	memset(pr, 0, sizeof(*pr));
-	pr->lock_fd = pr->prog_fd = pr->map_fd = -1;
+	pr->link_fd = pr->prog_fd = pr->map_fd = -1;
 }
 
-/* Open the interface's lock file and take its mutex. A file that the last
- * user unlinked while we waited is not the lock any more: open again. */
-static int lock_open(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex)
+/* The id of the XDP link on ifindex, or 0 when the program there was
+ * attached without one. */
+static uint32_t xdp_link_of(int ifindex)
 {
-	struct stat ns;
-	if (stat("/proc/self/ns/net", &ns) != 0)
-		ns.st_ino = 0;
-	snprintf(pr->lock_path, sizeof(pr->lock_path),
-		 "/dev/shm/pktmap-xdp.%lu.%d.lock", (unsigned long)ns.st_ino,
-		 ifindex);
-	for (int tries = 0; tries < 16; tries++) {
-		int fd = open(pr->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			      0600);
+	uint32_t id = 0;
+	while (bpf_link_get_next_id(id, &id) == 0) {
+		int fd = bpf_link_get_fd_by_id(id);
 		if (fd < 0)
-			return pm_open_error(p, -errno, "cannot open %s: %s",
-					     pr->lock_path, strerror(errno));
-		/* Another user's file at our path is not our lock. */
-		char why[300];
-		int r = pm_file_trusted(fd, pr->lock_path, false, false, 0, why,
-					sizeof(why));
-		if (r) {
-			close(fd);
-			return pm_open_error(p, r, "%s", why);
-		}
-		r = pm_ofd_lock(fd, F_WRLCK, LOCK_MUTEX, true);
-		struct stat a, b;
-		if (r == 0 && fstat(fd, &a) == 0 && stat(pr->lock_path, &b) == 0 &&
-		    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-			pr->lock_fd = fd;
-			return 0;
-		}
+			continue;
+		struct bpf_link_info li;
+		uint32_t len = sizeof(li);
+		memset(&li, 0, sizeof(li));
+		int r = bpf_obj_get_info_by_fd(fd, &li, &len);
 		close(fd);
-		if (r)
-			return pm_open_error(p, r, "cannot lock %s: %s%s",
-					     pr->lock_path, strerror(-r),
-					     r == -ETIMEDOUT ? " (another process "
-					     "holds it: see 'fuser' on it)" : "");
+		if (r == 0 && li.type == BPF_LINK_TYPE_XDP &&
+		    (int)li.xdp.ifindex == ifindex)
+			return id;
 	}
-	return pm_open_error(p, -EAGAIN, "cannot settle the lock %s",
-			     pr->lock_path);
-}
-
-static void lock_mutex_release(struct pm_xdp_prog *pr)
-{
-	(void)pm_ofd_lock(pr->lock_fd, F_UNLCK, LOCK_MUTEX, false);
+	return 0;
 }
 
 static uint32_t mode_flags_of(uint8_t attach_mode)
@@ -192,10 +163,22 @@ static int insert_all(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	return 0;
 }
 
+/* Attach pr's program to ifindex through a new BPF link, in the mode of
+ * pr->mode_flags. Returns 0 (pr->link_fd set) or -errno. */
+static int link_attach(struct pm_xdp_prog *pr, int ifindex)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = pr->mode_flags);
+	int fd = bpf_link_create(pr->prog_fd, ifindex, BPF_XDP, &lo);
+	if (fd < 0)
+		return fd;
+	pr->link_fd = fd;
+	return 0;
+}
+
 /* Load our program and attach it: native mode first, generic mode when
  * the driver has no native XDP (or refuses it for this configuration). */
 static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
-		       int ifindex, const char *ifname, const char *driver,
+		       int ifindex, const char *driver,
 		       bool need_native, const uint32_t *qids, const int *fds,
 		       uint32_t n)
 {
@@ -245,17 +228,14 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		return ret;
 	}
 	pr->mode_flags = XDP_FLAGS_DRV_MODE;
-	ret = bpf_xdp_attach(ifindex, pr->prog_fd,
-			     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_DRV_MODE, NULL);
+	ret = link_attach(pr, ifindex);
 	if (ret && ret != -EPERM && ret != -EBUSY && ret != -EEXIST &&
 	    !need_native) {
 		char why[256];
 		snprintf(why, sizeof(why), "%s", libbpf_last[0] ? libbpf_last :
 			 ret == -EOPNOTSUPP ? "no native XDP" : strerror(-ret));
 		pr->mode_flags = XDP_FLAGS_SKB_MODE;
-		ret = bpf_xdp_attach(ifindex, pr->prog_fd,
-				     XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE,
-				     NULL);
+		ret = link_attach(pr, ifindex);
 		pr->generic = ret == 0;
 		if (ret == 0)
 			pm_log(p, PKTMAP_LOG_WARN,
@@ -267,9 +247,7 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	if (ret == -EPERM || ret == -EACCES)
 		return perm_error(p, ret);
 	if (ret == -EBUSY || ret == -EEXIST)
-		return pm_open_error(p, ret, "another XDP program was attached to "
-				     "%s meanwhile: remove it (ip link set dev %s "
-				     "xdp off)", ifname, ifname);
+		return -EAGAIN; /* attached meanwhile: the caller looks again */
 	if (ret)
 		return pm_open_error(p, ret, "driver %s: cannot attach the XDP "
 				     "program: %s%s%s", driver, strerror(-ret),
@@ -282,140 +260,121 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 	return 0;
 }
 
+/* A program of ours is attached to ifindex: take a descriptor of its
+ * link and add our sockets to its map. Returns 0, -EAGAIN when it went
+ * away meanwhile (look again), or -errno with the open error set. */
+static int join(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex,
+		const char *ifname, uint32_t id, uint8_t attach_mode,
+		const uint32_t *qids, const int *fds, uint32_t n)
+{
+	uint32_t map_id = 0;
+	int fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0) {
+		if (fd == -EPERM || fd == -EACCES)
+			return perm_error(p, fd);
+		return fd == -ENOENT ? -EAGAIN :
+			pm_open_error(p, fd, "cannot open XDP program %u: %s", id,
+				      strerror(-fd));
+	}
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	info.nr_map_ids = 1;
+	info.map_ids = (uint64_t)(uintptr_t)&map_id;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 ||
+	    strcmp(info.name, PROG_NAME) != 0) {
+		close(fd);
+		return pm_open_error(p, -EBUSY,
+				     "another XDP program ('%s', id %u) is attached "
+				     "to %s: remove it (ip link set dev %s xdp off) "
+				     "or use pkt:%s",
+				     info.name, id, ifname, ifname, ifname);
+	}
+	uint32_t link_id = xdp_link_of(ifindex);
+	if (!link_id) {
+		/* Attached without a link: nobody owns it any more. */
+		pm_log(p, PKTMAP_LOG_WARN,
+		       "%s: replacing the pktmap XDP program (id %u) that an "
+		       "earlier run left attached to %s", p->name, id, ifname);
+		LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = fd);
+		int ret = bpf_xdp_detach(ifindex, mode_flags_of(attach_mode), &ao);
+		close(fd);
+		if (ret && ret != -EEXIST)
+			return pm_open_error(p, ret, "cannot detach the stale XDP "
+					     "program %u: %s", id, strerror(-ret));
+		return -EAGAIN;
+	}
+	int lfd = bpf_link_get_fd_by_id(link_id);
+	if (lfd < 0) {
+		close(fd);
+		return -EAGAIN; /* its last holder just left */
+	}
+	int ret = reuse(p, pr, fd, map_id);
+	if (ret) {
+		close(fd);
+		close(lfd);
+		return ret;
+	}
+	pr->link_fd = lfd;
+	pr->prog_id = id;
+	pr->mode_flags = mode_flags_of(attach_mode);
+	pr->generic = pr->mode_flags == XDP_FLAGS_SKB_MODE;
+	return insert_all(p, pr, qids, fds, n);
+}
+
+/* Forget a half-made attempt (descriptors only: nothing was attached). */
+static void attempt_drop(struct pm_xdp_prog *pr)
+{
+	if (pr->map_fd >= 0)
+		close(pr->map_fd);
+	if (pr->prog_fd >= 0)
+		close(pr->prog_fd);
+	if (pr->link_fd >= 0)
+		close(pr->link_fd);
+	pm_xdp_prog_init(pr);
+}
+
 int pm_xdp_prog_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		       int ifindex, const char *ifname, const char *driver,
 		       bool need_native, const uint32_t *qids, const int *fds,
 		       uint32_t n)
 {
-	int ret = lock_open(p, pr, ifindex);
-	if (ret)
-		return ret;
-
-	LIBBPF_OPTS(bpf_xdp_query_opts, qo);
-	ret = bpf_xdp_query(ifindex, 0, &qo);
-	if (ret) {
-		lock_mutex_release(pr);
-		if (ret == -EPERM || ret == -EACCES)
-			return perm_error(p, ret);
-		return pm_open_error(p, ret, "cannot query the XDP program of %s: %s",
-				     ifname, strerror(-ret));
-	}
-	if (qo.attach_mode == XDP_ATTACHED_MULTI) {
-		lock_mutex_release(pr);
-		return pm_open_error(p, -EBUSY, "%s has XDP programs in several "
-				     "modes: remove them (ip link set dev %s xdp "
-				     "off; ... xdpgeneric off)", ifname, ifname);
-	}
-	if (qo.prog_id) {
-		uint32_t id = qo.prog_id, map_id = 0;
-		int fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0) {
-			lock_mutex_release(pr);
-			if (fd == -EPERM || fd == -EACCES)
-				return perm_error(p, fd);
-			return pm_open_error(p, fd, "cannot open XDP program %u: %s",
-					     id, strerror(-fd));
+	for (int tries = 0; tries < ATTACH_TRIES; tries++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, qo);
+		int ret = bpf_xdp_query(ifindex, 0, &qo);
+		if (ret) {
+			if (ret == -EPERM || ret == -EACCES)
+				return perm_error(p, ret);
+			return pm_open_error(p, ret, "cannot query the XDP program "
+					     "of %s: %s", ifname, strerror(-ret));
 		}
-		struct bpf_prog_info info;
-		uint32_t len = sizeof(info);
-		memset(&info, 0, sizeof(info));
-		info.nr_map_ids = 1;
-		info.map_ids = (uint64_t)(uintptr_t)&map_id;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 ||
-		    strcmp(info.name, PROG_NAME) != 0) {
-			close(fd);
-			lock_mutex_release(pr);
-			return pm_open_error(p, -EBUSY,
-					     "another XDP program ('%s', id %u) is "
-					     "attached to %s: remove it (ip link set "
-					     "dev %s xdp off) or use pkt:%s",
-					     info.name, id, ifname, ifname, ifname);
-		}
-		if (pm_ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
-			/* Nobody alive uses it. */
-			pm_log(p, PKTMAP_LOG_WARN,
-			       "%s: replacing the pktmap XDP program (id %u) that "
-			       "an earlier run left attached to %s", p->name, id,
-			       ifname);
-			LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = fd);
-			ret = bpf_xdp_detach(ifindex, mode_flags_of(qo.attach_mode),
-					     &ao);
-			close(fd);
-			if (ret) {
-				lock_mutex_release(pr);
-				return pm_open_error(p, ret, "cannot detach the stale "
-						     "XDP program %u: %s", id,
-						     strerror(-ret));
-			}
-		} else {
-			ret = reuse(p, pr, fd, map_id);
-			if (ret) {
-				close(fd);
-				lock_mutex_release(pr);
-				return ret;
-			}
-			pr->prog_id = id;
-			pr->mode_flags = mode_flags_of(qo.attach_mode);
-			pr->generic = pr->mode_flags == XDP_FLAGS_SKB_MODE;
-			ret = insert_all(p, pr, qids, fds, n);
-			if (ret) {
-				lock_mutex_release(pr);
-				return ret;
-			}
-			goto user;
-		}
+		if (qo.attach_mode == XDP_ATTACHED_MULTI)
+			return pm_open_error(p, -EBUSY, "%s has XDP programs in "
+					     "several modes: remove them (ip link set "
+					     "dev %s xdp off; ... xdpgeneric off)",
+					     ifname, ifname);
+		if (qo.prog_id)
+			ret = join(p, pr, ifindex, ifname, qo.prog_id, qo.attach_mode,
+				   qids, fds, n);
+		else
+			ret = load_attach(p, pr, ifindex, driver, need_native, qids,
+					  fds, n);
+		if (ret != -EAGAIN)
+			return ret;
+		attempt_drop(pr);
 	}
-	ret = load_attach(p, pr, ifindex, ifname, driver, need_native, qids, fds,
-			  n);
-	if (ret) {
-		lock_mutex_release(pr);
-		return ret;
-	}
-user:
-	/* A read lock (converting our write lock if we took one). */
-	ret = pm_ofd_lock(pr->lock_fd, F_RDLCK, LOCK_USERS, false);
-	if (ret == 0)
-		pr->user = true;
-	lock_mutex_release(pr);
-	if (ret)
-		return pm_open_error(p, ret, "cannot lock %s: %s", pr->lock_path,
-				     strerror(-ret));
-	return 0;
+	return pm_open_error(p, -EBUSY, "the XDP program of %s kept changing "
+			     "while we attached ours: try again", ifname);
 }
 
 void pm_xdp_prog_release(struct pktmap_port *p, struct pm_xdp_prog *pr,
 			 int ifindex, const uint32_t *qids, uint32_t n)
 {
+	(void)p;
+	(void)ifindex;
 	if (pr->map_fd >= 0)
 		for (uint32_t i = 0; i < n; i++)
 			(void)bpf_map_delete_elem(pr->map_fd, &qids[i]);
-	if (pr->lock_fd >= 0 && pr->user) {
-		(void)pm_ofd_lock(pr->lock_fd, F_WRLCK, LOCK_MUTEX, true);
-		(void)pm_ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
-		if (pm_ofd_lock(pr->lock_fd, F_WRLCK, LOCK_USERS, false) == 0) {
-			/* The last user: the program goes with us. */
-			if (pr->prog_fd >= 0) {
-				LIBBPF_OPTS(bpf_xdp_attach_opts, ao,
-					    .old_prog_fd = pr->prog_fd);
-				pm_xdp_libbpf_enter(p);
-				int r = bpf_xdp_detach(ifindex, pr->mode_flags, &ao);
-				pm_xdp_libbpf_leave();
-				if (r && r != -ENODEV)
-					pm_log(p, PKTMAP_LOG_WARN,
-					       "%s: cannot detach XDP program %u: %s",
-					       p->name, pr->prog_id, strerror(-r));
-			}
-			unlink(pr->lock_path);
-			(void)pm_ofd_lock(pr->lock_fd, F_UNLCK, LOCK_USERS, false);
-		}
-		lock_mutex_release(pr);
-		pr->user = false;
-	}
-	if (pr->map_fd >= 0)
-		close(pr->map_fd);
-	if (pr->prog_fd >= 0)
-		close(pr->prog_fd);
-	if (pr->lock_fd >= 0)
-		close(pr->lock_fd);
-	pr->map_fd = pr->prog_fd = pr->lock_fd = -1;
+	/* Our hold on the link: the last one detaches the program. */
+	attempt_drop(pr);
 }

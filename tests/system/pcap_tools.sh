@@ -29,7 +29,9 @@
 #  is the one in use); afterwards none is left. dumpcap on xdp:vb (it
 #  drops CAP_BPF before opening): one line says so. Under an 8 MiB
 #  locked-memory limit without CAP_IPC_LOCK, tcpdump on xdp: still gets
-#  all 1500; under 64 KiB one line names the limit. Needs root.
+#  all 1500; under 64 KiB one line names the limit. tcpdump exiting as
+#  user tcpdump, and p0f killed with SIGKILL, leave no XDP program and no
+#  file behind. Needs root.
 set -euo pipefail
 
 PKTMAP=${PKTMAP:-pktmap}
@@ -202,6 +204,41 @@ for K in $KINDS; do
 	echo "   nmap --send-eth: 80, 81 closed"
 	no_prog "$K"
 done
+
+# Nothing left behind: tcpdump dropping its privileges (-Z tcpdump, its
+# default) before it exits, and p0f killed with SIGKILL, leave no XDP
+# program on vb and no file of pktmap's in /dev/shm.
+NSB=$(stat -L -c %i "/run/netns/$B")
+bg "${IB[@]}" "$PKTMAP" pcap-run -m xdp tcpdump -nn -i vb -c 1500 \
+	>"$TMP/z.out" 2>"$TMP/z.err"
+pid=$BG_PID
+prog_on xdp "tcpdump -Z tcpdump"
+send_all
+wait_bg "$pid"
+expect_eq "tcpdump -Z: exit ($(tr '\n' ';' <"$TMP/z.err"))" "$WAIT_RC" 0
+expect_eq "tcpdump -Z: packets" "$(grep -c . "$TMP/z.out")" 1500
+gone() {
+	for _ in $(seq 50); do
+		inB ip link show vb | grep -q "prog/xdp" || return 0
+		sleep 0.1
+	done
+	return 0
+}
+gone
+no_prog "tcpdump -Z"
+echo "   tcpdump as user tcpdump at exit: 1500, nothing left"
+bg "${IB[@]}" "$PKTMAP" pcap-run -m xdp p0f -i vb >"$TMP/k.out" 2>&1
+pid=$BG_PID
+prog_on xdp "p0f"
+kid=$(pgrep -P "$pid") # p0f itself, under timeout(1)
+[ -n "$kid" ] && grep -q p0f "/proc/$kid/comm" || fail "p0f's pid"
+kill -KILL "$kid"
+wait_bg "$pid"
+gone
+no_prog "p0f SIGKILL"
+l=$(ls /dev/shm/pktmap-xdp."$NSB".* 2>/dev/null || true)
+[ -z "$l" ] || fail "files left in /dev/shm: $l"
+echo "   p0f killed with SIGKILL: nothing left"
 
 # xdp: within common limits. Without CAP_IPC_LOCK the UMEM counts against
 # RLIMIT_MEMLOCK: at the default 8 MiB the rings are sized to fit (the
