@@ -765,6 +765,10 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 		nmr->nr_arg1 = 0;
 		return 0;
 	}
+	if (nmr->nr_cmd == NETMAP_PT_HOST_CREATE ||
+	    nmr->nr_cmd == NETMAP_PT_HOST_DELETE)
+		return fail(EOPNOTSUPP, "%s: ptnetmap (netmap passthrough to a "
+			    "VM) is not available on pktmap", name);
 	if (nmr->nr_cmd)
 		return fail(EOPNOTSUPP, "%s: legacy command %u is not available "
 			    "on pktmap", name, nmr->nr_cmd);

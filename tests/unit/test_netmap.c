@@ -20,6 +20,26 @@
 #include "t.h"
 
 static char name_a[64], name_b[64];
+static char last_error[512];
+
+static void keep_error(struct nmctx *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(last_error, sizeof(last_error), "%s", msg);
+}
+
+/* Open `spec` (an interface that does not exist) and check that the
+ * refusal names the pktmap port it was mapped to. */
+static void mapped(const char *spec, const char *want)
+{
+	last_error[0] = 0;
+	struct nmport_d *d = nmport_open(spec);
+	CHECK(d == NULL, "%s: opened", spec);
+	if (d)
+		nmport_close(d);
+	CHECK(strstr(last_error, want) != NULL, "%s: want '%s' in: %s", spec,
+	      want, last_error);
+}
 
 /* Send n numbered 64-byte packets from tx to rx, waiting with `how`. */
 static void roundtrip(struct nmport_d *tx, struct nmport_d *rx, int n,
@@ -101,6 +121,28 @@ static int ctrl(int fd, const char *name, uint16_t version, uint16_t type,
 int main(void)
 {
 	setenv("PKTMAP_NETMAP_QUIET", "1", 1);
+	nmctx_get()->error = keep_error;
+
+	/* netmap's names -> pktmap's (the interface does not exist, so the
+	 * refusal says which port was tried) */
+	mapped("netmap:nmtnone0", "xdp:nmtnone0");
+	mapped("netmap:nmtnone0-3", "xdp:nmtnone0-3");
+	mapped("netmap:nmtnone0^", "xdp:nmtnone0^");
+	mapped("netmap:nmtnone0^1", "xdp:nmtnone0^1");
+	mapped("netmap:nmtnone0*", "xdp:nmtnone0*");
+	mapped("netmap:nmtnone0/R", "xdp:nmtnone0/R");
+	mapped("netmap:nmtnone0-1/Tx@7", "xdp:nmtnone0-1/T@7");
+	mapped("netmap:nmtnone0@conf:slots=512", "xdp:nmtnone0@conf:tx-slots=512,rx-slots=512");
+	setenv("PKTMAP_NETMAP_MAP", "pkt", 1);
+	mapped("netmap:nmtnone0", "pkt:nmtnone0");
+	setenv("PKTMAP_NETMAP_MAP", "bogus", 1);
+	mapped("netmap:nmtnone0", "PKTMAP_NETMAP_MAP=bogus: use xdp or pkt");
+	unsetenv("PKTMAP_NETMAP_MAP");
+	mapped("vale0:a", "vale switch not available yet");
+	mapped("netmap:nmtnone0/t", "monitor ports (/t /r /z) are not available");
+	mapped("netmap:nmtnone0/z", "monitor ports (/t /r /z) are not available");
+	mapped("netmap:nmtnone0@extmem:file=/x", "extmem");
+	mapped("netmap:nmtnone0@offset:initial=64", "buffer offsets");
 	nmctx_get()->verbose = 0;
 	snprintf(name_a, sizeof(name_a), "netmap:unm%d{0", (int)getpid());
 	snprintf(name_b, sizeof(name_b), "netmap:unm%d}0", (int)getpid());
