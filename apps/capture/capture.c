@@ -459,7 +459,10 @@ static int setup_workers(struct capture *cap)
 		w->cap = cap;
 		w->idx = i;
 		w->ts_from_ptr = stamps;
-		w->coalesce = strcmp(info.backend, "xdp") == 0;
+		/* wake-ups for a few frames at a time: xdp: on veth, and
+		 * pkt: in place (TPACKET_V2 wakes its reader every frame) */
+		w->coalesce = strcmp(info.backend, "xdp") == 0 ||
+			      strcmp(info.backend, "pkt") == 0;
 		if (cli_thread_port(o->port, cap->nworkers, i, w->portname,
 				    sizeof(w->portname))) {
 			cli_err("capture: port name too long: %s", o->port);

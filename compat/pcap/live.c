@@ -42,7 +42,8 @@
  * breakloop from another thread interrupts no system call). */
 #define PMC_SLICE_MS 100
 /* Batching for ports that deliver a few packets at a time (xdp: on veth
- * wakes its reader every two or three frames): after a batch of fewer
+ * wakes its reader every two or three frames, pkt: in place at every
+ * frame): after a batch of fewer
  * than PMC_COALESCE_MIN, the next read lets the ring fill for
  * PMC_COALESCE_NS first, as TPACKET_V3's block timeout does in libpcap.
  * Not in immediate mode, where a tool asked for each packet at once. */
@@ -309,7 +310,10 @@ int pmc_activate(struct pmc *h)
 		h->port = NULL;
 		return PCAP_ERROR;
 	}
-	h->coalesce = !h->immediate && strcmp(info.backend, "xdp") == 0;
+	/* xdp: on veth, and pkt: in place (TPACKET_V2 wakes its reader
+	 * for every frame), hand over a few frames at a time. */
+	h->coalesce = !h->immediate && (strcmp(info.backend, "xdp") == 0 ||
+					strcmp(info.backend, "pkt") == 0);
 	h->ts_from_ptr = strcmp(info.backend, "pkt") == 0 ||
 			 strcmp(info.backend, "tap") == 0 ||
 			 strcmp(info.backend, "pcap") == 0;

@@ -612,6 +612,10 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 			       "the buffer indices: RX frames are copied", p->name);
 		}
 	}
+	/* The socket wakes a sleeper for every frame: no spinning before
+	 * sleeping unless the name asks for it (@conf:spin-us). */
+	if (!c->spin_set)
+		p->spin_us = 0;
 	p->mode = pp->inplace && !(p->dir & PKTMAP_DIR_TX) ? PKTMAP_MODE_COPY :
 							      PKTMAP_MODE_EMULATED;
 
