@@ -63,6 +63,7 @@ struct nme_file {
 	struct netmap_if *nifp;    /* the program's netmap_if */
 	uint64_t flags;            /* NR_* flags of the registration */
 	char name[NETMAP_REQ_IFNAMSIZ];
+	struct nme_off *off;       /* buffer offsets, or NULL */
 };
 
 struct nme_libc nme_libc;
@@ -225,6 +226,7 @@ struct nme_req {
 	uint32_t tx_slots, rx_slots, tx_rings, rx_rings;
 	uint32_t host_tx_rings, host_rx_rings;
 	uint32_t extra_bufs;
+	struct nmreq_opt_offsets *offsets; /* NETMAP_REQ_OPT_OFFSETS, or NULL */
 };
 
 static const char *const pktmap_prefixes[] = {
@@ -394,6 +396,20 @@ static int map_name(const struct nme_req *r, char *out, size_t len)
 		if (bufs < 2u * r->extra_bufs + 8192)
 			bufs = 2u * r->extra_bufs + 8192;
 		bad |= appendf(conf, sizeof(conf), ",bufs=%lu", bufs);
+		/* offsets: buffers large enough for a full-size frame after
+		 * the largest offset (when this open creates the region) */
+		uint64_t maxoff = 0;
+		if (r->offsets) {
+			maxoff = r->offsets->nro_max_offset;
+			if (maxoff < r->offsets->nro_initial_offset)
+				maxoff = r->offsets->nro_initial_offset;
+		}
+		if (maxoff && maxoff + 1514 > 2048 && maxoff + 1514 <= 65536) {
+			uint32_t bs = 4096; /* a power of two, as regions want */
+			while (bs < maxoff + 1514)
+				bs *= 2;
+			bad |= appendf(conf, sizeof(conf), ",buf-size=%u", bs);
+		}
 	}
 	if (conf[0])
 		bad |= appendf(out, len, "@conf:%s", conf + 1);
@@ -440,6 +456,8 @@ static void fill_nifp(struct nme_file *f, const struct pktmap_info *info)
 	}
 }
 
+static void off_free(struct nme_file *f);
+
 static void unbind(struct nme_file *f)
 {
 	if (!f->port)
@@ -447,6 +465,7 @@ static void unbind(struct nme_file *f)
 	/* Extra buffers: netmap takes back the list ni_bufs_head holds at
 	 * close; hand it to the port, which frees from its own netmap_if. */
 	pktmap_nifp(f->port)->ni_bufs_head = f->nifp->ni_bufs_head;
+	off_free(f);
 	pktmap_close(f->port);
 	f->port = NULL;
 	pthread_mutex_lock(&lock);
@@ -460,7 +479,8 @@ static void unbind(struct nme_file *f)
 
 /* Options: which ones exist, which ones pktmap honours. Sets every
  * option's status; returns 0 or -1 with errno. */
-static int check_options(const struct nmreq_header *h, bool registering)
+static int check_options(const struct nmreq_header *h, bool registering,
+			 struct nmreq_opt_offsets **offsets)
 {
 	int ret = 0;
 	unsigned count = 0;
@@ -481,17 +501,14 @@ static int check_options(const struct nmreq_header *h, bool registering)
 			what = "CSB/kloop (ptnetmap, sync in a kernel loop) is not "
 			       "available on pktmap";
 			break;
-		case NETMAP_REQ_OPT_OFFSETS: {
-			const struct nmreq_opt_offsets *off = (const void *)o;
-			if (registering && off->nro_max_offset == 0 &&
-			    off->nro_initial_offset == 0) {
+		case NETMAP_REQ_OPT_OFFSETS:
+			if (registering && offsets) {
+				*offsets = (struct nmreq_opt_offsets *)o;
 				o->nro_status = 0;
 				continue;
 			}
-			what = "buffer offsets (NETMAP_REQ_OPT_OFFSETS) are not "
-			       "available on pktmap yet";
+			what = "buffer offsets are an option of NETMAP_REQ_REGISTER";
 			break;
-		}
 		default:
 			o->nro_status = EOPNOTSUPP;
 			fail(EOPNOTSUPP, "%s: unknown option %u", h->nr_name,
@@ -506,6 +523,191 @@ static int check_options(const struct nmreq_header *h, bool registering)
 	if (ret)
 		errno = EOPNOTSUPP;
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Buffer offsets (NETMAP_REQ_OPT_OFFSETS).
+ *
+ * The low bits of slot->ptr (ring->offset_mask) say where a packet starts
+ * in its buffer. pktmap's back ends move packets that start at the
+ * buffer's first byte, so the emulation moves the bytes at each sync: a
+ * TX packet from its offset down to the start before the txsync, an RX
+ * packet up to the offset the program left in that slot after the rxsync.
+ * A copy, paid only by programs that ask for offsets. */
+
+struct nme_off_ring {
+	struct netmap_ring *ring;
+	bool tx;
+	uint32_t done;   /* TX: moved down up to here; RX: offsets read to here */
+	uint32_t seen;   /* RX: moved up to here */
+	uint64_t *want;  /* RX: the offset the program set, per slot */
+};
+
+struct nme_off {
+	uint64_t mask;
+	uint32_t usable; /* bytes from NETMAP_BUF() a buffer holds */
+	uint32_t n;
+	struct nme_off_ring r[];
+};
+
+static uint32_t off_next(const struct netmap_ring *ring, uint32_t i)
+{
+	return i + 1 == ring->num_slots ? 0 : i + 1;
+}
+
+/* Before a txsync: packets in [done, head) move to the buffer's start. */
+static void off_tx(struct nme_file *f)
+{
+	struct nme_off *o = f->off;
+	for (uint32_t k = 0; o && k < o->n; k++) {
+		struct nme_off_ring *r = &o->r[k];
+		struct netmap_ring *ring = r->ring;
+		uint32_t head = ring->head;
+		if (!r->tx || head >= ring->num_slots)
+			continue;
+		for (uint32_t i = r->done; i != head; i = off_next(ring, i)) {
+			struct netmap_slot *s = &ring->slot[i];
+			uint64_t at = s->ptr & o->mask;
+			if (!at)
+				continue;
+			if (at + s->len > o->usable) {
+				s->len = 0; /* past the buffer: the checker drops it */
+				continue;
+			}
+			char *b = NETMAP_BUF(ring, s->buf_idx);
+			memmove(b, b + at, s->len);
+		}
+		r->done = head;
+	}
+}
+
+/* Before an rxsync: remember the offsets the program set in the slots it
+ * gives back. */
+static void off_rx_pre(struct nme_file *f)
+{
+	struct nme_off *o = f->off;
+	for (uint32_t k = 0; o && k < o->n; k++) {
+		struct nme_off_ring *r = &o->r[k];
+		struct netmap_ring *ring = r->ring;
+		uint32_t head = ring->head;
+		if (r->tx || head >= ring->num_slots)
+			continue;
+		for (uint32_t i = r->done; i != head; i = off_next(ring, i))
+			r->want[i] = ring->slot[i].ptr & o->mask;
+		r->done = head;
+	}
+}
+
+/* After an rxsync: new packets in [seen, tail) move up to their offset. */
+static void off_rx_post(struct nme_file *f)
+{
+	struct nme_off *o = f->off;
+	for (uint32_t k = 0; o && k < o->n; k++) {
+		struct nme_off_ring *r = &o->r[k];
+		struct netmap_ring *ring = r->ring;
+		uint32_t tail = ring->tail;
+		if (r->tx || tail >= ring->num_slots)
+			continue;
+		for (uint32_t i = r->seen; i != tail; i = off_next(ring, i)) {
+			struct netmap_slot *s = &ring->slot[i];
+			uint64_t at = r->want[i];
+			if (at && at + s->len <= o->usable) {
+				char *b = NETMAP_BUF(ring, s->buf_idx);
+				memmove(b + at, b, s->len);
+			} else {
+				at = 0; /* no room past it: the packet stays first */
+			}
+			s->ptr = (s->ptr & ~o->mask) | at;
+		}
+		r->seen = tail;
+	}
+}
+
+static int f_txsync(struct nme_file *f)
+{
+	off_tx(f);
+	return pktmap_txsync(f->port);
+}
+
+static int f_rxsync(struct nme_file *f)
+{
+	off_rx_pre(f);
+	int r = pktmap_rxsync(f->port);
+	off_rx_post(f);
+	return r;
+}
+
+/* Set up offsets for f's bound rings: mask, the initial offset in every
+ * slot. Returns 0 or -1 with errno and the reason. */
+static int off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
+		     const struct pktmap_info *info)
+{
+	uint32_t bits = opt->nro_offset_bits;
+	uint64_t mask = bits == 0 || bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+	uint32_t usable = info->buf_usable ? info->buf_usable : info->buf_size;
+	if (bits > 64)
+		return fail(EINVAL, "%s: offsets of %u bits (at most 64)", f->name,
+			    bits);
+	if (opt->nro_max_offset < opt->nro_initial_offset)
+		opt->nro_max_offset = opt->nro_initial_offset;
+	if (opt->nro_max_offset > mask)
+		return fail(EINVAL, "%s: offsets up to %llu do not fit in %u bits",
+			    f->name, (unsigned long long)opt->nro_max_offset,
+			    bits);
+	if (opt->nro_max_offset + 1514 > usable)
+		return fail(EINVAL, "%s: offsets up to %llu leave no room for a "
+			    "1514-byte frame in buffers of %u bytes", f->name,
+			    (unsigned long long)opt->nro_max_offset, usable);
+	struct netmap_if *nifp = f->nifp;
+	uint32_t ntx = nifp->ni_tx_rings + nifp->ni_host_tx_rings;
+	uint32_t nall = ntx + nifp->ni_rx_rings + nifp->ni_host_rx_rings;
+	struct nme_off *o = calloc(1, sizeof(*o) + nall * sizeof(o->r[0]));
+	if (!o)
+		return fail(ENOMEM, "%s: out of memory", f->name);
+	o->mask = mask;
+	o->usable = usable;
+	for (uint32_t i = 0; i < nall; i++) {
+		if (!nifp->ring_ofs[i])
+			continue;
+		struct nme_off_ring *r = &o->r[o->n];
+		r->ring = (struct netmap_ring *)(void *)((char *)nifp +
+							 nifp->ring_ofs[i]);
+		r->tx = i < ntx;
+		if (!r->tx) {
+			r->want = calloc(r->ring->num_slots, sizeof(*r->want));
+			if (!r->want) {
+				for (uint32_t k = 0; k < o->n; k++)
+					free(o->r[k].want);
+				free(o);
+				return fail(ENOMEM, "%s: out of memory", f->name);
+			}
+		}
+		o->n++;
+		struct netmap_ring *ring = r->ring;
+		*(uint64_t *)(void *)&ring->offset_mask = mask;
+		*(uint64_t *)(void *)&ring->buf_align = 1;
+		for (uint32_t k = 0; k < ring->num_slots; k++) {
+			struct netmap_slot *s = &ring->slot[k];
+			s->ptr = (s->ptr & ~mask) | opt->nro_initial_offset;
+			if (r->want)
+				r->want[k] = opt->nro_initial_offset;
+		}
+		r->done = ring->head;
+		r->seen = ring->tail;
+	}
+	opt->nro_offset_bits = bits == 0 ? 64 : bits;
+	f->off = o;
+	return 0;
+}
+
+static void off_free(struct nme_file *f)
+{
+	if (!f->off)
+		return;
+	for (uint32_t k = 0; k < f->off->n; k++)
+		free(f->off->r[k].want);
+	free(f->off);
+	f->off = NULL;
 }
 
 static void log_to_buf(void *ctx, enum pktmap_log_level lvl, const char *msg)
@@ -569,6 +771,12 @@ static int do_register(struct nme_file *f, struct nme_req *r)
 	f->flags = r->flags;
 	snprintf(f->name, sizeof(f->name), "%s", r->name);
 	fill_nifp(f, &info);
+	if (r->offsets && off_setup(f, r->offsets, &info)) {
+		int e = errno;
+		unbind(f);
+		errno = e;
+		return -1;
+	}
 
 	struct netmap_if *nifp = f->nifp;
 	r->tx_rings = info.tx_rings;
@@ -653,9 +861,11 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	switch (h->nr_reqtype) {
 	case NETMAP_REQ_REGISTER: {
 		struct nmreq_register *reg = body;
-		if (check_options(h, true))
+		struct nmreq_opt_offsets *offsets = NULL;
+		if (check_options(h, true, &offsets))
 			return -1;
 		struct nme_req r = {
+			.offsets = offsets,
 			.name = h->nr_name,
 			.mode = reg->nr_mode,
 			.ringid = reg->nr_ringid,
@@ -683,7 +893,7 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	}
 	case NETMAP_REQ_PORT_INFO_GET: {
 		struct nmreq_port_info_get *pi = body;
-		if (check_options(h, false))
+		if (check_options(h, false, NULL))
 			return -1;
 		struct nme_req r = { .name = h->nr_name, .mode = NR_REG_ALL_NIC,
 				     .mem_id = pi->nr_mem_id };
@@ -836,8 +1046,7 @@ int nme_ioctl(int fd, unsigned long req, void *arg)
 			return fail(ENXIO, "NIOC%sSYNC on a file descriptor that "
 				    "is not bound to a port",
 				    req == NIOCTXSYNC ? "TX" : "RX");
-		r = req == NIOCTXSYNC ? pktmap_txsync(f->port) :
-					pktmap_rxsync(f->port);
+		r = req == NIOCTXSYNC ? f_txsync(f) : f_rxsync(f);
 		if (r < 0) {
 			errno = -r;
 			return -1;
@@ -971,9 +1180,13 @@ static int64_t now_ms(void)
 static void poll_presync(struct nme_file *f, short events)
 {
 	if (!(events & POLLOUT) && !(f->flags & NR_NO_TX_POLL))
-		pktmap_txsync(f->port);
+		f_txsync(f);
+	else
+		off_tx(f); /* pktmap_poll_many() txsyncs for POLLOUT */
 	if (!(events & POLLIN) && (f->flags & NR_DO_RX_POLL))
-		pktmap_rxsync(f->port);
+		f_rxsync(f);
+	else
+		off_rx_pre(f);
 }
 
 /* The slice a mixed wait (netmap and other descriptors) sleeps in each
@@ -1115,8 +1328,12 @@ int nme_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			break;
 	}
 	ret = 0;
-	for (nfds_t i = 0; i < nn; i++)
+	for (nfds_t i = 0; i < nn; i++) {
+		struct nme_file *f = get(fds[map_n[i]].fd);
+		if (f && f->off)
+			off_rx_post(f); /* what the rxsyncs in there brought */
 		fds[map_n[i]].revents = req[i].revents;
+	}
 	for (nfds_t i = 0; i < no; i++)
 		fds[map_o[i]].revents = other[i].revents;
 	for (nfds_t i = 0; i < n; i++)

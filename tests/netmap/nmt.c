@@ -19,6 +19,9 @@
  *   nmt lmem  PORT1 PORT2                    (nmt_lib) nm_open both: one mem?
  *   nmt lshare PORT PIPE                     (nmt_lib) PIPE in PORT's memory
  *
+ * NMT_OFFSET=N opens ports with buffer offsets (NETMAP_REQ_OPT_OFFSETS,
+ * initial and largest offset N): packets are written and read at
+ * NETMAP_BUF_OFFSET() and the receiver checks that they arrive at N.
  * WAIT is poll, select or epoll. MODE "frag": every packet goes as two
  * slots chained by NS_MOREFRAG; "stamp" and "fast" (bench/netmap.py):
  * only the sequence number is written and checked, or nothing at all. Packets: 8-byte sequence number, then
@@ -84,6 +87,9 @@ static void port_open(struct port *p, const char *name, uint32_t extra)
 	if (!p->d)
 		die("%s: nmport_prepare: %s", name, strerror(errno));
 	p->d->reg.nr_extra_bufs = extra;
+	const char *eo = getenv("NMT_OFFSET");
+	if (eo && nmport_offset(p->d, (uint64_t)atoi(eo), (uint64_t)atoi(eo), 0, 0) < 0)
+		die("%s: nmport_offset: %s", name, strerror(errno));
 	if (nmport_open_desc(p->d) < 0)
 		die("%s: nmport_open_desc: %s", name, strerror(errno));
 	p->fd = p->d->fd;
@@ -132,11 +138,24 @@ static void port_open(struct port *p, const char *name, uint32_t extra)
 	memcpy(h.nr_name, buf, sizeof(buf));
 	r.nr_mode = NR_REG_ALL_NIC;
 	r.nr_extra_bufs = extra;
+	static struct nmreq_opt_offsets off;
+	const char *eo = getenv("NMT_OFFSET");
+	if (eo) {
+		/* buffer offsets: packets start NMT_OFFSET bytes in */
+		memset(&off, 0, sizeof(off));
+		off.nro_opt.nro_reqtype = NETMAP_REQ_OPT_OFFSETS;
+		off.nro_initial_offset = off.nro_max_offset = (uint64_t)atoi(eo);
+		off.nro_offset_bits = 16;
+		h.nr_options = (uintptr_t)&off;
+	}
 	p->fd = open(NETMAP_DEVICE_NAME, O_RDWR);
 	if (p->fd < 0)
 		die("%s: %s", NETMAP_DEVICE_NAME, strerror(errno));
 	if (ioctl(p->fd, NIOCCTRL, &h) < 0)
 		die("%s: NIOCCTRL REGISTER: %s", name, strerror(errno));
+	if (eo && (off.nro_opt.nro_status || off.nro_offset_bits != 16))
+		die("%s: offsets option: status %u, %u bits", name,
+		    off.nro_opt.nro_status, off.nro_offset_bits);
 	p->memsize = r.nr_memsize;
 	p->mem = mmap(NULL, r.nr_memsize, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      p->fd, 0);
@@ -372,7 +391,7 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 				if (mode == M_STAMP) {
 					for (uint32_t k = 0; k < n; k++) {
 						struct netmap_slot *s = &ring->slot[i];
-						memcpy(NETMAP_BUF(ring, s->buf_idx), &seq, 8);
+						memcpy(NETMAP_BUF_OFFSET(ring, s), &seq, 8);
 						s->len = (uint16_t)len;
 						i = nm_ring_next(ring, i);
 						seq++;
@@ -394,13 +413,13 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 				uint32_t i = ring->head;
 				unsigned first = frag ? len / 2 : len;
 				struct netmap_slot *s = &ring->slot[i];
-				memcpy(NETMAP_BUF(ring, s->buf_idx), pkt, first);
+				memcpy(NETMAP_BUF_OFFSET(ring, s), pkt, first);
 				s->len = (uint16_t)first;
 				s->flags = frag ? NS_MOREFRAG : 0;
 				i = nm_ring_next(ring, i);
 				if (frag) {
 					s = &ring->slot[i];
-					memcpy(NETMAP_BUF(ring, s->buf_idx), pkt + first,
+					memcpy(NETMAP_BUF_OFFSET(ring, s), pkt + first,
 					       len - first);
 					s->len = (uint16_t)(len - first);
 					s->flags = 0;
@@ -426,6 +445,9 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 
 static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 {
+	/* NMT_OFFSET=N: the port uses buffer offsets, packets arrive at N */
+	const char *eo = getenv("NMT_OFFSET");
+	int rx_offset = eo ? atoi(eo) : -1;
 	int frag = mode == M_FRAG;
 	struct port p;
 	port_open(&p, name, 0);
@@ -445,7 +467,7 @@ static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 					for (uint32_t k = 0; k < n; k++) {
 						struct netmap_slot *s = &ring->slot[i];
 						uint64_t got;
-						memcpy(&got, NETMAP_BUF(ring, s->buf_idx), 8);
+						memcpy(&got, NETMAP_BUF_OFFSET(ring, s), 8);
 						if (got != seq || s->len != len)
 							die("packet %" PRIu64 ": sequence %"
 							    PRIu64 ", length %u", seq, got,
@@ -466,7 +488,12 @@ static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 				struct netmap_slot *s = &ring->slot[ring->head];
 				if (have + s->len > sizeof(pkt))
 					die("packet %" PRIu64 " too long", seq);
-				memcpy(pkt + have, NETMAP_BUF(ring, s->buf_idx), s->len);
+				if (rx_offset >= 0 &&
+				    NETMAP_ROFFSET(ring, s) != (uint64_t)rx_offset)
+					die("packet %" PRIu64 ": at offset %" PRIu64
+					    ", want %d", seq, NETMAP_ROFFSET(ring, s),
+					    rx_offset);
+				memcpy(pkt + have, NETMAP_BUF_OFFSET(ring, s), s->len);
 				have += s->len;
 				frags++;
 				ring->head = ring->cur = nm_ring_next(ring, ring->head);

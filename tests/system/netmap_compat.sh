@@ -113,6 +113,18 @@ pair extra_raw "$LIB" recv "netmap:${PIPE}f}0" 50000 300 poll -- \
 	"${RUN[@]}" "$RAW" extra "netmap:${PIPE}f{0" 50000 300 5000 epoll
 expect_eq extra_raw "$LAST" "received 50000 in order, bytes ok"
 
+echo "5a. buffer offsets (NETMAP_REQ_OPT_OFFSETS): packets at NETMAP_BUF_OFFSET"
+# a sender at offset 100 (libnetmap's nmport_offset), a receiver at 200
+# (the raw option): 1514-byte frames, every byte, each at its offset
+pair off1 env NMT_OFFSET=200 "${RUN[@]}" "$RAW" recv "netmap:${PIPE}w}0" 50000 1514 poll -- \
+	env NMT_OFFSET=100 "$LIB" gen "netmap:${PIPE}w{0" 50000 1514 epoll
+expect_eq off1 "$LAST" "received 50000 in order, bytes ok"
+# offsets past what a 2048-byte buffer leaves: the region gets larger
+# buffers so that full-size frames still fit
+pair off2 env NMT_OFFSET=1000 "$LIB" recv "netmap:${PIPE}v}0" 20000 1514 select -- \
+	env NMT_OFFSET=1000 "$LIB" gen "netmap:${PIPE}v{0" 20000 1514 poll frag
+expect_eq off2 "$LAST" "received 20000 in order, bytes ok"
+
 echo "5b. the old API (NETMAP_WITH_LIBS): nm_inject, nm_dispatch + nm_nextpkt"
 pair old1 "$LIB" recv "netmap:${PIPE}o}0" 50000 200 poll -- \
 	"$LIB" lgen "netmap:${PIPE}o{0" 50000 200

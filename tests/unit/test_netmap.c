@@ -142,7 +142,6 @@ int main(void)
 	mapped("netmap:nmtnone0/t", "monitor ports (/t /r /z) are not available");
 	mapped("netmap:nmtnone0/z", "monitor ports (/t /r /z) are not available");
 	mapped("netmap:nmtnone0@extmem:file=/x", "extmem");
-	mapped("netmap:nmtnone0@offset:initial=64", "buffer offsets");
 	nmctx_get()->verbose = 0;
 	snprintf(name_a, sizeof(name_a), "netmap:unm%d{0", (int)getpid());
 	snprintf(name_b, sizeof(name_b), "netmap:unm%d}0", (int)getpid());
