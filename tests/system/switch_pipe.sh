@@ -8,7 +8,8 @@
 #
 # flooding (a broadcast reaches b, c, d, never a), learning (a frame to d's
 # MAC reaches d only), no reflection (a frame to a's own MAC goes nowhere),
-# isolation (no shared-memory object is mapped by two clients), SIGKILL of
+# isolation (no shared-memory object is mapped by two clients), no
+# head-of-line blocking (a stopped client loses its own frames only), SIGKILL of
 # a client mid-stream (its port, pipe and region go; the rest goes on),
 # garbage (runts and broken chains counted as invalid, exactly; a client
 # scribbling over all the memory it shares with the switch), aging (on
@@ -145,10 +146,33 @@ expect_eq "g forwarded" "$(port_json g rx_frames)" 0
 # ... and the switch goes on: 200 more to d
 "$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 200 -T 0 -q
 wait_for "$TMP/d.out" '^received 1200$'
-kill "$client_g" "$client_d"
+kill "$client_g"
 wait "$client_g" 2>/dev/null || true
+wait_gone g
+
+# no head-of-line blocking: z is attached but stopped (SIGSTOP): its
+# ring fills and the copies for it are dropped, counted on z; d still
+# gets every frame. 3 x 1000 broadcasts, each 1000 fitting d's ring.
+bg "$PKTMAP" recv -i "$S:z" -T 0 -q
+wait_ports z
+z_pid=$(pgrep -P "$BG_PID" | head -n 1)
+[ -n "$z_pid" ] || fail "no recv process for z"
+kill -STOP "$z_pid"
+for n in 2200 3200 4200; do
+	"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$BC" -n 1000 -T 0 -q
+	wait_for "$TMP/d.out" "^received $n\$"
+done
+z_tx=$(port_json z tx_frames)
+z_drop=$(port_json z drop_nospace)
+expect_eq "z delivered + dropped" "$((z_tx + z_drop))" 3000
+[ "$z_drop" -gt 0 ] || fail "a stopped client's ring never filled (z got $z_tx)"
+kill -CONT "$z_pid"
+kill "$z_pid"
+wait_gone z
+
+kill "$client_d"
 wait "$client_d" 2>/dev/null || true
-expect_eq "d total" "$(grep '^total' "$TMP/d.out" | cut -d' ' -f2)" 1200
+expect_eq "d total" "$(grep '^total' "$TMP/d.out" | cut -d' ' -f2)" 4200
 
 # a client that scribbles random bytes over all the memory it shares with
 # the switch (its pool and descriptor queues), many times: the switch
@@ -182,13 +206,13 @@ sum() { # a key summed over the summary's port objects named $1
 		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
 }
 expect_eq "frames to a (no reflection)" "$(sum a tx_frames)" 0
-expect_eq "frames from a" "$(sum a rx_frames)" 1700
+expect_eq "frames from a" "$(sum a rx_frames)" 4700
 expect_eq "filtered on a" "$(sum a filtered)" 300
 expect_eq "frames to b" "$(sum b tx_frames)" 501
 expect_eq "frames to c" "$(sum c tx_frames)" 501
-expect_eq "frames to d" "$(sum d tx_frames)" 1200
+expect_eq "frames to d" "$(sum d tx_frames)" 4200
 expect_eq "invalid from g" "$(sum g drop_invalid)" 51
-expect_eq "drops for lack of space" "$(sum '[a-z0-9]*' drop_nospace)" 0
+expect_eq "drops for lack of space (z's only)" "$(sum '[a-z0-9]*' drop_nospace)" "$z_drop"
 ls /dev/shm | grep -q "pktmap.pipe.vs$sw_pid\." && fail "the switch left pipes in /dev/shm"
 
 # aging: on a switch that forgets after 1 s, d's MAC ages out and a frame
