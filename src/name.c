@@ -245,6 +245,11 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 		return err_out(err, errlen, "(port)", "%s", "port name too long");
 
 	const char *colon = strchr(name, ':');
+	if (colon && strncmp(name, "vale", 4) == 0 &&
+	    (size_t)(colon - name) >= sizeof(out->backend))
+		return err_out(err, errlen, name, "%s",
+			       "switch names are 'vale' and at most 11 more "
+			       "characters");
 	if (!colon || colon == name || (size_t)(colon - name) >= sizeof(out->backend))
 		return err_out(err, errlen, name, "%s",
 			       "no back end: name a port as BACKEND:ARG, e.g. "
