@@ -79,6 +79,15 @@ struct pm_name {
  * can be echoed in a one-line message. */
 void pm_printable(char *dst, size_t len, const char *src);
 
+/* An interface ioctl (SIOCGIFMTU, SIOCSIFFLAGS, ...) on a socket of its
+ * own: sets ifr->ifr_name, leaves the rest as the caller filled it (a
+ * SIOCS* after a SIOCG* keeps what was read). Returns 0 or -errno. */
+struct ifreq;
+int pm_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);
+/* SIOCETHTOOL with `cmd` (a struct ethtool_* starting with its .cmd) as
+ * the data, read and written in place. Returns 0 or -errno. */
+int pm_if_ethtool(const char *ifname, void *cmd);
+
 /* Parse a port name. Returns 0, or -EINVAL with a one-line message in err. */
 int pm_name_parse(const char *name, struct pm_name *out, char *err,
 		  size_t errlen);
@@ -207,6 +216,16 @@ struct pm_kring {
 	uint32_t tx;        /* 1 for a TX ring */
 	uint32_t host;      /* 1 for a host ring */
 	void *priv;         /* back end's per-ring state */
+	/* This ring's sync: the back end's txsync or rxsync, unless the back
+	 * end gave the ring its own (xdp's host rings, pm_ring_ops). */
+	int (*sync)(struct pktmap_port *p, struct pm_kring *k);
+};
+
+/* The syncs of a kind of ring that is not the port's own (an xdp port's
+ * host rings): set on its krings after pm_port_bind_krings(). */
+struct pm_ring_ops {
+	int (*txsync)(struct pktmap_port *p, struct pm_kring *k);
+	int (*rxsync)(struct pktmap_port *p, struct pm_kring *k);
 };
 
 struct pktmap_port;

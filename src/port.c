@@ -195,6 +195,7 @@ int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
 		k->id = i;
 		k->tx = tx;
 		k->host = tx ? i >= ntx : i >= ntx + nhtx + nrx;
+		k->sync = tx ? p->ops->txsync : p->ops->rxsync;
 		k->hwcur = k->rhead = k->rcur = 0;
 		k->hwtail = k->rtail = ring->tail;
 		pos += pm_ring_size(slots);
@@ -602,14 +603,12 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 {
 	uint32_t lo = tx ? p->first_tx : p->first_rx;
 	uint32_t hi = tx ? p->last_tx : p->last_rx;
-	int (*sync)(struct pktmap_port *, struct pm_kring *) =
-		tx ? p->ops->txsync : p->ops->rxsync;
 	int ret = 0;
 	for (uint32_t i = lo; i <= hi && i != UINT32_MAX; i++) {
 		struct pm_kring *k = tx ? pm_txkring(p, i) : pm_rxkring(p, i);
 		int r = pm_sync_prologue(p, k);
 		if (pm_likely(r == 0))
-			r = sync(p, k);
+			r = k->sync(p, k);
 		pm_sync_epilogue(k);
 		if (pm_unlikely(p->events))
 			p->ops->sync_event(p, k);
@@ -712,12 +711,18 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 {
 	struct pollfd pfd_stack[16];
 	short pev;
-	struct pollfd *pfd = n <= 16 ? pfd_stack : calloc(n, sizeof(*pfd));
-	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
 	int ready;
 
-	if (!reqs || n == 0 || !pfd)
+	/* Arguments first: a bad call allocates nothing. */
+	if (!reqs || n == 0)
 		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		if (!reqs[i].port)
+			return -EINVAL;
+	struct pollfd *pfd = n <= 16 ? pfd_stack : calloc(n, sizeof(*pfd));
+	if (!pfd)
+		return -ENOMEM;
+	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
 	for (;;) {
 		ready = 0;
 		for (unsigned i = 0; i < n; i++) {
@@ -808,7 +813,7 @@ static const char *mode_name(enum pktmap_mode m)
 
 int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
 {
-	if (!p || !out || out->sz < sizeof(*out))
+	if (!p || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
 	struct pktmap_info info;
 	memset(&info, 0, sizeof(info));
@@ -839,7 +844,10 @@ int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
 	if (p->ops->info)
 		p->ops->info(p, &info);
 	info.mode_name = mode_name(info.mode);
-	memcpy(out, &info, sizeof(info));
+	/* An older caller's smaller structure gets the fields it knows; sz
+	 * says how much was filled. */
+	info.sz = out->sz < sizeof(info) ? out->sz : sizeof(info);
+	memcpy(out, &info, info.sz);
 	return 0;
 }
 
@@ -864,7 +872,7 @@ int pktmap_set_rx_direction(struct pktmap_port *p, unsigned dir)
 
 int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
 {
-	if (!p || !out || out->sz < sizeof(*out))
+	if (!p || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
 	/* Each counter is read with one relaxed atomic load: the sync calls
 	 * of other threads may be running. */
@@ -878,7 +886,8 @@ int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	if (p->ops->stats)
 		p->ops->stats(p, &st);
-	st.sz = sizeof(st);
-	memcpy(out, &st, sizeof(st));
+	/* As pktmap_info(): an older caller gets the counters it knows. */
+	st.sz = out->sz < sizeof(st) ? out->sz : sizeof(st);
+	memcpy(out, &st, st.sz);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <pktmap/pktmap.h>
 
 #include "cli.h"
+#include "fwd.h"
 
 void cli_err(const char *fmt, ...)
 {
@@ -178,33 +179,6 @@ int cli_parse_seconds(const char *s, double max, double *out, char *err,
 	return 0;
 }
 
-/* Parse a dotted quad at s; *end gets the first character after it. */
-static int parse_ip(const char *s, uint32_t *ip, const char **end)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		unsigned long part;
-		char *e;
-
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		part = strtoul(s, &e, 10);
-		if (part > 255 || e - s > 3)
-			return -1;
-		v = v << 8 | (uint32_t)part;
-		s = e;
-		if (i < 3) {
-			if (*s != '.')
-				return -1;
-			s++;
-		}
-	}
-	*ip = v;
-	*end = s;
-	return 0;
-}
-
 static int parse_port(const char *s, uint16_t *port, const char **end)
 {
 	unsigned long v;
@@ -226,10 +200,10 @@ int cli_parse_addr(const char *s, struct cli_addr *out, char *err,
 	struct cli_addr a = *out;
 	const char *p = s;
 
-	if (parse_ip(p, &a.ip_lo, &p))
+	if (fwd_parse_ipv4(p, &a.ip_lo, &p))
 		goto bad;
 	a.ip_hi = a.ip_lo;
-	if (*p == '-' && parse_ip(p + 1, &a.ip_hi, &p))
+	if (*p == '-' && fwd_parse_ipv4(p + 1, &a.ip_hi, &p))
 		goto bad;
 	if (*p == ':') {
 		if (parse_port(p + 1, &a.port_lo, &p))

@@ -21,26 +21,16 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "fwd.h"
 #include "gen.h"
 
 /* How many slots ahead fill_* prefetch the buffer they will write. */
 #define GEN_PREFETCH 8
 
-static inline uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 /* A length in [lo, hi] without a division: multiply and shift. */
 static inline uint32_t rand_len(uint64_t *s, uint32_t lo, uint32_t span)
 {
-	return lo + (uint32_t)(((rng_next(s) >> 32) * span) >> 32);
+	return lo + (uint32_t)(((fwd_rng_next(s) >> 32) * span) >> 32);
 }
 
 static uint64_t fill_fast(struct gen_thread *g, struct netmap_ring *ring,

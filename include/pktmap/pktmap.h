@@ -200,11 +200,14 @@ PKTMAP_EXPORT int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n,
 PKTMAP_EXPORT int pktmap_poll(struct pktmap_port *port, short events,
 			      int timeout_ms);
 
-/* Describe the port. `info->sz` must be set by the caller. */
+/* Describe the port. `info->sz` must be set by the caller: a caller built
+ * against an older, smaller struct gets the fields it knows, and sz is set
+ * to the bytes filled. */
 PKTMAP_EXPORT int pktmap_info(const struct pktmap_port *port,
 			      struct pktmap_info *info);
 
-/* Read the port's counters. `stats->sz` must be set by the caller. */
+/* Read the port's counters. `stats->sz` must be set by the caller (a
+ * smaller, older struct gets the counters it knows, as pktmap_info()). */
 PKTMAP_EXPORT int pktmap_stats(const struct pktmap_port *port,
 			       struct pktmap_stats *stats);
 

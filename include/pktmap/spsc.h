@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * A single-producer single-consumer lock-free queue of fixed-size
- * elements, header-only. One thread enqueues, one thread dequeues; no
+ * elements. The fast path (enqueue, dequeue, their helpers) is inline
+ * here; creating and freeing are in the library (src/spsc.c). One thread enqueues, one thread dequeues; no
  * locks, no atomic read-modify-write, one cache-line transfer per batch
  * in the common case.
  *
@@ -11,12 +12,12 @@
  * index and reloads it only when the queue looks full (producer) or empty
  * (consumer). Capacity is a power of two.
  *
- *     struct pm_spsc *q = pm_spsc_create(1024, sizeof(struct desc));
- *     n = pm_spsc_enqueue(q, descs, 32);   // producer: 0..32 taken
- *     n = pm_spsc_dequeue(q, descs, 32);   // consumer: 0..32 given
+ *     struct pktmap_spsc *q = pktmap_spsc_create(1024, sizeof(struct desc));
+ *     n = pktmap_spsc_enqueue(q, descs, 32);   // producer: 0..32 taken
+ *     n = pktmap_spsc_dequeue(q, descs, 32);   // consumer: 0..32 given
  *
- * The queue may live in shared memory (pm_spsc_init on a region of
- * pm_spsc_size(cap, elem) bytes): it holds no pointers.
+ * The queue may live in shared memory (pktmap_spsc_init on a region of
+ * pktmap_spsc_size(cap, elem) bytes): it holds no pointers.
  */
 #ifndef PKTMAP_SPSC_H
 #define PKTMAP_SPSC_H
@@ -24,71 +25,47 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define PM_SPSC_LINE 64
+#include "pktmap.h"
 
-struct pm_spsc {
+#define PKTMAP_SPSC_LINE 64
+
+struct pktmap_spsc {
 	/* Read-only after init. */
-	_Alignas(PM_SPSC_LINE) uint32_t mask;
+	_Alignas(PKTMAP_SPSC_LINE) uint32_t mask;
 	uint32_t elem_size;
 	/* Producer's line: its index and its cached view of the consumer. */
-	_Alignas(PM_SPSC_LINE) _Atomic uint32_t prod;
+	_Alignas(PKTMAP_SPSC_LINE) _Atomic uint32_t prod;
 	uint32_t cons_cache;
 	/* Consumer's line. */
-	_Alignas(PM_SPSC_LINE) _Atomic uint32_t cons;
+	_Alignas(PKTMAP_SPSC_LINE) _Atomic uint32_t cons;
 	uint32_t prod_cache;
-	_Alignas(PM_SPSC_LINE) unsigned char ring[];
+	_Alignas(PKTMAP_SPSC_LINE) unsigned char ring[];
 };
 
 /* Bytes needed for a queue of `cap` (a power of two) elements. */
-static inline size_t pm_spsc_size(uint32_t cap, uint32_t elem_size)
+static inline size_t pktmap_spsc_size(uint32_t cap, uint32_t elem_size)
 {
-	return sizeof(struct pm_spsc) + (size_t)cap * elem_size;
+	return sizeof(struct pktmap_spsc) + (size_t)cap * elem_size;
 }
 
-/* Initialise a queue in `mem` (pm_spsc_size() bytes, 64-byte aligned).
- * Returns NULL unless cap is a power of two >= 2. */
-static inline struct pm_spsc *pm_spsc_init(void *mem, uint32_t cap,
-					   uint32_t elem_size)
-{
-	if (cap < 2 || (cap & (cap - 1)) || elem_size == 0)
-		return NULL;
-	struct pm_spsc *q = (struct pm_spsc *)mem;
-	memset(q, 0, sizeof(*q));
-	q->mask = cap - 1;
-	q->elem_size = elem_size;
-	atomic_init(&q->prod, 0);
-	atomic_init(&q->cons, 0);
-	return q;
-}
+/* Initialise a queue in `mem` (pktmap_spsc_size() bytes, 64-byte
+ * aligned). Returns NULL unless cap is a power of two >= 2. */
+PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_init(void *mem, uint32_t cap,
+						   uint32_t elem_size);
+/* A queue on the heap (NULL: bad cap, or no memory); pktmap_spsc_free(). */
+PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_create(uint32_t cap,
+						     uint32_t elem_size);
+PKTMAP_EXPORT void pktmap_spsc_free(struct pktmap_spsc *q);
 
-static inline struct pm_spsc *pm_spsc_create(uint32_t cap, uint32_t elem_size)
-{
-	size_t sz = (pm_spsc_size(cap, elem_size) + PM_SPSC_LINE - 1) &
-		    ~(size_t)(PM_SPSC_LINE - 1);
-	void *mem = aligned_alloc(PM_SPSC_LINE, sz);
-	if (!mem)
-		return NULL;
-	struct pm_spsc *q = pm_spsc_init(mem, cap, elem_size);
-	if (!q)
-		free(mem);
-	return q;
-}
-
-static inline void pm_spsc_free(struct pm_spsc *q)
-{
-	free(q);
-}
-
-static inline uint32_t pm_spsc_capacity(const struct pm_spsc *q)
+static inline uint32_t pktmap_spsc_capacity(const struct pktmap_spsc *q)
 {
 	return q->mask + 1;
 }
 
 /* Copy n elements between the ring (at index i) and a flat array. */
-static inline void pm_spsc__copy(struct pm_spsc *q, uint32_t i, void *obj,
+static inline void pktmap_spsc_copy_(struct pktmap_spsc *q, uint32_t i, void *obj,
 				 uint32_t n, int to_ring)
 {
 	uint32_t cap = q->mask + 1, es = q->elem_size;
@@ -106,12 +83,12 @@ static inline void pm_spsc__copy(struct pm_spsc *q, uint32_t i, void *obj,
 
 /* Producer: free slots, reloading the consumer index only when the cached
  * view says fewer than `want` are free. */
-static inline uint32_t pm_spsc_free_slots(struct pm_spsc *q, uint32_t want)
+static inline uint32_t pktmap_spsc_free_slots(struct pktmap_spsc *q, uint32_t want)
 {
 	uint32_t prod = atomic_load_explicit(&q->prod, memory_order_relaxed);
 	uint32_t free_n = q->mask + 1 - (prod - q->cons_cache);
 	if (free_n < want) {
-		/* Pairs with the release store of cons in pm_spsc_dequeue():
+		/* Pairs with the release store of cons in pktmap_spsc_dequeue():
 		 * the consumer is done reading the slots before cons. */
 		q->cons_cache = atomic_load_explicit(&q->cons, memory_order_acquire);
 		free_n = q->mask + 1 - (prod - q->cons_cache);
@@ -121,17 +98,17 @@ static inline uint32_t pm_spsc_free_slots(struct pm_spsc *q, uint32_t want)
 
 /* Producer: enqueue up to n elements from obj[]; returns how many were
  * taken (all of them unless the queue filled up). Never blocks. */
-static inline uint32_t pm_spsc_enqueue(struct pm_spsc *q, const void *obj,
+static inline uint32_t pktmap_spsc_enqueue(struct pktmap_spsc *q, const void *obj,
 				       uint32_t n)
 {
-	uint32_t free_n = pm_spsc_free_slots(q, n);
+	uint32_t free_n = pktmap_spsc_free_slots(q, n);
 	if (n > free_n)
 		n = free_n;
 	if (n == 0)
 		return 0;
 	uint32_t prod = atomic_load_explicit(&q->prod, memory_order_relaxed);
-	pm_spsc__copy(q, prod, (void *)obj, n, 1);
-	/* Pairs with the acquire load of prod in pm_spsc_avail(): the
+	pktmap_spsc_copy_(q, prod, (void *)obj, n, 1);
+	/* Pairs with the acquire load of prod in pktmap_spsc_avail(): the
 	 * elements are written before they are published. */
 	atomic_store_explicit(&q->prod, prod + n, memory_order_release);
 	return n;
@@ -139,12 +116,12 @@ static inline uint32_t pm_spsc_enqueue(struct pm_spsc *q, const void *obj,
 
 /* Consumer: elements ready, reloading the producer index only when the
  * cached view says fewer than `want` are there. */
-static inline uint32_t pm_spsc_avail(struct pm_spsc *q, uint32_t want)
+static inline uint32_t pktmap_spsc_avail(struct pktmap_spsc *q, uint32_t want)
 {
 	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
 	uint32_t n = q->prod_cache - cons;
 	if (n < want) {
-		/* Pairs with the release store of prod in pm_spsc_enqueue(). */
+		/* Pairs with the release store of prod in pktmap_spsc_enqueue(). */
 		q->prod_cache = atomic_load_explicit(&q->prod, memory_order_acquire);
 		n = q->prod_cache - cons;
 	}
@@ -152,23 +129,23 @@ static inline uint32_t pm_spsc_avail(struct pm_spsc *q, uint32_t want)
 }
 
 /* Consumer: dequeue up to n elements into obj[]; returns how many. */
-static inline uint32_t pm_spsc_dequeue(struct pm_spsc *q, void *obj, uint32_t n)
+static inline uint32_t pktmap_spsc_dequeue(struct pktmap_spsc *q, void *obj, uint32_t n)
 {
-	uint32_t avail = pm_spsc_avail(q, n);
+	uint32_t avail = pktmap_spsc_avail(q, n);
 	if (n > avail)
 		n = avail;
 	if (n == 0)
 		return 0;
 	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
-	pm_spsc__copy(q, cons, obj, n, 0);
-	/* Pairs with the acquire load of cons in pm_spsc_free_slots(): our
+	pktmap_spsc_copy_(q, cons, obj, n, 0);
+	/* Pairs with the acquire load of cons in pktmap_spsc_free_slots(): our
 	 * reads of these slots are done before the producer may reuse them. */
 	atomic_store_explicit(&q->cons, cons + n, memory_order_release);
 	return n;
 }
 
 /* Either side: elements in the queue right now (a snapshot). */
-static inline uint32_t pm_spsc_count(struct pm_spsc *q)
+static inline uint32_t pktmap_spsc_count(struct pktmap_spsc *q)
 {
 	return atomic_load_explicit(&q->prod, memory_order_acquire) -
 	       atomic_load_explicit(&q->cons, memory_order_acquire);

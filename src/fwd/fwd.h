@@ -145,6 +145,11 @@ static inline uint64_t fwd_rng_next(uint64_t *s)
 uint32_t fwd_region_bufs(const char *const *names, unsigned n, unsigned i,
 			 uint32_t extra);
 
+/* Parse a dotted quad at s into *ip (host order); *end gets the first
+ * character after it. Returns 0 or -1. The one IPv4 parser of the
+ * router's routes files and the commands' address options. */
+int fwd_parse_ipv4(const char *s, uint32_t *ip, const char **end);
+
 /* Pin the calling thread to `cpu` (no-op for cpu < 0). Returns 0 or an
  * errno value. */
 int fwd_pin(int cpu);

@@ -191,8 +191,8 @@ struct rt_router {
 	const struct rt_opts *o;     /* the caller's, kept for the run */
 	unsigned n;
 	struct rt_port ports[RT_MAX_PORTS];
-	struct pm_spsc *fwd[RT_MAX_PORTS][RT_MAX_PORTS]; /* [in][out] */
-	struct pm_spsc *rec[RT_MAX_PORTS][RT_MAX_PORTS]; /* [out][in] */
+	struct pktmap_spsc *fwd[RT_MAX_PORTS][RT_MAX_PORTS]; /* [in][out] */
+	struct pktmap_spsc *rec[RT_MAX_PORTS][RT_MAX_PORTS]; /* [out][in] */
 	struct rt_qstats *qs;                            /* [in * n + out] */
 	bool zc[RT_MAX_PORTS][RT_MAX_PORTS];             /* [in][out] */
 	bool all_zc, any_zc;

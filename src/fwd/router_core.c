@@ -258,8 +258,8 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o)
 	for (unsigned i = 0; i < n; i++) {
 		for (unsigned j = 0; j < n; j++) {
 			/* rec[j][i] holds at most the buffers i owns */
-			rt->fwd[i][j] = pm_spsc_create(rt->qcap, sizeof(struct rt_desc));
-			rt->rec[j][i] = pm_spsc_create(pow2_at_least(rt->stash),
+			rt->fwd[i][j] = pktmap_spsc_create(rt->qcap, sizeof(struct rt_desc));
+			rt->rec[j][i] = pktmap_spsc_create(pow2_at_least(rt->stash),
 						       sizeof(uint32_t));
 			if (!rt->fwd[i][j] || !rt->rec[j][i])
 				return fail(rt, -ENOMEM, "out of memory for the "
@@ -414,8 +414,8 @@ void rt_account(struct rt_router *rt)
 		b->total += rt->ports[i].rx.total;
 		b->free += rt->ports[i].rx.nstash;
 		for (unsigned o = 0; o < n; o++) {
-			b->fwd_queued += pm_spsc_count(rt->fwd[i][o]);
-			b->recycling += pm_spsc_count(rt->rec[o][i]);
+			b->fwd_queued += pktmap_spsc_count(rt->fwd[i][o]);
+			b->recycling += pktmap_spsc_count(rt->rec[o][i]);
 		}
 	}
 	/* Then every queue back into its input's stash: a descriptor still
@@ -427,14 +427,14 @@ void rt_account(struct rt_router *rt)
 			struct rt_desc d;
 			uint32_t idx;
 
-			while (pm_spsc_dequeue(rt->fwd[i][o], &d, 1)) {
+			while (pktmap_spsc_dequeue(rt->fwd[i][o], &d, 1)) {
 				b->dropped_at_exit++;
 				if (p->rx.nstash < p->rx.total)
 					p->rx.stash[p->rx.nstash++] = d.idx;
 				else
 					b->bad++;
 			}
-			while (pm_spsc_dequeue(rt->rec[o][i], &idx, 1)) {
+			while (pktmap_spsc_dequeue(rt->rec[o][i], &idx, 1)) {
 				if (p->rx.nstash < p->rx.total)
 					p->rx.stash[p->rx.nstash++] = idx;
 				else
@@ -487,8 +487,8 @@ void rt_teardown(struct rt_router *rt)
 		free(p->tx.descs);
 		free(p->tx.recycled);
 		for (unsigned j = 0; j < rt->n; j++) {
-			pm_spsc_free(rt->fwd[i][j]);
-			pm_spsc_free(rt->rec[i][j]);
+			pktmap_spsc_free(rt->fwd[i][j]);
+			pktmap_spsc_free(rt->rec[i][j]);
 		}
 	}
 	for (unsigned k = 0; k < RT_MAX_THREADS; k++)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fwd.h"
 #include "router_lpm.h"
 
 #define TBL24_ENTRIES (1u << 24)
@@ -95,32 +96,6 @@ void rt_lpm_free(struct rt_lpm *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int parse_ip(const char *s, uint32_t *ip, const char **end)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		unsigned long part;
-		char *e;
-
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		part = strtoul(s, &e, 10);
-		if (part > 255 || e - s > 3)
-			return -1;
-		v = v << 8 | (uint32_t)part;
-		s = e;
-		if (i < 3) {
-			if (*s != '.')
-				return -1;
-			s++;
-		}
-	}
-	*ip = v;
-	*end = s;
-	return 0;
-}
-
 int rt_lpm_parse_line(const char *line, uint32_t max_hop, struct rt_route *r,
 		      char *err, size_t errlen)
 {
@@ -139,7 +114,7 @@ int rt_lpm_parse_line(const char *line, uint32_t max_hop, struct rt_route *r,
 		r->len = 0;
 		p += 7;
 	} else {
-		if (parse_ip(p, &r->prefix, &p)) {
+		if (fwd_parse_ipv4(p, &r->prefix, &p)) {
 			snprintf(err, errlen, "'%.*s' is not an IPv4 prefix "
 				 "(10.1.0.0/16)", (int)strcspn(word, " \t\r\n"),
 				 word);

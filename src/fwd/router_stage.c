@@ -45,7 +45,7 @@ static uint32_t reclaim(struct rt_port *p)
 	struct rt_router *rt = p->rt;
 
 	for (unsigned o = 0; o < rt->n && p->rx.nstash < p->rx.total; o++)
-		p->rx.nstash += pm_spsc_dequeue(rt->rec[o][p->id],
+		p->rx.nstash += pktmap_spsc_dequeue(rt->rec[o][p->id],
 						p->rx.stash + p->rx.nstash,
 						p->rx.total - p->rx.nstash);
 	return p->rx.nstash;
@@ -212,7 +212,7 @@ static void rx_flush(struct rt_port *p)
 		if (!c)
 			continue;
 		/* never short: room was counted before staging */
-		put = pm_spsc_enqueue(rt->fwd[p->id][o], d, c);
+		put = pktmap_spsc_enqueue(rt->fwd[p->id][o], d, c);
 		for (uint32_t k = put; k < c; k++)
 			p->rx.stash[p->rx.nstash++] = d[k].idx;
 		p->rx.cnt[o] = 0;
@@ -259,7 +259,7 @@ uint32_t rt_rx_step(struct rt_port *p)
 	int rc;
 
 	for (unsigned o = 0; o < rt->n; o++) {
-		uint32_t r = pm_spsc_free_slots(rt->fwd[p->id][o], budget);
+		uint32_t r = pktmap_spsc_free_slots(rt->fwd[p->id][o], budget);
 
 		p->rx.room[o] = r < p->rx.stage_cap ? r : p->rx.stage_cap;
 	}
@@ -364,7 +364,7 @@ bool rt_tx_queued(const struct rt_port *p)
 	struct rt_router *rt = p->rt;
 
 	for (unsigned j = 0; j < rt->n; j++)
-		if (pm_spsc_count(rt->fwd[j][p->id]))
+		if (pktmap_spsc_count(rt->fwd[j][p->id]))
 			return true;
 	return false;
 }
@@ -424,7 +424,7 @@ static uint32_t place(struct rt_port *p, unsigned j, const struct rt_desc *d,
 	ring->head = ring->cur = k;
 	p->tx.ring = r;
 	/* never short: the queue holds every buffer j owns */
-	put = pm_spsc_enqueue(rt->rec[p->id][j], rec, nr);
+	put = pktmap_spsc_enqueue(rt->rec[p->id][j], rec, nr);
 	p->tx.lost += nr - put;
 	p->tx.sent[j] += pkts;
 	p->tx.packets += pkts;
@@ -467,7 +467,7 @@ uint32_t rt_tx_step(struct rt_port *p)
 
 		for (;;) {
 			uint32_t want = space < p->tx.quantum ? space : p->tx.quantum;
-			uint32_t got = pm_spsc_dequeue(rt->fwd[j][p->id],
+			uint32_t got = pktmap_spsc_dequeue(rt->fwd[j][p->id],
 						       p->tx.descs, want);
 
 			if (!got)

@@ -154,21 +154,6 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-/* Interface facts through an ioctl on any socket. Returns 0 or -errno. */
-static int if_query(const char *ifname, unsigned long req, struct ifreq *ifr)
-{
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	memset(ifr, 0, sizeof(*ifr));
-	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
-	int ret = ioctl(s, req, ifr) == 0 ? 0 : -errno;
-	close(s);
-	return ret;
-}
-
 static uint32_t linktype_of(unsigned short arphrd)
 {
 	switch (arphrd) {
@@ -571,12 +556,12 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		return pm_open_error(p, -ENODEV, "no such interface: check 'ip link' "
 				     "(or the network namespace)");
 	pp->mtu = 1500;
-	if (if_query(nm->body, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+	if (pm_if_ioctl(nm->body, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		pp->mtu = (uint32_t)ifr.ifr_mtu;
 	p->linktype = 1;
-	if (if_query(nm->body, SIOCGIFHWADDR, &ifr) == 0)
+	if (pm_if_ioctl(nm->body, SIOCGIFHWADDR, &ifr) == 0)
 		p->linktype = linktype_of(ifr.ifr_hwaddr.sa_family);
-	if (if_query(nm->body, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
+	if (pm_if_ioctl(nm->body, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
 		/* Decided: warn and go on. The socket works as soon as the
 		 * link comes up; refusing would make scripts racy. */
 		pm_log(p, PKTMAP_LOG_WARN, "%s: interface is down: no packets will "

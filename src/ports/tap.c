@@ -49,19 +49,6 @@ struct tap_priv {
 	uint8_t scratch[TAP_SCRATCH]; /* the tail of an unexpectedly long frame */
 };
 
-static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
-{
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
-	int ret = ioctl(s, req, ifr) == 0 ? 0 : -errno;
-	close(s);
-	return ret;
-}
-
 /* The device's tx_dropped from /proc/self/net/dev, which always shows the
  * caller's network namespace (a sysfs mount may show another one).
  * Returns 0 when the device is not listed. */
@@ -197,10 +184,10 @@ static int tap_open(struct pktmap_port *p, const struct pm_name *nm,
 		tp->fds[r] = fd;
 	}
 	memset(&ifr, 0, sizeof(ifr));
-	if (if_ioctl(tp->ifname, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+	if (pm_if_ioctl(tp->ifname, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
 		if (tp->created) {
 			ifr.ifr_flags |= IFF_UP;
-			ret = if_ioctl(tp->ifname, SIOCSIFFLAGS, &ifr);
+			ret = pm_if_ioctl(tp->ifname, SIOCSIFFLAGS, &ifr);
 			if (ret)
 				return pm_open_error(p, ret, "cannot bring the new TAP "
 						     "device up: %s", strerror(-ret));

@@ -252,16 +252,12 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (xp->ifindex == 0)
 		return pm_open_error(p, -ENODEV, "no such interface");
 
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return pm_open_error(p, -errno, "socket: %s", strerror(errno));
-	xp->nq = pm_xdp_queue_count(s, xp->ifname);
-	pm_xdp_driver_name(s, xp->ifname, xp->driver, sizeof(xp->driver));
+	xp->nq = pm_xdp_queue_count(xp->ifname);
+	pm_xdp_driver_name(xp->ifname, xp->driver, sizeof(xp->driver));
 	struct ifreq ifr;
 	uint32_t mtu = 1500;
-	if (pm_xdp_ifreq_ioctl(s, xp->ifname, SIOCGIFMTU, &ifr) == 0)
+	if (pm_if_ioctl(xp->ifname, SIOCGIFMTU, &ifr) == 0)
 		mtu = (uint32_t)ifr.ifr_mtu;
-	close(s);
 
 	xp->host = nm->reg == NR_REG_SW || nm->reg == NR_REG_ONE_SW ||
 		   nm->reg == NR_REG_NIC_SW;
@@ -374,8 +370,11 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		pm_rxkring(p, xp->lo + j)->priv = &xp->q[j];
 	}
 	if (xp->host) {
-		pm_txkring(p, xp->nq)->priv = &xp->hostr;
-		pm_rxkring(p, xp->nq)->priv = &xp->hostr;
+		struct pm_kring *ht = pm_txkring(p, xp->nq);
+		struct pm_kring *hr = pm_rxkring(p, xp->nq);
+		ht->priv = hr->priv = &xp->hostr;
+		ht->sync = pm_xdp_host_ring_ops.txsync;
+		hr->sync = pm_xdp_host_ring_ops.rxsync;
 	}
 
 	ret = nb ? pm_xdp_open_sockets(p, xp, nm->flags) : 0;

@@ -177,10 +177,8 @@ void pm_xdp_host_init(struct pm_xdp_host *h);
  * frames. Returns 0 or -errno with the open error set. */
 int pm_xdp_host_open(struct pktmap_port *p, struct pm_xdp_host *h,
 		     int ifindex, const char *ifname);
-int pm_xdp_host_rxsync(struct pktmap_port *p, struct pm_kring *k,
-		       struct pm_xdp_host *h);
-int pm_xdp_host_txsync(struct pktmap_port *p, struct pm_kring *k,
-		       struct pm_xdp_host *h);
+/* The host rings' syncs (their kring's priv is the struct pm_xdp_host). */
+extern const struct pm_ring_ops pm_xdp_host_ring_ops;
 bool pm_xdp_host_rx_ready(const struct pm_xdp_host *h);
 /* Detach, restore the offloads, unmap. Safe on a partly opened `h`. */
 void pm_xdp_host_close(struct pktmap_port *p, struct pm_xdp_host *h);
@@ -286,10 +284,8 @@ static inline void bit_clear(uint64_t *m, uint32_t i)
 }
 
 /* xdp_sock.c */
-int pm_xdp_ifreq_ioctl(int s, const char *ifname, unsigned long req,
-		       struct ifreq *ifr);
-uint32_t pm_xdp_queue_count(int s, const char *ifname);
-void pm_xdp_driver_name(int s, const char *ifname, char *out, size_t len);
+uint32_t pm_xdp_queue_count(const char *ifname);
+void pm_xdp_driver_name(const char *ifname, char *out, size_t len);
 /* Open every bound queue's socket. The first shares the UMEM of another
  * port on the region if it can (same mode), else registers it; the rest
  * share the first's. Returns 0 or -errno with the open error set. */

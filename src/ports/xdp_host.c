@@ -77,15 +77,7 @@ static const uint32_t off_set[PM_XDP_HOST_NOFF] = {
 static int ethtool_value(const char *ifname, uint32_t cmd, uint32_t *data)
 {
 	struct ethtool_value ev = { .cmd = cmd, .data = *data };
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ev;
-	int ret = ioctl(s, SIOCETHTOOL, &ifr) == 0 ? 0 : -errno;
-	close(s);
+	int ret = pm_if_ethtool(ifname, &ev);
 	*data = ev.data;
 	return ret;
 }
@@ -443,9 +435,9 @@ static void l4_csum(uint8_t *f, uint32_t len)
 
 /* Release [hwcur, head) and copy records of the ring buffer into
  * [hwtail, ...). A record stays in the ring buffer until a slot takes it. */
-int pm_xdp_host_rxsync(struct pktmap_port *p, struct pm_kring *k,
-		       struct pm_xdp_host *h)
+static int host_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
+	struct pm_xdp_host *h = k->priv;
 	struct netmap_ring *ring = k->ring;
 	const uint32_t n = k->nslots, mask = h->rb_size - 1;
 	uint32_t j = k->hwtail;
@@ -502,9 +494,9 @@ int pm_xdp_host_rxsync(struct pktmap_port *p, struct pm_kring *k,
 
 /* Hand [hwcur, head) to the host stack, one BPF_PROG_RUN per frame; the
  * kernel copies each, so every slot is free again at once. */
-int pm_xdp_host_txsync(struct pktmap_port *p, struct pm_kring *k,
-		       struct pm_xdp_host *h)
+static int host_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
+	struct pm_xdp_host *h = k->priv;
 	struct netmap_ring *ring = k->ring;
 	const uint32_t n = k->nslots, head = k->rhead;
 	uint32_t i = k->hwcur;
@@ -583,3 +575,8 @@ void pm_xdp_host_close(struct pktmap_port *p, struct pm_xdp_host *h)
 		h->lock_fd = -1;
 	}
 }
+
+const struct pm_ring_ops pm_xdp_host_ring_ops = {
+	.txsync = host_txsync,
+	.rxsync = host_rxsync,
+};

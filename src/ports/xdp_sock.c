@@ -22,26 +22,14 @@
 /* ------------------------------------------------------------------ */
 /* Facts about the interface. */
 
-int pm_xdp_ifreq_ioctl(int s, const char *ifname, unsigned long req,
-		       struct ifreq *ifr)
-{
-	memset(ifr, 0, sizeof(*ifr));
-	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
-	return ioctl(s, req, ifr) == 0 ? 0 : -errno;
-}
-
 /* RX queues: combined + rx-only channels (ETHTOOL_GCHANNELS), else the
  * rx-N entries under /sys/class/net/IF/queues. */
-uint32_t pm_xdp_queue_count(int s, const char *ifname)
+uint32_t pm_xdp_queue_count(const char *ifname)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr;
 	uint32_t n = 0;
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	if (ioctl(s, SIOCETHTOOL, &ifr) == 0)
+	if (pm_if_ethtool(ifname, &ch) == 0)
 		n = ch.combined_count + ch.rx_count;
 	if (n == 0) {
 		char path[96];
@@ -59,14 +47,10 @@ uint32_t pm_xdp_queue_count(int s, const char *ifname)
 	return n > PM_MAX_RINGS ? PM_MAX_RINGS : n;
 }
 
-void pm_xdp_driver_name(int s, const char *ifname, char *out, size_t len)
+void pm_xdp_driver_name(const char *ifname, char *out, size_t len)
 {
 	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&di;
-	if (ioctl(s, SIOCETHTOOL, &ifr) == 0 && di.driver[0])
+	if (pm_if_ethtool(ifname, &di) == 0 && di.driver[0])
 		snprintf(out, len, "%.*s", (int)sizeof(di.driver), di.driver);
 	else
 		snprintf(out, len, "of %s", ifname);

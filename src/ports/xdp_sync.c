@@ -145,8 +145,6 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	const uint32_t n = k->nslots, shift = xp->bs_shift;
 	const uint32_t usable = p->bs.usable, nbufs = xp->nbufs;
 
-	if (pm_unlikely(k->host))
-		return pm_xdp_host_rxsync(p, k, k->priv);
 	if (pm_unlikely(q->dead)) {
 		k->hwcur = k->rhead;
 		return 0; /* the end of the source: EOF is set */
@@ -241,8 +239,6 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t i = k->hwcur;
 	int ret = 0;
 
-	if (pm_unlikely(k->host))
-		return pm_xdp_host_txsync(p, k, k->priv);
 	if (pm_unlikely(q->dead))
 		return -ENODEV;
 	tx_reap(xp, q);

@@ -1,5 +1,7 @@
 /* null: counts and checks every TX slot, produces nothing. */
+#include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -50,6 +52,43 @@ int main(void)
 	struct pktmap_info info = { .sz = sizeof(info) };
 	pktmap_info(p, &info);
 	CHECK(strcmp(info.backend, "null") == 0, "backend");
+
+	/* sz: an older caller's smaller structs get the fields they know and
+	 * nothing past them; sz says how much was filled. */
+	{
+		struct pktmap_stats small;
+		memset(&small, 0xa5, sizeof(small));
+		small.sz = offsetof(struct pktmap_stats, rx_packets);
+		CHECK_EQ(pktmap_stats(p, &small), 0);
+		CHECK_EQ(small.sz, offsetof(struct pktmap_stats, rx_packets));
+		CHECK_EQ(small.tx_packets, pkts);
+		CHECK(small.rx_packets == 0xa5a5a5a5a5a5a5a5ull,
+		      "nothing written past sz");
+		struct pktmap_info si;
+		memset(&si, 0xa5, sizeof(si));
+		si.sz = offsetof(struct pktmap_info, region);
+		CHECK_EQ(pktmap_info(p, &si), 0);
+		CHECK(strcmp(si.backend, "null") == 0, "backend in a small info");
+		CHECK((unsigned char)si.region[0] == 0xa5, "nothing past sz");
+		si.sz = 1; /* not even room for sz */
+		CHECK_EQ(pktmap_info(p, &si), -EINVAL);
+	}
+	/* pktmap_poll_many() refuses bad arguments before anything else. */
+	{
+		struct pktmap_pollreq q[40];
+		memset(q, 0, sizeof(q));
+		CHECK_EQ(pktmap_poll_many(NULL, 1, 0), -EINVAL);
+		CHECK_EQ(pktmap_poll_many(q, 0, 0), -EINVAL);
+		for (unsigned i = 0; i < 39; i++) {
+			q[i].port = p;
+			q[i].events = POLLOUT;
+		}
+		/* one NULL port among 40 (more than fit on the stack) */
+		CHECK_EQ(pktmap_poll_many(q, 40, 0), -EINVAL);
+		q[39].port = p;
+		q[39].events = POLLOUT;
+		CHECK_EQ(pktmap_poll_many(q, 40, 0), 40);
+	}
 	pktmap_close(p);
 
 	/* Extra buffers, linked from ni_bufs_head through their first word. */
