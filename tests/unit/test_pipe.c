@@ -240,12 +240,18 @@ static void test_two_processes(void)
 {
 	const uint32_t N = 2000000;
 	struct pktmap_port *b = open_end("}2", 1);
-	if (!b)
+	int ready[2], go[2];
+	char c = 0;
+	if (!b || pipe(ready) || pipe(go))
 		return;
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct pktmap_port *a = open_end("{2", 1);
 		uint32_t seq = 0;
+		/* Opened: say so, then wait until the reader has slept once
+		 * on the empty ring. */
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(4);
 		while (a && seq < N) {
 			if (pktmap_poll(a, POLLOUT, 5000) <= 0)
 				_exit(3);
@@ -260,6 +266,16 @@ static void test_two_processes(void)
 	}
 	uint32_t expect = 0, got = 0;
 	uint64_t bytes = 0;
+	/* The writer is open and sends nothing yet: the reader's poll must
+	 * sleep (counted once) and time out, not spin or see a hang-up. */
+	struct pktmap_stats s0 = { .sz = sizeof(s0) };
+	CHECK(read(ready[0], &c, 1) == 1, "child opened its end");
+	pktmap_stats(b, &s0);
+	CHECK_EQ(pktmap_poll(b, POLLIN, 20), 0);
+	struct pktmap_stats s1 = { .sz = sizeof(s1) };
+	pktmap_stats(b, &s1);
+	CHECK_EQ(s1.poll_sleeps, s0.poll_sleeps + 1);
+	CHECK(write(go[1], "g", 1) == 1, "go");
 	while (got < N) {
 		int r = pktmap_poll(b, POLLIN, 5000);
 		CHECK(r > 0, "poll returned %d after %u packets", r, got);
@@ -276,7 +292,11 @@ static void test_two_processes(void)
 	struct pktmap_stats st = { .sz = sizeof(st) };
 	pktmap_stats(b, &st);
 	CHECK_EQ(st.rx_packets, N);
-	CHECK(st.poll_sleeps > 0 || st.rx_syncs > 0, "polled");
+	CHECK(st.poll_sleeps >= s1.poll_sleeps, "sleeps counted");
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
 	pktmap_close(b);
 }
 
