@@ -227,7 +227,7 @@ int recv_work(struct run_worker *w)
 		 * clock read below dates the last packet, not a time-out. */
 		rc = pktmap_poll(port, POLLIN, was_empty ? RUN_POLL_MS : 0);
 		if (rc > 0 && (rc & POLLERR))
-			rc = -EPROTO; /* the library logged why */
+			rc = -ECANCELED; /* the library logged why */
 		if (rc < 0)
 			break;
 		if (unlikely(!started))
@@ -273,7 +273,11 @@ int recv_work(struct run_worker *w)
 	}
 	if (seen != c.packets)
 		run_pub(&st->t_last, stats_now_ns());
-	if (rc < 0) {
+	if (rc == -ECANCELED) {
+		/* POLLERR: the port's own error line said what and where */
+		snprintf(w->err, sizeof(w->err), "recv: %s: stopped on the "
+			 "error above", st->port);
+	} else if (rc < 0) {
 		snprintf(w->err, sizeof(w->err), "recv: %s: %s", st->port,
 			 pktmap_strerror(rc));
 	} else {

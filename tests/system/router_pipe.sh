@@ -258,10 +258,10 @@ start_recv k2 "$(port "k}2" $R)" -n "$q"
 r2=$RCV
 start_recv k3 "$(port "k}3" $R)" -n "$q"
 r3=$RCV
-bg "$PKTMAP" gen -i "$(port "k}0" $R)" -R "$RATE" -n "$n" -T 0 -q \
-	-d 10.9.0.0-10.9.0.7
+bg "$PKTMAP" gen -i "$(port "k}0" $R)" -R "$RATE" -n "$n" -T 0.05 \
+	-d 10.9.0.0-10.9.0.7 >"$TMP/kgen.out"
 g=$BG_PID
-sleep 0.3
+wait_for "$TMP/kgen.out" '^gen ' # it is sending: kill a receiver now
 victim=$(pgrep -P "$r3") # the recv itself, not the timeout around it
 kill -KILL "$victim"
 wait_bg "$g"
@@ -283,9 +283,13 @@ start_recv b2 "$(port "b}2" $R)" --no-verify --csum
 r2=$RCV
 # B speaks from port 1 (broadcast): flooded to 0 and 2; B is learned
 gen "$(port "b}1" $R)" -n 100 -S "$B"
-start_recv b1 "$(port "b}1" $R)" --no-verify --csum
-r1=$RCV
-sleep 0.2
+# (its first report line says it has the port open: frames for port 1
+# must not meet a pipe end nobody reads)
+bg "$PKTMAP" recv -i "$(port "b}1" $R)" -T 0.05 --json --idle 3 --no-verify \
+	--csum >"$TMP/b1.json" 2>"$TMP/b1.err"
+r1=$BG_PID
+wait_for "$TMP/b1.err" '^recv '
+
 # A to B: to port 1 only; A to C (unknown): flooded to 1 and 2; A to A
 # (A is on port 0): filtered
 gen "$(port "b}0" $R)" -n 1000 -S "$A" -D "$B"

@@ -107,6 +107,15 @@ wait_bound() {
 	fail "recv did not open xdp:$1"
 }
 # recv in B in the background until it has N packets (or 5 s of silence).
+# wait_lines FILE PATTERN N: until N lines of FILE match (up to 30 s).
+wait_lines() {
+	local i
+	for i in $(seq 300); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "$1: fewer than $3 lines matching '$2' after 30 s: $(cat "$1")"
+}
 start_recv() {
 	local out=$1
 	shift
@@ -133,9 +142,11 @@ check_recv "$TMP/r1.json" "$N"
 no_leftovers
 
 echo "== 2. two queues: gen -p 2 on xdp:vethC, recv -p 2 on xdp:vethD"
-start_recv "$TMP/r2.json" -i "xdp:vethD$RX" -p 2
+start_recv "$TMP/r2.json" -i "xdp:vethD$RX" -p 2 -v 2>"$TMP/r2.err"
 wait_bound vethD
-sleep 0.2 # the second port joins the first one's program
+# each port's open ends with its info line, once its queue is in the
+# program's map
+wait_lines "$TMP/r2.err" 'XDP program' 2
 inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q --json >"$TMP/g2.json"
 wait %1 || fail "recv failed"
 check_recv "$TMP/r2.json" "$N"
@@ -150,8 +161,10 @@ timeout 60 ip netns exec "$B" "$PKTMAP" recv -i "xdp:vethD-0$RX" --idle 3 -T 0 -
 	>"$TMP/r2a.json" &
 wait_bound vethD
 timeout 60 ip netns exec "$B" "$PKTMAP" recv -i "xdp:vethD-1$RX" --idle 3 -T 0 -q --json \
-	>"$TMP/r2b.json" &
-sleep 0.5 # the second process joins the first one's program
+	-v >"$TMP/r2b.json" 2>"$TMP/r2b.err" &
+# the second process joins the first one's program: its info line says
+# when its queue is in the map
+wait_lines "$TMP/r2b.err" 'XDP program' 1
 inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q --json >/dev/null
 wait %1 || fail "recv queue 0 failed"
 wait %2 || fail "recv queue 1 failed"
@@ -171,15 +184,18 @@ echo "   sent $(json "$TMP/g3.json" packets) at $(json "$TMP/g3.json" pps) pps, 
 no_leftovers
 
 echo "== 4. signals"
-# Not under timeout(1): it would pass the signal on twice (to the child
-# and to its process group), and a second Ctrl-C quits at once.
+# Not under plain timeout(1): it would pass the signal on twice (to the
+# child and to its process group), and a second Ctrl-C quits at once
+# (timeout --foreground signals the child only).
 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethB -T 0 -q >/dev/null 2>&1 &
 pid=$!
 wait_bound vethB
 kill -INT "$pid"
-wait "$pid" || true
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "recv exited $rc after SIGINT, want 0"
 no_leftovers
-echo "   SIGINT: recv stopped, program detached"
+echo "   SIGINT: recv stopped (exit 0), program detached"
 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethB -T 0 -q >/dev/null 2>&1 &
 pid=$!
 wait_bound vethB
@@ -194,8 +210,10 @@ no_leftovers
 echo "   SIGKILL: nothing left (program detached with its link)"
 inB ip link set dev vethB xdpdrv obj "$PKTMAP_BUILD_ROOT/bpf/pktmap_xdp.bpf.o" \
 	sec xdp.frags || fail "cannot attach a pktmap program without a link"
-timeout -s INT 2 ip netns exec "$B" "$PKTMAP" recv -i xdp:vethB -T 0 -q \
-	>/dev/null 2>"$TMP/r4.err" || true
+rc=0
+timeout --foreground --preserve-status -s INT 2 ip netns exec "$B" "$PKTMAP" recv \
+	-i xdp:vethB -T 0 -q >/dev/null 2>"$TMP/r4.err" || rc=$?
+[ "$rc" = 0 ] || fail "recv exited $rc after replacing the program and SIGINT, want 0"
 cat "$TMP/r4.err" | sed 's/^/   /'
 grep -q "replacing the pktmap XDP program" "$TMP/r4.err" || fail "no message about the program left behind"
 no_leftovers
