@@ -40,15 +40,10 @@ trap cleanup EXIT
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
 command -v trafgen >/dev/null || { echo "needs trafgen: apt-get install -y netsniff-ng" >&2; exit 1; }
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set vethA up
-ip -n "$B" link set vethB up
+# shellcheck source=../scripts/netns.sh
+. "$ROOT/scripts/netns.sh"
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
 
 rx() { ip netns exec "$B" cat /sys/class/net/vethB/statistics/rx_packets; }
 

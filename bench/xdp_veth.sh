@@ -71,15 +71,10 @@ else
 fi
 cc -O2 -o "$TMP/sendto_loop" "$ROOT/bench/sendto_loop.c"
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set dev vethA up
-ip -n "$B" link set dev vethB up
+# shellcheck source=../scripts/netns.sh
+. "$ROOT/scripts/netns.sh"
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
 RPS_WHAT="no RPS: the receiving veth's kernel work on the sending core"
 if [ "$RPS" = 1 ]; then
 	RPS_WHAT="RPS: the receiving veth's kernel work on CPU 1"

@@ -66,15 +66,10 @@ TOOLS="$TOOLS pktmap_xdp_napi1"
 command -v tcpdump >/dev/null && TOOLS="$TOOLS tcpdump_rps" ||
 	echo "no tcpdump: skipping that peer" >&2
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set dev vethA up
-ip -n "$B" link set dev vethB up
+# shellcheck source=../scripts/netns.sh
+. "$ROOT/scripts/netns.sh"
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
 
 rps() { ip netns exec "$B" sh -c "echo $1 > /sys/class/net/vethB/queues/rx-0/rps_cpus"; }
 # Wait until something holds vethB: an XDP program, or a packet socket.

@@ -15,8 +15,8 @@
  * the shortest prefix to the longest, so a longer one overwrites what it
  * covers) and only read afterwards, by any number of threads.
  */
-#ifndef PKTMAP_APPS_ROUTER_LPM_H
-#define PKTMAP_APPS_ROUTER_LPM_H
+#ifndef PKTMAP_FWD_ROUTER_LPM_H
+#define PKTMAP_FWD_ROUTER_LPM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -86,4 +86,4 @@ static inline void rt_ip_dec_ttl(uint8_t *ip)
 	ip[11] = (uint8_t)hc;
 }
 
-#endif /* PKTMAP_APPS_ROUTER_LPM_H */
+#endif /* PKTMAP_FWD_ROUTER_LPM_H */

@@ -42,21 +42,12 @@ trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '
 need_root
 need_cmd ip
 
-ip netns add "$A"
-ip netns add "$B"
-ip netns add "$C"
-ip link add va netns "$A" type veth peer name vb1 netns "$B"
-ip link add vb2 netns "$B" type veth peer name vc netns "$C"
-ip link add vb3 netns "$B" type veth peer name vd netns "$C"
-for ns in "$A" "$B" "$C"; do
-	# No IPv6 chatter: only our frames cross.
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set va up
-for i in vb1 vb2 vb3; do ip -n "$B" link set "$i" up; done
-ip -n "$C" link set vc up
-ip -n "$C" link set vd up
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
+netns_new "$A" "$B" "$C"
+netns_veth "$A" va "$B" vb1
+netns_veth "$B" vb2 "$C" vc
+netns_veth "$B" vb3 "$C" vd
 
 nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 

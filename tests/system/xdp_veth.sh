@@ -65,20 +65,11 @@ trap cleanup EXIT
 command -v ip >/dev/null || skip "needs iproute2"
 command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-ip link add name vethC netns "$A" numtxqueues 2 numrxqueues 2 type veth \
-	peer name vethD netns "$B" numtxqueues 2 numrxqueues 2
-for ns in "$A" "$B"; do
-	# No IPv6 chatter: the kernel counters must count only our frames.
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set dev vethA up
-ip -n "$A" link set dev vethC up
-ip -n "$B" link set dev vethB up
-ip -n "$B" link set dev vethD up
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
+netns_veth "$A" vethC "$B" vethD 2
 NSA=$(ip netns exec "$A" stat -L -c %i /proc/self/ns/net)
 NSB=$(ip netns exec "$B" stat -L -c %i /proc/self/ns/net)
 
