@@ -77,7 +77,15 @@ static inline int spread(uint64_t h, unsigned n)
 
 static int hash_out(const uint8_t *f, uint32_t len, unsigned n)
 {
+	uint8_t pad[12];
 	uint64_t a, b;
+
+	if (len < 12) {
+		/* a runt: hash what there is, never read past it */
+		memset(pad, 0, sizeof(pad));
+		memcpy(pad, f, len);
+		f = pad;
+	}
 
 	if (len >= 34 && f[12] == 0x08 && f[13] == 0x00 && (f[14] >> 4) == 4) {
 		uint32_t ihl = (f[14] & 0xfu) * 4u;
@@ -91,7 +99,7 @@ static int hash_out(const uint8_t *f, uint32_t len, unsigned n)
 		b = (uint64_t)proto << 32 | (ports ? be32_at(f + 14 + ihl) : 0);
 	} else {
 		a = mac_at(f);
-		b = len >= 12 ? mac_at(f + 6) : 0;
+		b = mac_at(f + 6);
 	}
 	return spread(mix64(a ^ mix64(b)), n);
 }

@@ -27,9 +27,10 @@
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* The longest a TX-only thread sleeps while frames wait in an output's
- * TX ring, or while it polls blocked outputs and others may get work. */
-#define RT_RECHECK_US 1000
+/* How long a TX-only thread sleeps on its eventfd while some outputs are
+ * blocked or hold frames the back end has not taken, before it looks at
+ * them again. */
+#define RT_RECHECK_US 200
 
 /* Work waits for TX room on this output. */
 static bool tx_blocked(const struct rt_port *p)
@@ -58,8 +59,10 @@ static int wait_ports(struct rt_thread *t)
 
 		if (p->rx_th == t)
 			ev |= POLLIN;
-		if (p->tx_th == t && (rt_tx_pending(p) || tx_blocked(p)) &&
-		    pollout_ok(t, p))
+		/* (pending frames with room would make POLLOUT ready at
+		 * once: only a thread that runs everything waits on them) */
+		if (p->tx_th == t && pollout_ok(t, p) &&
+		    (tx_blocked(p) || (rt->nthreads == 1 && rt_tx_pending(p))))
 			ev |= POLLOUT;
 		if (ev)
 			q[nq++] = (struct pktmap_pollreq){.port = p->port,
@@ -75,31 +78,25 @@ static int wait_queues(struct rt_thread *t)
 {
 	struct pktmap_pollreq q[RT_MAX_PORTS];
 	unsigned nq = 0;
-	bool recheck = false, idle_outputs = false, work = false;
+	bool recheck = false, others = false, work = false;
 
 	for (unsigned k = 0; k < t->ntx; k++) {
 		struct rt_port *p = t->tx[k];
 
-		if (tx_blocked(p)) {
-			if (pollout_ok(t, p))
-				q[nq++] = (struct pktmap_pollreq){
-					.port = p->port, .events = POLLOUT};
-			else
-				recheck = true;
-		} else if (rt_tx_pending(p)) {
+		if (tx_blocked(p) && pollout_ok(t, p))
+			q[nq++] = (struct pktmap_pollreq){.port = p->port,
+							  .events = POLLOUT};
+		else if (tx_blocked(p) || rt_tx_pending(p))
 			recheck = true;
-		} else {
-			idle_outputs = true;
-		}
+		else
+			others = true;
 	}
-	if (nq) {
-		/* Blocked outputs: sleep until one has room. While others
-		 * may get work meanwhile, not for long. */
-		int ms = idle_outputs || recheck ? RT_RECHECK_US / 1000
-						  : FWD_POLL_MS;
-
-		return pktmap_poll_many(q, nq, ms) < 0 ? -EIO : 0;
-	}
+	if (nq && !recheck && !others)
+		/* Every output waits for room: nothing else can be done
+		 * until the back end frees some. */
+		return pktmap_poll_many(q, nq, FWD_POLL_MS) < 0 ? -EIO : 0;
+	/* Others may get work meanwhile: sleep where the RX stages wake us,
+	 * and look at the blocked ones again soon. */
 	fwd_waiter_arm(&t->wait);
 	for (unsigned k = 0; k < t->ntx && !work; k++)
 		work = rt_tx_space(t->tx[k]) && rt_tx_queued(t->tx[k]);
@@ -107,7 +104,7 @@ static int wait_queues(struct rt_thread *t)
 		fwd_waiter_disarm(&t->wait);
 		return 0;
 	}
-	fwd_wait(&t->wait, recheck ? RT_RECHECK_US : FWD_POLL_MS * 1000);
+	fwd_wait(&t->wait, nq || recheck ? RT_RECHECK_US : FWD_POLL_MS * 1000);
 	return 0;
 }
 

@@ -5,9 +5,14 @@
 #   tests/fuzz/run.sh [TARGET] [SECONDS]
 #     TARGET   tests/fuzz/fuzz_TARGET.c: pcapfile (default), libpcap_diff
 #              (the reader against the system libpcap: needs libpcap-dev),
-#              name
+#              name (the port-name parser), classify (the router's
+#              classifier on packet headers), routes (the router's routes
+#              files); "all" runs every one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
+# The fuzzed code is compiled with clang's instrumentation; what it calls
+# in the rest of the library comes from the meson build's static copy
+# ($PKTMAP_BUILD_ROOT, default build/: run ./run build first).
 # Binaries and the growing corpus go to $FUZZ_OUT (default build-fuzz/).
 # Crashes are written there as crash-*; replay one with
 #   build-fuzz/fuzz_pcapfile build-fuzz/crash-...
@@ -17,31 +22,60 @@ target=${1:-pcapfile}
 secs=${2:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_OUT:-$root/build-fuzz}
+build=${PKTMAP_BUILD_ROOT:-$root/build}
 
+if [ "$target" = all ]; then
+	for t in "$root"/tests/fuzz/fuzz_*.c; do
+		t=${t##*/fuzz_}
+		"$0" "${t%.c}" "$secs"
+	done
+	exit 0
+fi
 if ! command -v clang >/dev/null 2>&1; then
 	echo "run.sh: clang not found: cannot build libFuzzer targets" >&2
 	exit 77
 fi
 libs=()
+incs=(-I "$root/include" -I "$root/src")
+seeds=
 case $target in
 pcapfile | libpcap_diff)
 	srcs=("$root/src/pcapfile.c")
 	seeds=${PKTMAP_PCAPS:-$root/../shared/pcaps}
 	[ "$target" = libpcap_diff ] && libs=(-lpcap)
 	;;
+name)
+	srcs=("$root/src/name.c")
+	libs=("$build/libpktmap_internal.a" -lbpf -lelf -lz)
+	;;
+classify)
+	srcs=("$root/src/fwd/router_classify.c" "$root/src/fwd/router_lpm.c"
+	      "$root/src/fwd/fwd.c")
+	incs+=(-I "$root/src/fwd")
+	libs=("$build/libpktmap_internal.a" -lbpf -lelf -lz)
+	;;
+routes)
+	srcs=("$root/src/fwd/router_lpm.c" "$root/src/fwd/fwd.c")
+	incs+=(-I "$root/src/fwd")
+	libs=("$build/libpktmap_internal.a" -lbpf -lelf -lz)
+	;;
 *)
-	srcs=("$root"/src/check.c "$root"/src/name.c "$root"/src/port.c
-	      "$root"/src/region.c "$root"/src/pcapfile.c
-	      "$root"/src/ports/{null,pipe,packet,tap,pcap}.c)
-	seeds=
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, all)" >&2
+	exit 2
 	;;
 esac
+[ -d "$root/tests/fuzz/seeds/$target" ] && seeds="$root/tests/fuzz/seeds/$target"
+for l in ${libs[@]+"${libs[@]}"}; do
+	case $l in
+	*.a) [ -f "$l" ] || { echo "run.sh: $l missing: build first (./run build)" >&2; exit 2; } ;;
+	esac
+done
 [ -f "$root/tests/fuzz/fuzz_$target.c" ] || { echo "run.sh: no tests/fuzz/fuzz_$target.c" >&2; exit 2; }
 
 mkdir -p "$out/corpus-$target"
 set -x
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-D_GNU_SOURCE -std=gnu11 -I "$root/include" -I "$root/src" -pthread \
+	-D_GNU_SOURCE -std=gnu11 "${incs[@]}" -pthread \
 	"$root/tests/fuzz/fuzz_$target.c" "${srcs[@]}" ${libs[@]+"${libs[@]}"} \
 	-o "$out/fuzz_$target"
 cd "$out"
