@@ -113,14 +113,20 @@ start_recv() {
 	timeout 60 ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
 		--json >"$out" &
 }
+# A receiver starved of CPU (the suite must pass beside busy loops) lets
+# the socket's rings fill and the kernel drop frames: those are counted
+# (XDP_STATISTICS, the JSON's drop_backend) and checked as drops; every
+# other frame must arrive, intact and in order.
 check_recv() {
-	local f=$1 want=$2 got
+	local f=$1 want=$2 got drops
 	got=$(json "$f" packets)
-	echo "   received $got, gaps $(json "$f" gaps), bad $(json "$f" bad), kernel drops $(json "$f" drop_backend)"
-	[ "$got" = "$want" ] || fail "received $got of $want"
-	[ "$(json "$f" gaps)" = 0 ] || fail "gaps"
+	drops=$(json "$f" drop_backend)
+	echo "   received $got, gaps $(json "$f" gaps), bad $(json "$f" bad), kernel drops $drops"
+	[ "$got" -gt 0 ] || fail "received nothing"
+	[ $((got + drops)) = "$want" ] || fail "received $got + $drops counted drops of $want"
+	[ "$(json "$f" gaps)" -le "$drops" ] || fail "gaps beyond the counted drops"
+	[ "$(json "$f" reordered)" = 0 ] || fail "reordered frames"
 	[ "$(json "$f" bad)" = 0 ] || fail "bad frames"
-	[ "$(json "$f" drop_backend)" = 0 ] || fail "kernel drops"
 }
 
 echo "== 1. xdp -> xdp, $N frames at $RATE pps"
@@ -161,9 +167,13 @@ wait %1 || fail "recv queue 0 failed"
 wait %2 || fail "recv queue 1 failed"
 a=$(json "$TMP/r2a.json" packets)
 b=$(json "$TMP/r2b.json" packets)
-echo "   queue 0: $a, queue 1: $b, gaps $(json "$TMP/r2a.json" gaps) + $(json "$TMP/r2b.json" gaps)"
-[ $((a + b)) = "$N" ] || fail "received $((a + b)) of $N"
-[ "$(json "$TMP/r2a.json" gaps)" = 0 ] && [ "$(json "$TMP/r2b.json" gaps)" = 0 ] || fail "gaps"
+da=$(json "$TMP/r2a.json" drop_backend)
+db=$(json "$TMP/r2b.json" drop_backend)
+echo "   queue 0: $a, queue 1: $b, gaps $(json "$TMP/r2a.json" gaps) + $(json "$TMP/r2b.json" gaps), kernel drops $da + $db"
+[ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "one queue got nothing"
+[ $((a + b + da + db)) = "$N" ] || fail "received $((a + b)) + $((da + db)) counted drops of $N"
+[ "$(json "$TMP/r2a.json" gaps)" -le "$da" ] && [ "$(json "$TMP/r2b.json" gaps)" -le "$db" ] ||
+	fail "gaps beyond the counted drops"
 no_leftovers
 
 echo "== 3. xdp -> kernel: vethB rx_packets"
