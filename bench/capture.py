@@ -29,7 +29,7 @@ Second part, the library's own ceiling: gen -> pipe -> tcpdump -w
 the pipe, so its rate is the consumer's), beside pktmap capture.
 
     sudo bench/capture.py [--quick]        (env: SECS=3 RUNS=3 PKTMAP=...
-                                            TOOLS=a,b,... PIPE=0 SIZE=60)
+                                            TOOLS=a,b,...|none PIPE=0 SIZE=60)
 """
 import json
 import os
@@ -329,7 +329,7 @@ def main():
     tsc_from_build()
     want = os.environ.get("TOOLS")
     tools = [t for t in (want.split(",") if want else TOOLS)
-             if t != "netsniff_ng" or shutil.which("netsniff-ng")]
+             if t != "none" and (t != "netsniff_ng" or shutil.which("netsniff-ng"))]
     load = os.getloadavg()
     print(f"capture at saturation, {SIZE}-byte frames, {SECS:g} s x {RUNS} runs, "
           f"load average {load[0]:.2f} before the run")

@@ -436,6 +436,16 @@ int pmc_set_filter(struct pmc *h, const struct bpf_insn *insns, u_int len)
 	h->filter = copy;
 	h->filter_len = len;
 	h->kfilter = false;
+	/* "accept the first N bytes" alone (tcpdump without an expression):
+	 * nothing to run, the snapshot length does the cut. */
+	if (len == 1 && insns[0].code == (BPF_RET | BPF_K) && insns[0].k) {
+		free(h->filter);
+		h->filter = NULL;
+		h->filter_len = 0;
+		if (h->port && h->nrx)
+			(void)pktmap_set_rx_filter(h->port, NULL, 0);
+		return 0;
+	}
 	if (!h->port || !h->nrx)
 		return 0;
 	rc = pktmap_set_rx_filter(h->port, insns, len);
@@ -591,6 +601,10 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 	struct pcap_pkthdr hdr;
 	int n = 0;
 
+	hdr.ts.tv_sec = (time_t)(now / 1000000000u);
+	hdr.ts.tv_usec = (suseconds_t)(nano ? now % 1000000000u
+					    : now % 1000000000u / 1000u);
+
 	for (unsigned k = 0; k < h->nrx; k++) {
 		unsigned ri = h->rx_next + k;
 		struct netmap_ring *ring = h->rx[ri >= h->nrx ? ri - h->nrx : ri];
@@ -624,10 +638,14 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 				if (!r->bpf_filter(h->filter, data, len, caplen))
 					continue;
 			}
-			uint64_t ts = h->ts_from_ptr ? s->ptr : now;
-			hdr.ts.tv_sec = (time_t)(ts / 1000000000u);
-			hdr.ts.tv_usec = (suseconds_t)(nano ? ts % 1000000000u
-						       : ts % 1000000000u / 1000u);
+			if (h->ts_from_ptr) { /* else: the batch's, set once */
+				uint64_t ts = s->ptr;
+
+				hdr.ts.tv_sec = (time_t)(ts / 1000000000u);
+				hdr.ts.tv_usec = (suseconds_t)(
+					nano ? ts % 1000000000u
+					     : ts % 1000000000u / 1000u);
+			}
 			hdr.caplen = caplen;
 			hdr.len = len;
 			h->passed++;

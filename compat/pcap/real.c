@@ -17,6 +17,7 @@
 #include <link.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,7 +163,16 @@ static void load(void)
 
 const struct pmc_real *pmc_real(void)
 {
+	/* Called per packet (deliver, pcap_dump): once loaded, one load. */
+	static _Atomic(const struct pmc_real *) loaded;
+	const struct pmc_real *r = atomic_load_explicit(&loaded,
+							memory_order_acquire);
+
+	if (r)
+		return r;
 	pthread_once(&real_once, load);
+	if (real_ok)
+		atomic_store_explicit(&loaded, real_ok, memory_order_release);
 	return real_ok;
 }
 
