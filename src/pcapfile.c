@@ -1070,38 +1070,56 @@ int pm_pcapw_write(struct pm_pcapw *w, const void *data, uint32_t caplen,
 	return pm_pcapw_writev(w, &iov, 1, len, ts_ns);
 }
 
-int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
-		       uint32_t len, uint64_t ts_ns, uint32_t headroom)
+/* pm_pcapw_write_ref()'s rare cases: an error, copied records to write
+ * first, no arrays yet, full arrays. Returns 0 or the error. */
+static int ref_prepare(struct pm_pcapw *w)
 {
-	if (w->fmt != PM_PCAP_FMT_PCAP)
-		return pm_pcapw_write(w, data, caplen, len, ts_ns);
-	if (unlikely(w->err))
+	if (w->err)
 		return w->err;
-	if (unlikely(w->used) && pm_pcapw_flush(w))
+	if (w->used && pm_pcapw_flush(w))
 		return w->err; /* records stay in order */
-	if (unlikely(!w->iov)) {
+	if (!w->iov) {
 		w->iov = malloc(PM_PCAPW_REF_MAX * 2 * sizeof(*w->iov));
 		w->hdr = malloc(PM_PCAPW_REF_MAX * sizeof(*w->hdr));
 		if (!w->iov || !w->hdr)
 			return w->err = -ENOMEM;
 	}
-	if (unlikely(w->niov + 2 > PM_PCAPW_REF_MAX * 2) && flush_refs(w))
+	if (w->niov + 2 > PM_PCAPW_REF_MAX * 2 && flush_refs(w))
+		return w->err;
+	return 0;
+}
+
+int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
+		       uint32_t len, uint64_t ts_ns, uint32_t headroom)
+{
+	if (w->fmt != PM_PCAP_FMT_PCAP)
+		return pm_pcapw_write(w, data, caplen, len, ts_ns);
+	if (unlikely(w->err || w->used || !w->iov ||
+		     w->niov + 2 > PM_PCAPW_REF_MAX * 2) &&
+	    ref_prepare(w))
 		return w->err;
 	if (caplen > w->snaplen)
 		caplen = w->snaplen;
 	if (len < caplen)
 		len = caplen;
-	uint8_t *h = headroom >= 16 ? data - 16 : w->hdr[w->nhdr++];
-	uint64_t sec = ts_ns / 1000000000u, ns = ts_ns % 1000000000u;
-	le32(h, (uint32_t)sec);
-	le32(h + 4, (uint32_t)(w->nsec ? ns : ns / 1000u));
-	le32(h + 8, caplen);
-	le32(h + 12, len);
+	/* Files are in host order, as libpcap writes them. */
+	uint32_t sec = (uint32_t)(ts_ns / 1000000000u);
+	uint32_t ns = (uint32_t)(ts_ns - (uint64_t)sec * 1000000000u);
+	uint32_t rec[4] = { sec, w->nsec ? ns : ns / 1000u, caplen, len };
+	struct iovec *v = w->iov + w->niov;
 	if (headroom >= 16) {
-		w->iov[w->niov++] = (struct iovec){ h, 16u + caplen };
+		memcpy(data - 16, rec, 16);
+		v->iov_base = data - 16;
+		v->iov_len = 16u + caplen;
+		w->niov++;
 	} else {
-		w->iov[w->niov++] = (struct iovec){ h, 16 };
-		w->iov[w->niov++] = (struct iovec){ data, caplen };
+		uint8_t *h = w->hdr[w->nhdr++];
+		memcpy(h, rec, 16);
+		v[0].iov_base = h;
+		v[0].iov_len = 16;
+		v[1].iov_base = data;
+		v[1].iov_len = caplen;
+		w->niov += 2;
 	}
 	return 0;
 }

@@ -135,7 +135,10 @@ PKTMAP_EXPORT int pktmap_pcapw_write_ref(struct pktmap_pcapw *w, void *data,
 	int ret = pm_pcapw_write_ref(w->w, data, caplen, len, ts_ns, headroom);
 	if (pm_unlikely(ret))
 		return ret;
-	w->bytes += pktmap_pcapw_record_bytes(w, caplen);
+	if (pm_likely(w->fmt == PKTMAP_PCAP))
+		w->bytes += PCAP_REC_HDR + (caplen < w->snaplen ? caplen : w->snaplen);
+	else
+		w->bytes += pktmap_pcapw_record_bytes(w, caplen);
 	return 0;
 }
 

@@ -207,10 +207,16 @@ int cap_out_write_ref(struct cap_out *out, void *data, uint32_t len,
 		      uint32_t headroom, uint64_t ts_ns, char *err,
 		      unsigned errlen)
 {
-	int rc = before_record(out, len, ts_ns, err, errlen);
+	const struct capture_opts *o = out->o;
+	int rc;
 
-	if (__builtin_expect(rc != 0, 0))
-		return rc;
+	/* No file yet, or rotation asked for: look first. */
+	if (__builtin_expect(!out->w || o->rotate_secs || o->rotate_bytes ||
+				     out->done, 0)) {
+		rc = before_record(out, len, ts_ns, err, errlen);
+		if (rc)
+			return rc;
+	}
 	rc = pktmap_pcapw_write_ref(out->w, data, len, len, ts_ns, headroom);
 	if (__builtin_expect(rc != 0, 0)) {
 		snprintf(err, errlen, "%s: %s", out->name, pktmap_strerror(rc));
