@@ -7,6 +7,8 @@
 #   3. plant a symbolic link where root's wake-up FIFO goes
 #   4. hold a lock on a pktmap file: root's `pktmap ports` must not block
 #   5. make root's `ports --gc` delete live regions (a "pktmap.pipe" file)
+#   6. plant a FIFO of its own where root's wake-up FIFO goes
+#   7. squat and lock the XDP program's lock file of an interface
 # and, with no attacker, the last close of pipe:X must not delete the
 # files of pipe:X.y. Sharing on purpose (@conf:share=group:) works.
 set -euo pipefail
@@ -20,8 +22,10 @@ as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
 }
 NOBODY_FILES=()
+NS="pmou$$"
 cleanup_nobody() {
 	rm -f "${NOBODY_FILES[@]}" 2>/dev/null || true
+	ip netns del "$NS" 2>/dev/null || true
 }
 trap 'rc=$?; cleanup_nobody; (exit $rc); cleanup' EXIT
 
@@ -121,6 +125,46 @@ wait_bg "$xy"
 expect_eq "x.y recv exit" "$WAIT_RC" 0
 echo "5. pktmap.pipe planted, pipe:X closed: pipe:X.y untouched and working"
 
+# 6. A FIFO of nobody's where root's wake-up FIFO goes: refused, one line.
+as_nobody mkfifo -m 666 "/dev/shm/pktmap.pipe.${PIPE}q.w0.0.0t"
+NOBODY_FILES+=("/dev/shm/pktmap.pipe.${PIPE}q.w0.0.0t")
+set +e
+"$PKTMAP" recv -i "pipe:${PIPE}q}0" -n 1 -T 0 -q 2>"$TMP/fifo.err"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] || fail "fifo: recv exit $rc"
+grep -q "belongs to uid 65534" "$TMP/fifo.err" || fail "fifo: $(cat "$TMP/fifo.err")"
+echo "6. planted FIFO: refused"
+
+# 7. The XDP lock file of an interface, squatted and locked by nobody:
+# root's xdp: open fails at once with one line instead of blocking.
+ip netns add "$NS"
+ip -n "$NS" link add va type veth peer name vb
+ip -n "$NS" link set va up
+ip -n "$NS" link set vb up
+ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net)
+idx=$(ip -n "$NS" -o link show va | cut -d: -f1)
+xl="/dev/shm/pktmap-xdp.$ino.$idx.lock"
+NOBODY_FILES+=("$xl")
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 - "$xl" "$TMP/nb/xlocked" <<'EOF' &
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+open(sys.argv[2], "w").close()
+time.sleep(60)
+EOF
+xlocker=$!
+BG_PIDS+=("$xlocker")
+wait_for_file "$TMP/nb/xlocked"
+set +e
+ip netns exec "$NS" timeout 20 "$PKTMAP" recv -i xdp:va -n 1 -T 0 -q 2>"$TMP/xdp.err"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] || fail "xdp: recv exit $rc: $(cat "$TMP/xdp.err")"
+grep -q "belongs to uid 65534" "$TMP/xdp.err" || fail "xdp: $(cat "$TMP/xdp.err")"
+kill "$xlocker" 2>/dev/null || true
+echo "7. XDP lock file squatted and locked: refused at once"
+
 # Sharing on purpose: root creates with @conf:share=group:nogroup, and
 # nobody (in that group) sends through it.
 sh="pipe:${PIPE}g"
@@ -132,5 +176,5 @@ setpriv --reuid=nobody --regid=nogroup --init-groups "$PKTMAP" gen \
 	-i "$sh{0@conf:share=group:nogroup" -n 200 -T 0 -q || fail "nobody could not use the shared pipe"
 wait_bg "$shr"
 expect_eq "shared recv exit" "$WAIT_RC" 0
-echo "6. @conf:share=group:nogroup: nobody sends, root receives"
+echo "8. @conf:share=group:nogroup: nobody sends, root receives"
 echo "other_user: ok"
