@@ -183,6 +183,12 @@ def main():
     if peer and peer.get("two_core_elems_per_s"):
         summary["ratio_vs_rte_ring_fast"] = best / peer["two_core_elems_per_s"]
         summary["ratio_vs_rte_ring_stamped"] = best_st / peer["two_core_elems_per_s"]
+    if peer and peer.get("two_core_16B_elems_per_s"):
+        # The yardstick: rte_ring elements of 16 bytes (a pipe
+        # descriptor is 8), SP/SC bulk 32, two cores, same run.
+        e16 = peer["two_core_16B_elems_per_s"]
+        summary["ratio_vs_rte_ring16_fast"] = best / e16
+        summary["ratio_vs_rte_ring16_stamped"] = best_st / e16
     print("summary:", json.dumps(summary))
     common.write_result("pipe", params, {
         "batch_sweep": batches, "size_sweep": sizes, "no_spin": spin_off,
