@@ -8,7 +8,7 @@
 #   4. hold a lock on a pktmap file: root's `pktmap ports` must not block
 #   5. make root's `ports --gc` delete live regions (a "pktmap.pipe" file)
 #   6. plant a FIFO of its own where root's wake-up FIFO goes
-#   7. squat and lock the XDP program's lock file of an interface
+#   7. squat and lock the lock file of an interface's host rings (xdp:IF^)
 # and, with no attacker, the last close of pipe:X must not delete the
 # files of pipe:X.y. Sharing on purpose (@conf:share=group:) works.
 set -euo pipefail
@@ -136,15 +136,16 @@ set -e
 grep -q "belongs to uid 65534" "$TMP/fifo.err" || fail "fifo: $(cat "$TMP/fifo.err")"
 echo "6. planted FIFO: refused"
 
-# 7. The XDP lock file of an interface, squatted and locked by nobody:
-# root's xdp: open fails at once with one line instead of blocking.
+# 7. The lock file of an interface's host rings (the XDP program itself
+# needs none: it is shared through a BPF link), squatted and locked by
+# nobody: root's xdp:IF^ open fails at once with one line, no blocking.
 ip netns add "$NS"
 ip -n "$NS" link add va type veth peer name vb
 ip -n "$NS" link set va up
 ip -n "$NS" link set vb up
 ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net)
 idx=$(ip -n "$NS" -o link show va | cut -d: -f1)
-xl="/dev/shm/pktmap-xdp.$ino.$idx.lock"
+xl="/dev/shm/pktmap-xdphost.$ino.$idx.lock"
 NOBODY_FILES+=("$xl")
 setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 - "$xl" "$TMP/nb/xlocked" <<'EOF' &
 import fcntl, os, struct, sys, time
@@ -157,13 +158,13 @@ xlocker=$!
 BG_PIDS+=("$xlocker")
 wait_for_file "$TMP/nb/xlocked"
 set +e
-ip netns exec "$NS" timeout 20 "$PKTMAP" recv -i xdp:va -n 1 -T 0 -q 2>"$TMP/xdp.err"
+ip netns exec "$NS" timeout 20 "$PKTMAP" recv -i 'xdp:va^' -n 1 -T 0 -q 2>"$TMP/xdp.err"
 rc=$?
 set -e
 [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] || fail "xdp: recv exit $rc: $(cat "$TMP/xdp.err")"
 grep -q "belongs to uid 65534" "$TMP/xdp.err" || fail "xdp: $(cat "$TMP/xdp.err")"
 kill "$xlocker" 2>/dev/null || true
-echo "7. XDP lock file squatted and locked: refused at once"
+echo "7. host-ring lock file squatted and locked: refused at once"
 
 # Sharing on purpose: root creates with @conf:share=group:nogroup, and
 # nobody (in that group) sends through it.
