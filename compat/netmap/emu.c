@@ -255,23 +255,27 @@ static bool all_digits(const char *s)
 	return true;
 }
 
+/* The name as a netmap user writes it: netmap:IFACE, valeX:Y. */
+static void shown_name(const char *n, char *out, size_t len)
+{
+	if (strncmp(n, "netmap:", 7) == 0)
+		n += 7;
+	snprintf(out, len, "%s%s", strncmp(n, NM_BDG_NAME, 4) == 0 ? "" : "netmap:",
+		 n);
+}
+
 /* Build the pktmap name for a request. Returns 0 or -1 with errno and the
  * one-line reason recorded. */
 static int map_name(const struct nme_req *r, char *out, size_t len)
 {
 	const char *n = r->name;
 	char shown[NETMAP_REQ_IFNAMSIZ + 8];
-	snprintf(shown, sizeof(shown), "netmap:%s",
-		 strncmp(n, "netmap:", 7) == 0 ? n + 7 : n);
+	shown_name(n, shown, sizeof(shown));
 	if (strncmp(n, "netmap:", 7) == 0)
 		n += 7;
 	out[0] = 0;
 	if (!n[0])
 		return fail(EINVAL, "%s: empty port name", shown);
-	if (strncmp(n, NM_BDG_NAME, 4) == 0 && strchr(n, ':'))
-		return fail(EOPNOTSUPP,
-			    "%s: vale switch not available yet (use a pipe, "
-			    "netmap:NAME{N and netmap:NAME}N)", shown);
 	if (r->flags & (NR_MONITOR_TX | NR_MONITOR_RX | NR_ZCOPY_MON))
 		return fail(EOPNOTSUPP,
 			    "%s: monitor ports (/t /r /z) are not available on "
@@ -298,7 +302,16 @@ static int map_name(const struct nme_req *r, char *out, size_t len)
 		n = old_pipe;
 		brace = strpbrk(n, "{}");
 	}
-	if (native) {
+	bool vale = strncmp(n, NM_BDG_NAME, 4) == 0 && strchr(n, ':');
+	if (vale) {
+		/* valeX:PORT: a port of the switch `pktmap switch valeX` (a
+		 * memory of its own: @N does not apply) */
+		if (r->mode != NR_REG_ALL_NIC && r->mode != NR_REG_DEFAULT)
+			return fail(EOPNOTSUPP, "%s: a vale port has one ring "
+				    "pair: no -N ^ * modes", shown);
+		snprintf(out, len, "%s", n);
+		native = true;
+	} else if (native) {
 		/* A pktmap name given as is (an extension: "netmap:pipe:x{0"). */
 		snprintf(out, len, "%s", n);
 		pipe = strncmp(n, "pipe:", 5) == 0;
@@ -356,7 +369,7 @@ static int map_name(const struct nme_req *r, char *out, size_t len)
 		bad |= appendf(out, len, "/T");
 	if (r->flags & NR_RX_RINGS_ONLY)
 		bad |= appendf(out, len, "/R");
-	if (r->mem_id) {
+	if (r->mem_id && !vale) {
 		/* @N: the memory this process knows by that id (a region of
 		 * any name: "@mem:"), else region memN, which other processes
 		 * reach by the same @N; a private memory cannot be joined:
@@ -427,6 +440,7 @@ static int errno_of_open(int err)
 	case -ENODEV:
 	case -ENOENT:
 	case -ENXIO:
+	case -ECONNREFUSED: /* vale: the switch is not running */
 		return ENXIO; /* netmap's "no such port" */
 	default:
 		return err < 0 ? -err : EINVAL;
@@ -732,9 +746,12 @@ static int open_port(const struct nme_req *r, struct pktmap_port **out,
 		.log = log_to_buf,
 	};
 	int ret = pktmap_open(out, name, &o);
-	if (ret)
-		return fail(errno_of_open(ret), "netmap:%s: %s", r->name,
+	if (ret) {
+		char shown[NETMAP_REQ_IFNAMSIZ + 8];
+		shown_name(r->name, shown, sizeof(shown));
+		return fail(errno_of_open(ret), "%s: %s", shown,
 			    err[0] ? err : pktmap_strerror(ret));
+	}
 	memset(info, 0, sizeof(*info));
 	info->sz = sizeof(*info);
 	pktmap_info(*out, info);
@@ -937,8 +954,9 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	case NETMAP_REQ_VALE_DELIF:
 	case NETMAP_REQ_VALE_POLLING_ENABLE:
 	case NETMAP_REQ_VALE_POLLING_DISABLE:
-		return fail(EOPNOTSUPP, "%s: vale switch not available yet",
-			    h->nr_name);
+		return fail(EOPNOTSUPP, "%s: vale-ctl requests are not served "
+			    "through /dev/netmap: use 'pktmap switch NAME -a/-d/-n' "
+			    "(docs/switch.md)", h->nr_name);
 	case NETMAP_REQ_SYNC_KLOOP_START:
 	case NETMAP_REQ_SYNC_KLOOP_STOP:
 	case NETMAP_REQ_CSB_ENABLE:
@@ -970,7 +988,9 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 	    nmr->nr_cmd == NETMAP_BDG_DELIF || nmr->nr_cmd == NETMAP_BDG_REGOPS ||
 	    nmr->nr_cmd == NETMAP_BDG_POLLING_ON ||
 	    nmr->nr_cmd == NETMAP_BDG_POLLING_OFF)
-		return fail(EOPNOTSUPP, "%s: vale switch not available yet", name);
+		return fail(EOPNOTSUPP, "%s: vale-ctl requests are not served "
+			    "through /dev/netmap: use 'pktmap switch NAME -a/-d/-n' "
+			    "(docs/switch.md)", name);
 	if (nmr->nr_cmd == NETMAP_VNET_HDR_GET) {
 		nmr->nr_arg1 = 0;
 		return 0;

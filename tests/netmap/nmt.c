@@ -293,26 +293,49 @@ static int wait_one(struct port *p, short ev)
 
 /* ------------------------------------------------------------------ */
 
+/* NMT_ETH=1: packets are Ethernet frames (broadcast from a fixed source,
+ * a local ethertype), for ports that look at them (a switch); the
+ * sequence number follows the 14-byte header. */
+static unsigned eth_hdr(void)
+{
+	static int eth = -1;
+	if (eth < 0)
+		eth = getenv("NMT_ETH") != NULL;
+	return eth ? 14 : 0;
+}
+
+static const uint8_t eth_header[14] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01,
+	0x88, 0xb5,
+};
+
 static void fill(uint8_t *b, uint64_t seq, unsigned len)
 {
-	memcpy(b, &seq, 8);
-	for (unsigned i = 8; i < len; i++)
+	unsigned h = eth_hdr();
+	memcpy(b, eth_header, h);
+	memcpy(b + h, &seq, 8);
+	for (unsigned i = h + 8; i < len; i++)
 		b[i] = (uint8_t)(seq + i);
 }
 
 static void check(const uint8_t *b, uint64_t seq, unsigned len, unsigned want)
 {
 	uint64_t got;
+	unsigned h = eth_hdr();
 	if (len != want)
 		die("packet %" PRIu64 ": length %u, want %u", seq, len, want);
+	if (memcmp(b, eth_header, h))
+		die("packet %" PRIu64 ": Ethernet header changed", seq);
+	b += h;
+	len -= h;
 	memcpy(&got, b, 8);
 	if (got != seq)
 		die("packet %" PRIu64 ": sequence number %" PRIu64 " (lost or "
 		    "reordered)", seq, got);
 	for (unsigned i = 8; i < len; i++)
-		if (b[i] != (uint8_t)(seq + i))
+		if (b[i] != (uint8_t)(seq + i + h))
 			die("packet %" PRIu64 ": byte %u is 0x%02x, want 0x%02x",
-			    seq, i, b[i], (uint8_t)(seq + i));
+			    seq, i + h, b[i], (uint8_t)(seq + i + h));
 }
 
 /* Wait until everything sent has left the TX rings. */
@@ -691,8 +714,14 @@ static int bad(const char *pipe)
 	expect_errno("no such interface",
 		     ctrl(fd, "nmtnosuch0", NETMAP_API, NETMAP_REQ_REGISTER, &r),
 		     ENXIO);
-	expect_errno("vale switch",
-		     ctrl(fd, "vale0:a", NETMAP_API, NETMAP_REQ_REGISTER, &r),
+	char vale[32];
+	snprintf(vale, sizeof(vale), "valeb%d:a", (int)getpid() % 1000000);
+	expect_errno("vale port, no switch running",
+		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_REGISTER, &r), ENXIO);
+	struct nmreq_vale_list_body { uint16_t b; uint16_t pad; uint32_t p; } vl;
+	memset(&vl, 0, sizeof(vl));
+	expect_errno("vale-ctl request (VALE_LIST)",
+		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_VALE_LIST, &vl),
 		     EOPNOTSUPP);
 	r.nr_flags = NR_MONITOR_TX;
 	expect_errno("monitor /t",

@@ -138,7 +138,7 @@ int main(void)
 	setenv("PKTMAP_NETMAP_MAP", "bogus", 1);
 	mapped("netmap:nmtnone0", "PKTMAP_NETMAP_MAP=bogus: use xdp or pkt");
 	unsetenv("PKTMAP_NETMAP_MAP");
-	mapped("vale0:a", "vale switch not available yet");
+	mapped("valenone0:a", "valenone0:a: switch 'valenone0' is not running");
 	mapped("netmap:nmtnone0/t", "monitor ports (/t /r /z) are not available");
 	mapped("netmap:nmtnone0/z", "monitor ports (/t /r /z) are not available");
 	mapped("netmap:nmtnone0@extmem:file=/x", "extmem");
@@ -198,8 +198,10 @@ int main(void)
 	      "wrong nr_version: EINVAL");
 	CHECK(ctrl(fd, "x", NETMAP_API, 77, &r) < 0 && errno == EINVAL,
 	      "unknown reqtype: EINVAL");
-	CHECK(ctrl(fd, "vale1:x", NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0 &&
-	      errno == EOPNOTSUPP, "vale: EOPNOTSUPP");
+	CHECK(ctrl(fd, "valenone1:x", NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0 &&
+	      errno == ENXIO, "vale port of a switch not running: ENXIO");
+	CHECK(ctrl(fd, "valenone1:x", NETMAP_API, NETMAP_REQ_VALE_LIST, &r) < 0 &&
+	      errno == EOPNOTSUPP, "vale-ctl request: EOPNOTSUPP");
 	CHECK(ioctl(fd, NIOCTXSYNC, NULL) < 0 && errno == ENXIO,
 	      "sync unbound: ENXIO");
 	CHECK(ioctl(fd, 0x1234, NULL) < 0 && errno == ENOTTY, "other ioctl: ENOTTY");
