@@ -95,6 +95,7 @@ void swa_port_counters(const struct sw_port *sp, struct vale_counters *vc)
 	vc->drop_unknown = sp->c.drop_unknown;
 	vc->filtered = sp->c.filtered;
 	vc->sync_errors = sp->c.sync_errors;
+	vc->tx_moved = sp->c.tx_moved;
 }
 
 void swa_detach(struct swa *a, uint16_t id)
@@ -488,13 +489,14 @@ int swa_client_list(const char *sw, bool json)
 			       "\"rx_bytes\":%llu,\"tx_frames\":%llu,"
 			       "\"tx_bytes\":%llu,\"drop_nospace\":%llu,"
 			       "\"drop_invalid\":%llu,\"drop_unknown\":%llu,"
-			       "\"filtered\":%llu,\"sync_errors\":%llu}",
+			       "\"filtered\":%llu,\"sync_errors\":%llu,"
+			       "\"tx_moved\":%llu}",
 			       rp.pid, rp.zerocopy ? "true" : "false",
 			       U(rp.c.rx_frames), U(rp.c.rx_bytes),
 			       U(rp.c.tx_frames), U(rp.c.tx_bytes),
 			       U(rp.c.drop_nospace), U(rp.c.drop_invalid),
 			       U(rp.c.drop_unknown), U(rp.c.filtered),
-			       U(rp.c.sync_errors));
+			       U(rp.c.sync_errors), U(rp.c.tx_moved));
 		} else {
 			printf("%-16s %-7s %12llu %12llu %10llu %10llu %10llu "
 			       "%10llu  %s\n", rp.port, rp.kind, U(rp.c.rx_frames),

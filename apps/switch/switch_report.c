@@ -81,11 +81,11 @@ static void json_port(FILE *o, bool first, const char *name, const char *kind,
 	fprintf(o, ",\"left\":%s,\"rx_frames\":%llu,\"rx_bytes\":%llu,"
 		"\"tx_frames\":%llu,\"tx_bytes\":%llu,\"drop_nospace\":%llu,"
 		"\"drop_invalid\":%llu,\"drop_unknown\":%llu,\"filtered\":%llu,"
-		"\"sync_errors\":%llu}",
+		"\"sync_errors\":%llu,\"tx_moved\":%llu}",
 		gone ? "true" : "false", U(c->rx_frames), U(c->rx_bytes),
 		U(c->tx_frames), U(c->tx_bytes), U(c->drop_nospace),
 		U(c->drop_invalid), U(c->drop_unknown), U(c->filtered),
-		U(c->sync_errors));
+		U(c->sync_errors), U(c->tx_moved));
 }
 
 void swa_summary(struct swa *a)

@@ -168,7 +168,7 @@ static void deliver(struct sw_port *d, struct sw_ring *srx, uint32_t first,
 		    const struct sw_frame *f, const uint16_t *dst, bool swap)
 {
 	uint32_t k = 0, nl = d->nlist;
-	uint64_t frames = 0, bytes = 0;
+	uint64_t frames = 0, bytes = 0, moved = 0;
 	bool refreshed = false;
 
 	for (uint32_t t = 0; t < d->ntx && k < nl; t++) {
@@ -212,6 +212,7 @@ static void deliver(struct sw_port *d, struct sw_ring *srx, uint32_t first,
 				rs->buf_idx = tidx;
 				rs->flags |= NS_BUF_CHANGED;
 				ts->flags = NS_BUF_CHANGED;
+				moved++;
 			} else {
 				uint32_t tidx = ts->buf_idx;
 				if (tidx - 2u >= d->nbufs - 2u || len > d->usable) {
@@ -235,6 +236,7 @@ static void deliver(struct sw_port *d, struct sw_ring *srx, uint32_t first,
 	d->c.drop_nospace += nl - k;
 	d->c.tx_frames += frames;
 	d->c.tx_bytes += bytes;
+	d->c.tx_moved += moved;
 	d->tx_dirty |= frames != 0;
 	d->nlist = 0;
 }

@@ -68,6 +68,8 @@ struct sw_counters {
 	uint64_t drop_unknown;  /* from this port: the lookup named no port */
 	uint64_t filtered;      /* from this port: its destination is itself */
 	uint64_t sync_errors;   /* syncs that failed (a peer broke the rules) */
+	uint64_t tx_moved;      /* of tx_frames: buffers moved, not copied
+				 * (source and destination share a pool) */
 };
 
 /* One ring as the data path uses it: pointer and buffer geometry read

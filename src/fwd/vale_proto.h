@@ -68,6 +68,7 @@ struct vale_counters {
 	uint64_t filtered;      /* from this port: destination on this port */
 	uint64_t sync_errors;   /* syncs that failed: the peer broke the ring
 				 * protocol (reported by the pipe's checker) */
+	uint64_t tx_moved;      /* of tx_frames: buffers moved, not copied */
 };
 
 struct vale_rep {

@@ -12,7 +12,8 @@
 # head-of-line blocking (a stopped client loses its own frames only), SIGKILL of
 # a client mid-stream (its port, pipe and region go; the rest goes on),
 # garbage (runts and broken chains counted as invalid, exactly; a client
-# scribbling over all the memory it shares with the switch), aging (on
+# scribbling over all the memory it shares with the switch), zero-copy
+# between two clients that name one region, aging (on
 # a second switch with --aging-s 1, d's MAC is forgotten and frames to it
 # are flooded again), and the one-line error when no switch runs. Every
 # phase sends fewer frames than a ring holds, so no count depends on speed.
@@ -195,6 +196,22 @@ wait_bg "$recv_e"
 expect_eq "recv e exit" "$WAIT_RC" 0
 expect_eq "e packets" "$(json "$TMP/e.json" packets)" 200
 expect_eq "e bad" "$(json "$TMP/e.json" bad)" 0
+
+# clients that trust each other name one region: the switch moves the
+# buffers between them instead of copying
+R="${PIPE}zc"
+bg "$CLIENT" "$S:z1@mem:$R" learn 02:00:00:00:00:21 >"$TMP/z1.out"
+client_z1=$BG_PID
+wait_for "$TMP/z1.out" '^ready'
+"$PKTMAP" gen -i "$S:y@mem:$R" -S 02:00:00:00:00:22 -D 02:00:00:00:00:21 \
+	-n 500 -T 0 -q
+wait_for "$TMP/z1.out" '^received 500$'
+expect_eq "frames to z1" "$(port_json z1 tx_frames)" 500
+expect_eq "frames moved to z1" "$(port_json z1 tx_moved)" 500
+kill "$client_z1"
+wait "$client_z1" 2>/dev/null || true
+wait_gone z1
+[ ! -e "/dev/shm/pktmap.$R" ] || fail "the shared region $R is left"
 
 # the switch's own counts: every frame a sent accounted for
 kill -TERM "$sw_pid"
