@@ -127,6 +127,10 @@ list | grep -q "^st$$ *tap" || fail "no persistent port: $(list)"
 nsx "$B" ip link show dev "st$$" >/dev/null || fail "no tap device st$$"
 nsx "$B" "$PKTMAP" switch "$S" -d vd
 list | grep -q '^vd ' && fail "vd still attached"
+for _ in $(seq 100); do
+	nsx "$B" ip link show dev vd | grep -q prog/xdp || break
+	sleep 0.1
+done
 nsx "$B" ip link show dev vd | grep -q prog/xdp && fail "vd keeps its XDP program"
 nsx "$B" "$PKTMAP" switch "$S" -a xdp:vd
 list | grep -q '^vd *nic' || fail "vd not attached again: $(list)"
@@ -139,6 +143,11 @@ wait "$recv_m" 2>/dev/null || true
 kill -TERM "$sw"
 wait_bg "$sw"
 expect_eq "switch exit" "$WAIT_RC" 0
+# (a BPF link lets go of its program after the last close: wait for it)
+for _ in $(seq 100); do
+	nsx "$B" ip -o link | grep -qE 'xdp|prog' || break
+	sleep 0.1
+done
 left=$(nsx "$B" ip -o link | grep -E 'xdp|prog' || true)
 nsx "$B" ip link show dev "st$$" >/dev/null 2>&1 && fail "tap st$$ left behind"
 [ -z "$left" ] || fail "XDP program left: $left"
