@@ -87,9 +87,9 @@ void pm_xdp_prog_init(struct pm_xdp_prog *pr)
 	pr->link_fd = pr->prog_fd = pr->map_fd = -1;
 }
 
-/* The id of the XDP link on ifindex, or 0 when the program there was
- * attached without one. */
-static uint32_t xdp_link_of(int ifindex)
+/* The id of the XDP link that attaches program prog_id on ifindex, or 0
+ * when the program there was attached without one. */
+static uint32_t xdp_link_of(int ifindex, uint32_t prog_id)
 {
 	uint32_t id = 0;
 	while (bpf_link_get_next_id(id, &id) == 0) {
@@ -101,8 +101,11 @@ static uint32_t xdp_link_of(int ifindex)
 		memset(&li, 0, sizeof(li));
 		int r = bpf_obj_get_info_by_fd(fd, &li, &len);
 		close(fd);
+		/* Links are global but ifindexes are per network
+		 * namespace: the program id (global) tells ours from a
+		 * link on another namespace's interface of that index. */
 		if (r == 0 && li.type == BPF_LINK_TYPE_XDP &&
-		    (int)li.xdp.ifindex == ifindex)
+		    (int)li.xdp.ifindex == ifindex && li.prog_id == prog_id)
 			return id;
 	}
 	return 0;
@@ -290,7 +293,7 @@ static int join(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex,
 				     "or use pkt:%s",
 				     info.name, id, ifname, ifname, ifname);
 	}
-	uint32_t link_id = xdp_link_of(ifindex);
+	uint32_t link_id = xdp_link_of(ifindex, id);
 	if (!link_id) {
 		/* Attached without a link: nobody owns it any more. */
 		pm_log(p, PKTMAP_LOG_WARN,
