@@ -29,7 +29,8 @@ Second part, the library's own ceiling: gen -> pipe -> tcpdump -w
 the pipe, so its rate is the consumer's), beside pktmap capture.
 
     sudo bench/capture.py [--quick]        (env: SECS=3 RUNS=3 PKTMAP=...
-                                            TOOLS=a,b,...|none PIPE=0 SIZE=60)
+                                            TOOLS=a,b,...|none PIPE=0 SIZE=60
+                                            RESULT=capture: results file name)
 """
 import json
 import os
@@ -386,7 +387,8 @@ def main():
                 "user_cpu_per_pkt": (cpu(tool, "user_ns_per_pkt") or 0) /
                                     (cpu(peer, "user_ns_per_pkt") or 1)}
     print("summary:", json.dumps(summary, indent=1))
-    doc = common.write_result("capture", {
+    name = os.environ.get("RESULT", "capture")
+    doc = common.write_result(name, {
         "runs": RUNS, "seconds": SECS, "size": SIZE, "cpu_gen": CPU_GEN,
         "cpu_capture": CPU_CAP, "sender": "pktmap gen -i xdp:vethA",
         "output": "/dev/shm pcap file (every tool)",
@@ -395,7 +397,7 @@ def main():
         "counted": "records in the written file"},
         {"tools": points, "pipe": pipe, "bars": bars, "summary": summary})
     doc["title"] = "capture at saturation on veth, captured Mpps (written to /dev/shm)"
-    with open(os.path.join(common.RESULTS, "capture.json"), "w") as f:
+    with open(os.path.join(common.RESULTS, name + ".json"), "w") as f:
         json.dump(doc, f, indent=1)
 
 

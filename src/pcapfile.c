@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "pcapfile.h"
+#include "pktmap/netmap.h"
 
 #define PCAP_MAGIC_US 0xa1b2c3d4u
 #define PCAP_MAGIC_NS 0xa1b23c4du
@@ -1122,6 +1123,52 @@ int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
 		w->niov += 2;
 	}
 	return 0;
+}
+
+int pm_pcapw_write_slots(struct pm_pcapw *w, const struct netmap_ring *ring,
+			 uint32_t i, uint32_t n, bool ts_from_ptr,
+			 uint64_t ts_ns, uint32_t headroom, uint64_t *bytes)
+{
+	if (w->fmt != PM_PCAP_FMT_PCAP || headroom < 16)
+		return -EINVAL;
+	uint32_t k = 0, lim = ring->num_slots, snap = w->snaplen;
+	uint64_t b = 0;
+	while (k < n) {
+		if (unlikely(w->err || w->used || !w->iov ||
+			     w->niov + 2 > PM_PCAPW_REF_MAX * 2) &&
+		    ref_prepare(w))
+			return w->err;
+		/* Records to the end of the batch or of the arrays. */
+		uint32_t room = PM_PCAPW_REF_MAX * 2 - w->niov, m = n - k;
+		if (m > room)
+			m = room;
+		struct iovec *v = w->iov + w->niov;
+		uint32_t done = 0;
+		for (; done < m; done++) {
+			const struct netmap_slot *s = &ring->slot[i];
+			if (unlikely(s->flags & NS_MOREFRAG))
+				break;
+			uint8_t *data = (uint8_t *)ring + ring->buf_ofs +
+				(size_t)s->buf_idx * ring->nr_buf_size;
+			uint32_t len = s->len, cap = len < snap ? len : snap;
+			uint64_t ts = ts_from_ptr ? s->ptr : ts_ns;
+			uint32_t sec = (uint32_t)(ts / 1000000000u);
+			uint32_t ns = (uint32_t)(ts - (uint64_t)sec * 1000000000u);
+			uint32_t rec[4] = { sec, w->nsec ? ns : ns / 1000u, cap, len };
+			memcpy(data - 16, rec, 16);
+			v[done].iov_base = data - 16;
+			v[done].iov_len = 16u + cap;
+			b += 16u + cap;
+			if (++i == lim)
+				i = 0;
+		}
+		w->niov += done;
+		k += done;
+		if (done < m)
+			break; /* a chain: the caller's */
+	}
+	*bytes = b;
+	return (int)k;
 }
 
 int pm_pcapw_open_fd(struct pm_pcapw **out, int fd, bool own_fd,

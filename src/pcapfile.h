@@ -137,6 +137,15 @@ int pm_pcapw_flush(struct pm_pcapw *w);
 int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
 		       uint32_t len, uint64_t ts_ns, uint32_t headroom);
 
+struct netmap_ring;
+/* pm_pcapw_write_ref() for the packets of ring slots [i, i+n) (pcap
+ * format, headroom >= 16): time stamps from slot->ptr when ts_from_ptr,
+ * else ts_ns. Stops before a slot with NS_MOREFRAG. Returns the slots
+ * written (their file bytes added to *bytes), or a negative errno. */
+int pm_pcapw_write_slots(struct pm_pcapw *w, const struct netmap_ring *ring,
+			 uint32_t i, uint32_t n, bool ts_from_ptr,
+			 uint64_t ts_ns, uint32_t headroom, uint64_t *bytes);
+
 /* Flush and close. Returns 0 or the first error the writer met. */
 int pm_pcapw_close(struct pm_pcapw *w);
 

@@ -142,6 +142,23 @@ PKTMAP_EXPORT int pktmap_pcapw_write_ref(struct pktmap_pcapw *w, void *data,
 	return 0;
 }
 
+PKTMAP_EXPORT int pktmap_pcapw_write_slots(struct pktmap_pcapw *w,
+					   const struct netmap_ring *ring,
+					   uint32_t i, uint32_t n,
+					   int ts_from_ptr, uint64_t ts_ns,
+					   uint32_t headroom)
+{
+	uint64_t b = 0;
+	int ret;
+	if (w->fmt != PKTMAP_PCAP || headroom < 16)
+		return -EINVAL;
+	ret = pm_pcapw_write_slots(w->w, ring, i, n, ts_from_ptr != 0, ts_ns,
+				   headroom, &b);
+	if (ret > 0)
+		w->bytes += b;
+	return ret;
+}
+
 PKTMAP_EXPORT uint64_t pktmap_pcapw_bytes(const struct pktmap_pcapw *w)
 {
 	return w->bytes;

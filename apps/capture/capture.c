@@ -488,6 +488,9 @@ static int setup_workers(struct capture *cap)
 			w->rings[k] = NETMAP_RXRING(pktmap_nifp(w->port),
 						    info.first_rx_ring + k);
 		w->headroom = info.buf_size - info.buf_usable;
+		w->fast = o->file && !o->pcapng && !o->rotate_bytes &&
+			  !o->rotate_secs && (!o->count || cap->nworkers == 1) &&
+			  w->nrings == 1 && w->headroom >= 16;
 		st = port_rx_setup(cap, w);
 		if (st)
 			return st;

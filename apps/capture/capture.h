@@ -88,6 +88,7 @@ struct cap_worker {
 	struct cap_out out;
 	bool ts_from_ptr;          /* the back end stamps slot->ptr */
 	uint32_t headroom;         /* bytes before a buffer the writer may use */
+	bool fast;                 /* records slot run by slot run (work.c) */
 	bool kfilter;              /* the kernel runs the filter ... */
 	uint64_t ufilter_left;     /* ... but not on these first packets */
 	bool coalesce;             /* wait for batches (capture_work.c) */

@@ -141,17 +141,60 @@ static inline int one(struct cap_worker *w, const struct iovec *iov,
 	return 0;
 }
 
+/* Whether this batch can go to the file slot run by slot run: pcap
+ * records by reference with their headers in the headroom, nothing to
+ * decide per packet (no filter here, no -c, no rotation). */
+static inline bool fast_batch(const struct cap_worker *w)
+{
+	return w->fast && w->out.w && !w->out.done &&
+	       (!w->cap->prog.bf_len || (w->kfilter && !w->ufilter_left));
+}
+
 /* Drain one ring. */
 static void drain_one(struct cap_worker *w, struct netmap_ring *ring,
 		      uint64_t now, struct batch *b, uint64_t *taken)
 {
 	uint32_t i = ring->head, avail = nm_ring_space(ring);
 	struct iovec iov[CAP_MAX_FRAGS];
+	bool fast = fast_batch(w);
 
 	while (avail) {
 		const struct netmap_slot *s = &ring->slot[i];
 		unsigned niov;
 		uint32_t len, k;
+
+		if (fast && likely(!(s->flags & NS_MOREFRAG))) {
+			uint32_t want = avail;
+			uint64_t count = w->cap->o.count; /* one worker here */
+
+			if (count) {
+				if (*taken >= count) {
+					b->stop = 1;
+					break;
+				}
+				if (want > count - *taken)
+					want = (uint32_t)(count - *taken);
+			}
+			int n = pktmap_pcapw_write_slots(w->out.w, ring, i, want,
+							 w->ts_from_ptr, now,
+							 w->headroom);
+			if (unlikely(n < 0)) {
+				snprintf(w->err, sizeof(w->err), "%s: %s",
+					 w->out.name, pktmap_strerror(n));
+				b->stop = n;
+				break;
+			}
+			b->received += (uint32_t)n;
+			b->matched += (uint32_t)n;
+			w->out.file_packets += (uint32_t)n;
+			*taken += (uint32_t)n;
+			i += (uint32_t)n;
+			if (i >= ring->num_slots)
+				i -= ring->num_slots;
+			avail -= (uint32_t)n;
+			if (n)
+				continue;
+		}
 
 		if (likely(!(s->flags & NS_MOREFRAG))) {
 			iov[0].iov_base = NETMAP_BUF(ring, s->buf_idx);

@@ -78,6 +78,20 @@ PKTMAP_EXPORT int pktmap_pcapw_write_ref(struct pktmap_pcapw *w, void *data,
 					 uint32_t caplen, uint32_t len,
 					 uint64_t ts_ns, uint32_t headroom);
 
+/* pktmap_pcapw_write_ref() for every packet of the ring slots [i, i+n):
+ * one record each, time stamps from slot->ptr when ts_from_ptr (pkt:,
+ * tap:, pcap: ports), else ts_ns; each record's header goes into the 16
+ * bytes before its buffer (headroom must be at least 16; pcap format
+ * only: -EINVAL otherwise). Stops before a slot with NS_MOREFRAG (write
+ * the chain with pktmap_pcapw_writev()). The buffers must stay unchanged
+ * until pktmap_pcapw_flush(). Returns the slots written or -errno. */
+struct netmap_ring;
+PKTMAP_EXPORT int pktmap_pcapw_write_slots(struct pktmap_pcapw *w,
+					   const struct netmap_ring *ring,
+					   uint32_t i, uint32_t n,
+					   int ts_from_ptr, uint64_t ts_ns,
+					   uint32_t headroom);
+
 /* Bytes the file holds: its header and every record appended so far,
  * whether written out yet or still buffered. */
 PKTMAP_EXPORT uint64_t pktmap_pcapw_bytes(const struct pktmap_pcapw *w);
