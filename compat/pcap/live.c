@@ -252,6 +252,26 @@ static int open_port(struct pmc *h, uint32_t dir)
 	return pktmap_open(&h->port, h->portname, &o);
 }
 
+/* A plain interface name mapped to xdp: (PKTMAP_PCAP_MAP=xdp) that
+ * cannot be opened for want of a privilege the tool dropped (dumpcap
+ * keeps only CAP_NET_RAW and CAP_NET_ADMIN) or of locked memory: capture
+ * on pkt: instead, which needs neither. Returns true with the notice in
+ * errbuf and pkt:DEVICE in portname; the caller tries again. */
+static bool fallback_pkt(struct pmc *h, int rc)
+{
+	char why[PCAP_ERRBUF_SIZE];
+
+	if (rc != -EPERM && rc != -EACCES && rc != -ENOBUFS && rc != -ENOMEM)
+		return false;
+	if (strchr(h->device, ':') || strncmp(h->portname, "xdp:", 4) != 0)
+		return false;
+	snprintf(why, sizeof(why), "%s", h->errbuf);
+	snprintf(h->portname, sizeof(h->portname), "pkt:%s", h->device);
+	snprintf(h->errbuf, sizeof(h->errbuf), "%.200s; capturing on pkt:%.30s "
+		 "instead", why, h->device);
+	return true;
+}
+
 int pmc_activate(struct pmc *h)
 {
 	const struct pmc_real *r = pmc_real();
@@ -280,6 +300,19 @@ int pmc_activate(struct pmc *h)
 				  : PKTMAP_DIR_BOTH);
 	if (rc == -EINVAL || rc == -EOPNOTSUPP)
 		rc = open_port(h, PKTMAP_DIR_RX);
+	bool fell_back = false;
+	if (rc < 0 && fallback_pkt(h, rc)) {
+		char notice[PCAP_ERRBUF_SIZE];
+
+		snprintf(notice, sizeof(notice), "%s", h->errbuf);
+		rc = open_port(h, PKTMAP_DIR_BOTH);
+		fell_back = rc == 0;
+		if (fell_back)
+			snprintf(h->errbuf, sizeof(h->errbuf), "%s", notice);
+		else /* say why xdp: failed, not pkt: */
+			snprintf(h->portname, sizeof(h->portname), "xdp:%s",
+				 h->device);
+	}
 	if (rc < 0) {
 		h->port = NULL;
 		if (!h->errbuf[0])
@@ -330,7 +363,8 @@ int pmc_activate(struct pmc *h)
 	}
 	h->activated = true;
 	pthread_once(&atexit_once, add_exit);
-	return 0;
+	/* pcap_activate() succeeded with a warning, which the tool prints. */
+	return fell_back ? PCAP_WARNING : 0;
 }
 
 pcap_t *pmc_open_live(const char *device, const char *port, int snaplen,
