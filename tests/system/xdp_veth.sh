@@ -209,8 +209,15 @@ for _ in $(seq 50); do
 done
 no_leftovers
 echo "   SIGKILL: nothing left (program detached with its link)"
-inB ip link set dev vethB xdpdrv obj "$PKTMAP_BUILD_ROOT/bpf/pktmap_xdp.bpf.o" \
-	sec xdp.frags || fail "cannot attach a pktmap program without a link"
+# (ip may report "Peer netns reference is invalid" and attach nothing
+# while other namespaces come and go: check, and try again.)
+for _ in 1 2 3 4 5; do
+	inB ip link set dev vethB xdpdrv obj "$PKTMAP_BUILD_ROOT/bpf/pktmap_xdp.bpf.o" \
+		sec xdp.frags || true
+	inB ip link show dev vethB | grep -q prog/xdp && break
+done
+inB ip link show dev vethB | grep -q prog/xdp ||
+	fail "cannot attach a pktmap program without a link"
 rc=0
 timeout --foreground --preserve-status -s INT 2 ip netns exec "$B" "$PKTMAP" recv \
 	-i xdp:vethB -T 0 -q >/dev/null 2>"$TMP/r4.err" || rc=$?
