@@ -54,6 +54,14 @@ for tool in dumpcap tshark; do
 		-w "$TMP/$tool.pcapng" 2>"$TMP/$tool.err"
 	tpid=$BG_PID
 	wait_for "$TMP/$tool.err" "^Capturing on"
+	# dumpcap says so before it opens the port: wait until the pipe's
+	# wake-up FIFOs exist (its open made them). The tool must make the
+	# pipe: having dropped its capabilities, it cannot take over the
+	# memory of a region gen made.
+	for _ in $(seq 300); do
+		ls /dev/shm/pktmap.pipe."${PIPE}$tool".w* >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 	gen "$tool" "$N"
 	wait_bg "$tpid"
 	expect_eq "2: $tool exit ($(tr '\n' ';' <"$TMP/$tool.err"))" "$WAIT_RC" 0
