@@ -130,6 +130,29 @@ def callgrind_null(fast):
     return ipp
 
 
+def pipe_cost():
+    """Instructions per packet of a pipe's txsync + rxsync (and a minimal
+    loop around them), one thread, under callgrind: exact, and the same
+    on a loaded machine (bench/pipe_cost.c)."""
+    if not shutil.which("valgrind"):
+        return None
+    exe = os.path.join(common.ROOT, "build", "bench", "pipe_cost")
+
+    def instr(n):
+        p = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             exe, str(n)], capture_output=True, text=True, timeout=600)
+        m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
+        if p.returncode or not m:
+            raise SystemExit("pipe_cost: " + p.stderr[-2000:])
+        return int(m.group(1))
+
+    a, b = instr(2000), instr(6000)
+    ipp = (b - a) / (4000 * 256)
+    print(f"pipe txsync+rxsync+loop: {ipp:.2f} instructions/packet (callgrind)")
+    return ipp
+
+
 def rte_ring():
     """DPDK's ring_perf_autotest: SP/SC bulk 32 between two cores."""
     exe = shutil.which("dpdk-test")
@@ -175,7 +198,8 @@ def main():
     sizes = sweep_sizes()
     spin_off = no_spin()
     null = [gen_null(True), gen_null(False)]
-    instr = {"fast": callgrind_null(True), "stamped": callgrind_null(False)}
+    instr = {"fast": callgrind_null(True), "stamped": callgrind_null(False),
+             "pipe_one_thread": pipe_cost()}
     best = max(p["pps"]["median"] for p in batches if p["batch"] >= 256 and p["fast"])
     best_st = max(p["pps"]["median"] for p in batches if p["batch"] >= 256 and not p["fast"])
     summary = {"pipe_mpps_batch256plus_fast": best / 1e6,

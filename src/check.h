@@ -33,6 +33,8 @@ enum pm_slot_verdict {
 
 /* Load a value another process may be writing, once. */
 #define PM_READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+/* Store a value another process may be reading, once. */
+#define PM_WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
 /* Is idx a buffer of the region? (0 and 1 never are.) */
 static inline int pm_buf_ok(const struct pm_bufspace *b, uint32_t idx)

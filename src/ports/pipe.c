@@ -55,6 +55,8 @@ struct pm_pipe_desc {
 	uint16_t flags;
 };
 
+_Static_assert(sizeof(struct pm_pipe_desc) == 8, "one 8-byte load or store");
+
 /* The control block in the region. Only nrings and nslots are read by a
  * joiner (once, then checked); every offset below is computed from them
  * privately (pipe_layout()). */
@@ -565,37 +567,63 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		kp->cons = cons;
 		space = n - 1 - pm_ring_dist(cons, prod, n);
 	}
-	uint32_t moved = 0;
-	while (i != head && space) {
+	uint32_t moved = 0, todo = want < space ? want : space;
+	while (todo) {
+		/* A run of slots and descriptors with no wrap in either. */
+		uint32_t run = todo, r;
+		if (run > n - i)
+			run = n - i;
+		if (run > n - prod)
+			run = n - prod;
 		struct netmap_slot *ts = &slot[i];
-		uint32_t idx = ts->buf_idx, len = ts->len, fl = ts->flags;
+		struct pm_pipe_desc *d = &desc[prod];
+		uint32_t *sh = &shadow[i];
+		uint32_t flags_or = 0;
+		for (r = 0; r < run; r++) {
+			uint32_t idx = ts[r].buf_idx, len = ts[r].len, fl = ts[r].flags;
+			/* The buffer the reader gave back here: read once. */
+			uint32_t ridx = PM_READ_ONCE(d[r].buf_idx);
+			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len - 1 >= bs.usable ||
+					!pm_buf_ok(&bs, ridx)))
+				break; /* the slow path below says which */
+			struct pm_pipe_desc out = {
+				.buf_idx = idx, .len = (uint16_t)len,
+				.flags = (uint16_t)(fl & NS_MOREFRAG) };
+			uint64_t w;
+			memcpy(&w, &out, sizeof(w));
+			PM_WRITE_ONCE(*(uint64_t *)&d[r], w); /* one store */
+			ts[r].buf_idx = ridx;
+			ts[r].flags = NS_BUF_CHANGED;
+			sh[r] = ridx;
+			bytes += len;
+			flags_or |= fl;
+		}
+		uint32_t frags = 0;
+		if (pm_unlikely(flags_or & NS_MOREFRAG)) /* chains: count them */
+			for (uint32_t x = 0; x < r; x++)
+				frags += (PM_READ_ONCE(d[x].flags) & NS_MOREFRAG) != 0;
+		pkts += r - frags;
+		moved += r;
+		todo -= r;
+		i = pm_ring_add(i, r, n);
+		prod = pm_ring_add(prod, r, n);
+		if (pm_likely(r == run))
+			continue;
+		/* Slot i failed a check: a bad slot of ours is dropped (and
+		 * counted), a bad buffer index from the reader stops us. */
+		uint32_t idx = ts[r].buf_idx, len = ts[r].len;
 		enum pm_slot_verdict v = pm_slot_check(&bs, idx, len, 1);
-		if (pm_unlikely(v != PM_SLOT_OK)) {
+		if (v != PM_SLOT_OK) {
 			pm_slot_reject(p, k, i, idx, len, v);
 			i = i + 1 == n ? 0 : i + 1;
+			todo--;
 			continue;
 		}
-		struct pm_pipe_desc *d = &desc[prod];
-		/* The buffer the reader gave back here: read once, checked. */
-		uint32_t ridx = PM_READ_ONCE(d->buf_idx);
-		if (pm_unlikely(!pm_buf_ok(&bs, ridx))) {
-			report_proto(p, k, "buffer index", ridx);
-			ret = -EPROTO;
-			break;
-		}
-		struct pm_pipe_desc out = { .buf_idx = idx, .len = (uint16_t)len,
-					    .flags = (uint16_t)(fl & NS_MOREFRAG) };
-		*d = out;
-		ts->buf_idx = ridx;
-		ts->flags = NS_BUF_CHANGED;
-		shadow[i] = ridx;
-		pkts += !(fl & NS_MOREFRAG);
-		bytes += len;
-		prod = prod + 1 == n ? 0 : prod + 1;
-		i = i + 1 == n ? 0 : i + 1;
-		space--;
-		moved++;
+		report_proto(p, k, "buffer index", PM_READ_ONCE(d[r].buf_idx));
+		ret = -EPROTO;
+		break;
 	}
+	space -= moved;
 	k->hwcur = i;
 	q->tx_hwcur = i;
 	if (moved) {
@@ -606,9 +634,12 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		pm_stat_add(&p->st.tx_packets, pkts);
 		pm_stat_add(&p->st.tx_bytes, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
-		if (space == 0) {
-			/* Full as far as we know: look again, so that the
-			 * application sees the room the reader made meanwhile. */
+		if (space < n / 2) {
+			/* Less than half the ring free as far as we know: look
+			 * again, so that the application's tail shows the room
+			 * the reader made meanwhile (a sync hands out what there
+			 * is, as netmap's does); above half, the cached view is
+			 * good enough and costs no cache miss. */
 			cons = atomic_load_explicit(&q->cons, memory_order_acquire);
 			if (pm_unlikely(cons >= n)) {
 				report_proto(p, k, "consumer index", cons);
@@ -635,21 +666,22 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	int ret = 0;
 
 	if (i != head) {
-		/* The application may have swapped buffers into released
-		 * slots: the writer will take them, so they must be ours. */
+		/* Usually a released slot still holds the buffer its
+		 * descriptor brought: then the descriptor says so already, and
+		 * not writing it leaves its cache line clean for the writer.
+		 * The application may have swapped another buffer in: the
+		 * writer will take it, so it must be one of the pool. */
 		while (i != head) {
 			uint32_t idx = slot[i].buf_idx;
-			if (pm_unlikely(!pm_buf_ok(&bs, idx))) {
-				pm_slot_reject(p, k, i, idx, slot[i].len,
-					       PM_SLOT_BAD_IDX);
-				ret = -EINVAL;
-				break;
-			}
-			/* Usually the buffer we were handed: then the
-			 * descriptor says so already, and not writing it
-			 * leaves its cache line clean for the writer. */
-			if (PM_READ_ONCE(desc[i].buf_idx) != idx)
+			if (pm_unlikely(PM_READ_ONCE(desc[i].buf_idx) != idx)) {
+				if (pm_unlikely(!pm_buf_ok(&bs, idx))) {
+					pm_slot_reject(p, k, i, idx, slot[i].len,
+						       PM_SLOT_BAD_IDX);
+					ret = -EINVAL;
+					break;
+				}
 				desc[i].buf_idx = idx;
+			}
 			i = i + 1 == n ? 0 : i + 1;
 		}
 		if (i != k->hwcur) {
@@ -672,28 +704,53 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t end = j;
 	uint64_t pkts = 0, bytes = 0, done_bytes = 0;
 	while (j != prod) {
-		struct pm_pipe_desc d;
-		/* One load: the writer cannot change it under the check. */
-		uint64_t raw = PM_READ_ONCE(*(const uint64_t *)&desc[j]);
-		memcpy(&d, &raw, sizeof(d));
-		enum pm_slot_verdict v = pm_slot_check(&bs, d.buf_idx, d.len, 0);
-		if (pm_unlikely(v != PM_SLOT_OK)) {
-			report_proto(p, k, v == PM_SLOT_BAD_IDX ? "buffer index" :
-								 "length",
-				     v == PM_SLOT_BAD_IDX ? d.buf_idx : d.len);
+		uint32_t run = prod > j ? prod - j : n - j, r;
+		const uint64_t *d = (const uint64_t *)&desc[j];
+		struct netmap_slot *rs = &slot[j];
+		uint64_t rbytes = 0, frags = 0;
+		for (r = 0; r < run; r++) {
+			/* One load: the writer cannot change it under the check. */
+			uint64_t w = PM_READ_ONCE(d[r]);
+			struct pm_pipe_desc dd;
+			memcpy(&dd, &w, sizeof(dd));
+			uint32_t idx = dd.buf_idx, len = dd.len;
+			uint32_t fl = dd.flags & NS_MOREFRAG;
+			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len > bs.usable))
+				break;
+			rs[r].buf_idx = idx;
+			rs[r].len = (uint16_t)len;
+			rs[r].flags = (uint16_t)(fl | NS_BUF_CHANGED);
+			rbytes += len;
+			frags += fl != 0;
+		}
+		if (pm_likely(frags == 0)) {
+			/* No chain in this run: every slot is a whole packet. */
+			pkts += r;
+			bytes += rbytes;
+			done_bytes = bytes;
+			end = pm_ring_add(j, r, n);
+		} else {
+			/* Chains: a packet ends at a slot without NS_MOREFRAG. */
+			for (uint32_t x = 0; x < r; x++) {
+				bytes += rs[x].len;
+				if (!(rs[x].flags & NS_MOREFRAG)) {
+					end = pm_ring_add(j, x + 1, n);
+					pkts++;
+					done_bytes = bytes;
+				}
+			}
+		}
+		j = pm_ring_add(j, r, n);
+		if (pm_unlikely(r != run)) {
+			uint64_t w = PM_READ_ONCE(d[r]);
+			struct pm_pipe_desc dd;
+			memcpy(&dd, &w, sizeof(dd));
+			uint32_t idx = dd.buf_idx, len = dd.len;
+			int bad_idx = !pm_buf_ok(&bs, idx);
+			report_proto(p, k, bad_idx ? "buffer index" : "length",
+				     bad_idx ? idx : len);
 			ret = -EPROTO;
 			break;
-		}
-		struct netmap_slot *rs = &slot[j];
-		rs->buf_idx = d.buf_idx;
-		rs->len = d.len;
-		rs->flags = (uint16_t)((d.flags & NS_MOREFRAG) | NS_BUF_CHANGED);
-		bytes += d.len;
-		j = j + 1 == n ? 0 : j + 1;
-		if (!(d.flags & NS_MOREFRAG)) {
-			end = j;
-			pkts++;
-			done_bytes = bytes;
 		}
 	}
 	/* A chain as long as the whole ring can never complete: deliver
