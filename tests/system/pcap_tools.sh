@@ -33,7 +33,8 @@
 #  locked-memory limit without CAP_IPC_LOCK, tcpdump on xdp: still gets
 #  all 1500; under 64 KiB one line names the limit. tcpdump exiting as
 #  user tcpdump, and p0f killed with SIGKILL, leave no XDP program and no
-#  file behind. Needs root.
+#  file behind. Bad input (no such port, no permission as nobody, a
+#  filter that does not compile) is one line each. Needs root.
 set -euo pipefail
 
 PKTMAP=${PKTMAP:-pktmap}
@@ -235,6 +236,28 @@ for K in $KINDS; do
 	inB ip addr flush dev vb
 	no_prog "$K"
 done
+
+# Bad input, one line each (tcpdump's own line, then the library's reason
+# in parentheses, as stock libpcap words it), and nothing left behind.
+bad() {
+	local what=$1 want=$2
+	shift 2
+	if inB timeout 30 "$@" >"$TMP/bad.out" 2>&1; then
+		fail "$what: no error"
+	fi
+	grep -qF "$want" "$TMP/bad.out" || fail "$what: $(cat "$TMP/bad.out")"
+	no_prog "$what"
+	echo "   $what: $(grep -F "$want" "$TMP/bad.out")"
+}
+bad "no such port" "(xdp:nosuch: no such interface)" \
+	"$PKTMAP" pcap-run tcpdump -i xdp:nosuch -c 1
+NOBODY=(setpriv --reuid nobody --regid nogroup --clear-groups)
+bad "no permission (xdp)" "(xdp:vb: needs CAP_NET_RAW" \
+	"${NOBODY[@]}" "$PKTMAP" pcap-run tcpdump -i xdp:vb -c 1
+bad "no permission (pkt)" "(pkt:vb: needs CAP_NET_RAW" \
+	"${NOBODY[@]}" "$PKTMAP" pcap-run tcpdump -i pkt:vb -c 1
+bad "filter that does not compile" "tcpdump: can't parse filter expression" \
+	"$PKTMAP" pcap-run tcpdump -i xdp:vb -c 1 udp port
 
 # Nothing left behind: tcpdump dropping its privileges (-Z tcpdump, its
 # default) before it exits, and p0f killed with SIGKILL, leave no XDP
