@@ -715,6 +715,80 @@ static void test_threads(void)
 	pktmap_close(b);
 }
 
+/* A pipe the region cannot hold is refused with a clear error and leaves
+ * nothing behind: the same name opens afterwards with fewer slots, and no
+ * buffer is missing. */
+static void test_create_rollback(void)
+{
+	char n1[160], n2[160], err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *big = NULL, *small = NULL, *other = NULL, *keep = NULL;
+	/* A region made by a small pipe, then a second pipe too big for it. */
+	snprintf(n1, sizeof(n1), "pipe:%sk{0@conf:slots=16,bufs=200@mem:%srb",
+		 pname, pname);
+	CHECK(pktmap_open(&keep, n1, &o) == 0, "open %s: %s", n1, err);
+	if (!keep)
+		return;
+	uint32_t free0 = pm_region_free_count(&keep->region);
+	snprintf(n2, sizeof(n2), "pipe:%sr{0@conf:slots=64@mem:%srb", pname, pname);
+	CHECK(pktmap_open(&big, n2, &o) == -ENOMEM, "too big: %s", err);
+	CHECK(strstr(err, "out of buffers") != NULL, "message: %s", err);
+	CHECK(strstr(err, "corrupt") == NULL && strstr(err, "invalid") == NULL,
+	      "not blamed on a peer: %s", err);
+	CHECK_EQ(pm_region_free_count(&keep->region), free0);
+	/* The same name, sized to fit: opens, both ends, no "invalid". */
+	snprintf(n2, sizeof(n2), "pipe:%sr{0@conf:slots=16@mem:%srb", pname, pname);
+	CHECK(pktmap_open(&small, n2, &o) == 0, "then: %s", err);
+	snprintf(n2, sizeof(n2), "pipe:%sr}0@mem:%srb", pname, pname);
+	CHECK(pktmap_open(&other, n2, &o) == 0, "other end: %s", err);
+	CHECK_EQ(pm_region_free_count(&keep->region), free0 - 4 * 16);
+	pktmap_close(other);
+	pktmap_close(small);
+	pktmap_close(big);
+	pktmap_close(keep);
+}
+
+/* Extra buffers belong to each open: two ports on two rings of one pipe
+ * end each get their own list, and closing one leaves the other's alone. */
+static uint32_t extra_list(struct pktmap_port *p, uint32_t *out, uint32_t max)
+{
+	struct netmap_if *nifp = pktmap_nifp(p);
+	struct netmap_ring *r = NETMAP_TXRING(nifp, 0); /* any ring: one pool */
+	uint32_t n = 0;
+	for (uint32_t b = nifp->ni_bufs_head; b && n < max;
+	     b = *(uint32_t *)NETMAP_BUF(r, b))
+		out[n++] = b;
+	return n;
+}
+
+static void test_extra_bufs(void)
+{
+	struct pktmap_port *r0 = open_end("{9-0@conf:rings=2,slots=64,extra-bufs=8,bufs=2000", 1);
+	struct pktmap_port *r1 = open_end("{9-1@conf:extra-bufs=8", 1);
+	if (!r0 || !r1) {
+		pktmap_close(r0);
+		pktmap_close(r1);
+		return;
+	}
+	CHECK(pktmap_nifp(r0) != pktmap_nifp(r1), "a netmap_if per open");
+	uint32_t a[16], b[16];
+	uint32_t na = extra_list(r0, a, 16), nb = extra_list(r1, b, 16);
+	CHECK_EQ(na, 8);
+	CHECK_EQ(nb, 8);
+	for (uint32_t i = 0; i < na; i++)
+		for (uint32_t j = 0; j < nb; j++)
+			CHECK(a[i] != b[j], "buffer %u on both lists", a[i]);
+	uint32_t free0 = pm_region_free_count(&r0->region);
+	pktmap_close(r1);
+	/* r1's 8 came back; r0's list is intact and still r0's. */
+	CHECK_EQ(pm_region_free_count(&r0->region), free0 + 8);
+	uint32_t a2[16];
+	CHECK_EQ(extra_list(r0, a2, 16), 8);
+	CHECK(memcmp(a, a2, sizeof(uint32_t) * 8) == 0, "r0's list unchanged");
+	pktmap_close(r0);
+}
+
 int main(void)
 {
 	snprintf(pname, sizeof(pname), "ut%d", (int)getpid());
@@ -728,5 +802,7 @@ int main(void)
 	test_shared_region();
 	test_two_directions();
 	test_threads();
+	test_create_rollback();
+	test_extra_bufs();
 	return t_done("pipe");
 }
