@@ -18,6 +18,7 @@
  *   nmt lrecv PORT COUNT LEN                 (nmt_lib) nm_dispatch/nm_nextpkt
  *   nmt lmem  PORT1 PORT2                    (nmt_lib) nm_open both: one mem?
  *   nmt lshare PORT PIPE                     (nmt_lib) PIPE in PORT's memory
+ *   nmt lextra PORT NBUFS                    (nmt_lib) nm_open's nr_arg3
  *
  * NMT_OFFSET=N opens ports with buffer offsets (NETMAP_REQ_OPT_OFFSETS,
  * initial and largest offset N): packets are written and read at
@@ -919,6 +920,27 @@ static int lmem(const char *a, const char *b)
 	return nm_close(pa);
 }
 
+/* As lb does: extra buffers asked in nm_open's base request (nr_arg3),
+ * granted in d->req.nr_arg3, listed from ni_bufs_head. */
+static int lextra(const char *name, uint32_t n)
+{
+	struct nmreq base;
+	memset(&base, 0, sizeof(base));
+	base.nr_arg3 = n;
+	struct nm_desc *d = nm_open(name, &base, 0, NULL);
+	if (!d)
+		die("%s: nm_open: %s", name, strerror(errno));
+	if (d->req.nr_arg3 != n)
+		die("%s: asked %u extra buffers, nr_arg3 says %u", name, n,
+		    d->req.nr_arg3);
+	struct netmap_ring *ring = NETMAP_RXRING(d->nifp, d->first_rx_ring);
+	uint32_t got = list_count(ring, d->nifp->ni_bufs_head, n);
+	if (got != n)
+		die("%s: ni_bufs_head lists %u, want %u", name, got, n);
+	printf("nm_open: %u extra buffers from ni_bufs_head\n", got);
+	return nm_close(d);
+}
+
 /* As lb does: open a port, then a pipe in the memory the first one got
  * ("NAME{N/xT@<nr_arg2>"): the two must share it. */
 static int lshare(const char *a, const char *pipe)
@@ -958,6 +980,8 @@ int main(int argc, char **argv)
 		return lmem(argv[2], argv[3]);
 	if (!strcmp(role, "lshare") && argc >= 4)
 		return lshare(argv[2], argv[3]);
+	if (!strcmp(role, "lextra") && argc >= 4)
+		return lextra(argv[2], (uint32_t)atoi(argv[3]));
 	if (!strcmp(role, "lgen") && argc >= 5)
 		return lgen(argv[2], strtoull(argv[3], NULL, 0),
 			    (unsigned)atoi(argv[4]));

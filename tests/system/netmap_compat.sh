@@ -143,6 +143,9 @@ echo "  nm_open: one @N: zerocopy supported; two memories: NOT"
 out=$("$LIB" lshare "netmap:${PIPE}s{0" "${PIPE}t{1")
 case "$out" in "zerocopy enabled (memory "*) ;; *) fail "lb's way (@ the first port's id): $out" ;; esac
 echo "  lb's way, a pipe @ the memory id of the port opened first: $out"
+out=$("$LIB" lextra "netmap:${PIPE}x{0" 4000)
+expect_eq "nm_open, nr_arg3" "$out" "nm_open: 4000 extra buffers from ni_bufs_head"
+echo "  lb's way, extra buffers in nm_open's base request: $out"
 
 echo "6. bad requests: netmap's errno"
 for prog in lib raw; do
