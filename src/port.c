@@ -370,9 +370,12 @@ static int extra_bufs_get(struct pktmap_port *p, uint32_t n)
 				     "(give it more with @conf:bufs=)", n,
 				     p->region.name);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		*(uint32_t *)pm_region_buf(&p->region, idx[i]) =
-			i + 1 < n ? idx[i + 1] : 0;
+	/* memcpy: a back end may place frames at any byte (pkt: puts
+	 * them 2 bytes off so that the IP header is aligned). */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t next = i + 1 < n ? idx[i + 1] : 0;
+		memcpy(pm_region_buf(&p->region, idx[i]), &next, sizeof(next));
+	}
 	p->nifp->ni_bufs_head = idx[0];
 	p->extra_bufs = n;
 	free(idx);
@@ -387,7 +390,7 @@ static void extra_bufs_put(struct pktmap_port *p)
 	pm_region_lock(&p->region);
 	while (pm_buf_ok(&p->bs, b) && n++ < p->extra_bufs) {
 		batch[k++] = b;
-		b = *(uint32_t *)pm_region_buf(&p->region, b);
+		memcpy(&b, pm_region_buf(&p->region, b), sizeof(b));
 		if (k == PM_ARRAY_SIZE(batch)) {
 			pm_region_free_bufs(&p->region, batch, k);
 			k = 0;

@@ -170,8 +170,9 @@ static void test_swap(struct pktmap_port *a)
 	/* A FIFO of the buffers the application holds: its extra buffers
 	 * first, then the frames it takes. */
 	uint32_t q[64], qh = 0, qn = 0;
+	/* memcpy: pkt: frames sit 2 bytes off a 4-byte boundary. */
 	for (uint32_t i = nifp->ni_bufs_head; i && qn < 32;
-	     i = *(uint32_t *)(void *)NETMAP_BUF(ring, i))
+	     memcpy(&i, NETMAP_BUF(ring, i), sizeof(i)))
 		q[qn++] = i;
 	CHECK_EQ(qn, 32);
 	struct rx r = { 0 };
