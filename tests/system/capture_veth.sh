@@ -58,8 +58,14 @@ inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
 
 no_leftovers() {
-	local l
-	l=$( (ip -n "$A" -o link; ip -n "$B" -o link) | grep xdp || true)
+	local l _
+	# A program goes with its BPF link when the kernel drops the last
+	# reference to it, a moment after the process that held it exited.
+	for _ in $(seq 50); do
+		l=$( (ip -n "$A" -o link; ip -n "$B" -o link) | grep xdp || true)
+		[ -z "$l" ] && break
+		sleep 0.1
+	done
 	[ -z "$l" ] || fail "XDP program left behind: $l"
 }
 
