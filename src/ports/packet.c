@@ -1410,11 +1410,11 @@ const struct pm_port_ops pm_packet_ops = {
 	.desc = {
 		.name = "pkt",
 		.syntax = "pkt:IFACE[-N][@conf:rings=N]",
-		.mode = "copy",
-		.summary = "AF_PACKET mmap rings on any interface; RX frames "
-			   "are buffers of the kernel's ring (its one copy), TX "
-			   "and @mem: regions copy once; several rings share a "
-			   "PACKET_FANOUT group",
+		.mode = "copy or emulated",
+		.summary = "AF_PACKET mmap rings on any interface; RX slots are "
+			   "the kernel's ring frames (copy: its one copy); TX and "
+			   "@mem: regions copy once more (emulated); several "
+			   "rings share a PACKET_FANOUT group",
 	},
 	.caps = PM_CAP_ONE_RING,
 	.open = pkt_open,

@@ -21,7 +21,10 @@
  *     readable once everything is consumed and released;
  *  5. the kernel filter and direction: a filter rejects in the kernel
  *     (no slot used), outgoing frames (other senders on the interface)
- *     are seen with PKTMAP_RX_INOUT and only they with PKTMAP_RX_OUT.
+ *     are seen with PKTMAP_RX_INOUT and only they with PKTMAP_RX_OUT;
+ *  6. modes say where a copy remains: RX-only in place "copy", with TX
+ *     "emulated", in a shared region (@mem:) "emulated" with every frame
+ *     copied into the region's buffers.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -339,6 +342,8 @@ static void test_events(struct pktmap_port *a, enum wait_mode m)
 	pktmap_info(c, &info);
 	int fd = pktmap_fd(c), epfd = -1, ack[2];
 	CHECK(fd >= 0, "pktmap_fd");
+	/* RX in place, TX copies: the port says emulated. */
+	CHECK(strcmp(info.mode_name, "emulated") == 0, "mode %s", info.mode_name);
 	if (m == W_EPOLL) {
 		epfd = epoll_create1(EPOLL_CLOEXEC);
 		struct epoll_event ev = { .events = EPOLLIN };
@@ -488,6 +493,33 @@ static void test_filter_direction(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
+/* 6. A shared region (@mem:): other processes cannot see this one's
+ * kernel ring, so RX copies into the region's buffers (mode emulated). */
+static void test_shared_region(struct pktmap_port *a)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "pkt:pb@mem:pkip%d", (int)getpid());
+	struct pktmap_port *b = open_port(name, PKTMAP_DIR_RX);
+	if (!b)
+		return;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(b, &info);
+	CHECK(strcmp(info.mode_name, "emulated") == 0, "mode %s", info.mode_name);
+	struct netmap_ring *ring = NETMAP_RXRING(pktmap_nifp(b), 0);
+	struct rx r = { 0 };
+	send_frames(a, 0, 500);
+	pktmap_rxsync(b);
+	for (; !nm_ring_empty(ring); ring->head = ring->cur = nm_ring_next(ring, ring->head))
+		take(&r, ring, &ring->slot[ring->head], info.bufs);
+	CHECK_EQ(r.got, 500);
+	CHECK_EQ(r.in_region, 500); /* copied into the region's buffers */
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.misorder, 0);
+	printf("@mem: region: 500 frames copied into the region, mode %s\n",
+	       info.mode_name);
+	pktmap_close(b);
+}
+
 int main(void)
 {
 	t_need_root("pkt_inplace");
@@ -505,6 +537,7 @@ int main(void)
 	for (int m = W_POLL; m <= W_EPOLL; m++)
 		test_events(a, (enum wait_mode)m);
 	test_filter_direction(a);
+	test_shared_region(a);
 	pktmap_close(a);
 	return t_done("pkt_inplace");
 }
