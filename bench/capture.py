@@ -9,6 +9,11 @@
   capture_pkt        pktmap capture -i pkt:vethB
   capture_xdp        pktmap capture -i xdp:vethB
   netsniff_ng        netsniff-ng --in vethB --out FILE (TPACKET_V3, 32 MiB)
+  dumpcap_stock      stock dumpcap -w (pcapng), vethB (libpcap's 2 MiB)
+  dumpcap_stock_B32M the same with -B 32: pkt:'s ring memory
+  dumpcap_lib_pkt    the same dumpcap on pktmap's libpcap, pkt:vethB (it
+                     waits in select() on the library's fd; it drops
+                     CAP_BPF before opening, so xdp: is not open to it)
 
     netns pbcA<pid>                       netns pbcB<pid>
     [ pktmap gen -i xdp:vethA, CPU 0 ] vethA ==== vethB [ capture, CPU 1 ]
@@ -56,7 +61,8 @@ CPU_GEN, CPU_CAP = 0, 1
 TOOLS = ["tcpdump_stock", "tcpdump_stock_B32M", "tcpdump_lib_pkt",
          "capture_pkt", "netsniff_ng",
          "tcpdump_lib_xdp", "capture_xdp", "tcpdump_lib_xdp_napi1",
-         "capture_xdp_napi1"]
+         "capture_xdp_napi1", "dumpcap_stock", "dumpcap_stock_B32M",
+         "dumpcap_lib_pkt"]
 
 
 def sh(*cmd, check=True, **kw):
@@ -187,6 +193,13 @@ def tool_cmd(tool, out):
         return [pm, "capture", "-i", "pkt:vethB", "-w", out, "-q"], "pkt"
     if tool == "capture_xdp":
         return [pm, "capture", "-i", "xdp:vethB", "-w", out, "-q"], "xdp"
+    dc = ["dumpcap", "-q", "-w", out]
+    if tool == "dumpcap_stock":
+        return dc + ["-i", "vethB"], "pkt"
+    if tool == "dumpcap_stock_B32M":
+        return dc + ["-B", "32", "-i", "vethB"], "pkt"
+    if tool == "dumpcap_lib_pkt":
+        return [pm, "pcap-run"] + dc + ["-i", "pkt:vethB"], "pkt"
     if tool == "netsniff_ng":
         # -A -Q: leave the machine's socket memory and IRQ settings alone;
         # -b: its CPU (the one it is pinned to); -S: a 32 MiB ring, the
@@ -378,7 +391,9 @@ def main():
     def cpu(t, k):
         return points[t]["summary"].get(k, {}).get("median")
     for peer, tool in (("tcpdump_stock_B32M", "tcpdump_lib_pkt"),
-                       ("netsniff_ng", "capture_pkt")):
+                       ("netsniff_ng", "capture_pkt"),
+                       ("dumpcap_stock", "dumpcap_lib_pkt"),
+                       ("dumpcap_stock_B32M", "dumpcap_lib_pkt")):
         if med.get(peer) and med.get(tool):
             summary[f"{tool}_vs_{peer}"] = {
                 "captured": med[tool] / med[peer],

@@ -700,8 +700,21 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 	}
 	if (++h->rx_next >= h->nrx)
 		h->rx_next = 0;
-	h->small_batch = h->coalesce && n < PMC_COALESCE_MIN;
+	/* (Not when the caller asked for fewer: dumpcap dispatches one packet
+	 * per select(), with the ring still full.) */
+	h->small_batch = h->coalesce && n < PMC_COALESCE_MIN &&
+			 (max <= 0 || n < max);
 	return n;
+}
+
+/* Nothing left unread on the rings (the fd then depends on an rxsync;
+ * with packets left it is readable anyway). */
+static bool rx_drained(const struct pmc *h)
+{
+	for (unsigned k = 0; k < h->nrx; k++)
+		if (!nm_ring_empty(h->rx[k]))
+			return false;
+	return true;
 }
 
 int pmc_dispatch(struct pmc *h, int cnt, pcap_handler cb, u_char *user)
@@ -717,7 +730,7 @@ int pmc_dispatch(struct pmc *h, int cnt, pcap_handler cb, u_char *user)
 	 * as libpcap does at the end of a dispatch, so that the fd is
 	 * readable after this call only when more packets wait (a tool in
 	 * blocking mode woken for nothing would block in its next call). */
-	if (h->fd_given && rc >= 0)
+	if (h->fd_given && rc >= 0 && rx_drained(h))
 		(void)pktmap_rxsync(h->port);
 	return rc;
 }
