@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +56,11 @@ void usage_switch(void)
 "      --aging-s SEC     forget a MAC after SEC seconds of silence\n"
 "                        (default 300, as the Linux bridge)\n"
 "      --mac-entries N   MAC table size (default 4096)\n"
-"  -p, --threads N       forwarding threads (1: the only value for now)\n"
-"      --affinity CPU    pin the forwarding thread to CPU\n"
+"  -p, --threads N       forwarding threads, 1 to 8 (default 1). With N > 1\n"
+"                        each client's pipe has N ring pairs and thread T\n"
+"                        switches ring T of every port; clients only (no\n"
+"                        -a, -H, -n)\n"
+"      --affinity CPU    pin forwarding thread T to CPU+T\n"
 "  -T, --interval SEC    seconds between report lines, 0 = none (default 1)\n"
 "      --json            print the summary as one JSON object on stdout\n"
 "                        (report lines then go to stderr)\n"
@@ -99,6 +104,160 @@ static int add_attach(struct swa *a, const char *name, const char *as)
 	a->attach_as[a->nattach] = as;
 	a->attach[a->nattach++] = name;
 	return 0;
+}
+
+void swa_counters(struct swa *a, uint16_t id, struct sw_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (unsigned t = 0; t < a->nthreads; t++) {
+		struct sw *s = swa_ctx(a, t);
+		if (id >= s->nports || !s->port[id])
+			continue;
+		const struct sw_counters *x = &s->port[id]->c;
+		c->rx_frames += x->rx_frames;
+		c->rx_bytes += x->rx_bytes;
+		c->tx_frames += x->tx_frames;
+		c->tx_bytes += x->tx_bytes;
+		c->drop_nospace += x->drop_nospace;
+		c->drop_invalid += x->drop_invalid;
+		c->drop_unknown += x->drop_unknown;
+		c->filtered += x->filtered;
+		c->sync_errors += x->sync_errors;
+		c->tx_moved += x->tx_moved;
+	}
+}
+
+struct sw_mac *swa_mac(struct swa *a)
+{
+	return a->mac ? a->mac : a->sw.mac;
+}
+
+/* Park every forwarding thread between two rounds (and return once they
+ * all are): the main thread may then change and read their contexts. A
+ * thread that has ended counts as parked. */
+void swa_pause(struct swa *a)
+{
+	if (a->nthreads < 2)
+		return;
+	pthread_mutex_lock(&a->mu);
+	atomic_store(&a->pause_req, 1);
+	for (unsigned t = 0; t < a->nthreads; t++) {
+		uint64_t one = 1;
+		if (write(a->wake[t], &one, sizeof(one)) < 0)
+			cli_err("switch: wake-up: %s", strerror(errno));
+	}
+	while (a->parked < a->nthreads)
+		pthread_cond_wait(&a->cv, &a->mu);
+	pthread_mutex_unlock(&a->mu);
+}
+
+void swa_resume(struct swa *a)
+{
+	if (a->nthreads < 2)
+		return;
+	pthread_mutex_lock(&a->mu);
+	atomic_store(&a->pause_req, 0);
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
+struct swa_worker {
+	struct swa *a;
+	unsigned t;
+};
+
+static struct swa_worker workers[SWA_MAX_THREADS];
+
+/* A forwarding thread (-p > 1): rounds on its context, poll() when idle,
+ * parked while the main thread asks. */
+static void *worker(void *arg)
+{
+	struct swa_worker *w = arg;
+	struct swa *a = w->a;
+	struct sw *s = swa_ctx(a, w->t);
+	struct pollfd pf = { .fd = a->wake[w->t], .events = POLLIN };
+
+	if (a->cpu >= 0)
+		(void)fwd_pin(a->cpu + (int)w->t);
+	while (!run_stopping()) {
+		if (atomic_load(&a->pause_req)) {
+			pthread_mutex_lock(&a->mu);
+			a->parked++;
+			pthread_cond_broadcast(&a->cv);
+			while (atomic_load(&a->pause_req))
+				pthread_cond_wait(&a->cv, &a->mu);
+			a->parked--;
+			pthread_mutex_unlock(&a->mu);
+		}
+		int moved = sw_round(s);
+		if (moved < 0) {
+			a->error = moved;
+			atomic_store(&run_stop_flag, 1);
+			break;
+		}
+		if (moved == 0) {
+			pf.revents = 0;
+			sw_wait(s, &pf, 1, FWD_POLL_MS);
+			uint64_t v;
+			if (pf.revents & POLLIN && read(pf.fd, &v, sizeof(v)) < 0)
+				continue;
+		}
+	}
+	pthread_mutex_lock(&a->mu);
+	a->parked++;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* -p > 1: the threads forward, the main thread serves and prints. */
+static int loop_threads(struct swa *a)
+{
+	struct pollfd pfd[SWA_MAX_CONNS + 1];
+	uint64_t next_line = a->last_ns + (uint64_t)(a->interval * 1e9);
+	unsigned started = 0;
+	int rc = 0;
+
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	for (unsigned t = 0; t < a->nthreads; t++) {
+		workers[t] = (struct swa_worker){ .a = a, .t = t };
+		int e = pthread_create(&a->tid[t], NULL, worker, &workers[t]);
+		if (e) {
+			cli_err("switch %s: cannot start thread %u: %s", a->name, t,
+				strerror(e));
+			atomic_store(&run_stop_flag, 1);
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		started++;
+	}
+	while (!run_stopping()) {
+		unsigned n = swa_ctl_fds(a, pfd);
+		if (poll(pfd, n, FWD_POLL_MS) > 0) {
+			swa_pause(a);
+			swa_serve(a, pfd, n);
+			swa_resume(a);
+		}
+		if (a->interval > 0 && stats_now_ns() >= next_line) {
+			swa_pause(a);
+			swa_line(a);
+			swa_resume(a);
+			next_line = stats_now_ns() + (uint64_t)(a->interval * 1e9);
+		}
+	}
+	for (unsigned t = 0; t < a->nthreads; t++) {
+		uint64_t one = 1;
+		if (write(a->wake[t], &one, sizeof(one)) < 0)
+			break;
+	}
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(a->tid[t], NULL);
+	if (a->error) {
+		cli_err("switch %s: %s", a->name, pktmap_strerror(a->error));
+		rc = EXIT_RUNTIME;
+	}
+	return rc;
 }
 
 /* The main loop: rounds while frames move, poll() when idle, control
@@ -200,7 +359,8 @@ int cmd_switch(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'p':
-			if (cli_opt_u64("switch: -p: threads", optarg, 1, 1, &threads))
+			if (cli_opt_u64("switch: -p: threads", optarg, 1,
+					SWA_MAX_THREADS, &threads))
 				return EXIT_USAGE;
 			break;
 		case OPT_AFFINITY: {
@@ -265,14 +425,50 @@ int cmd_switch(int argc, char **argv)
 		return EXIT_RUNTIME;
 	fwd_soft_sigterm();
 	int rc = 0;
+	a->nthreads = (unsigned)threads;
+	for (unsigned t = 0; t < SWA_MAX_THREADS; t++)
+		a->wake[t] = -1;
 	struct sw_cfg cfg = {
 		.mac_entries = (uint32_t)a->mac_entries,
 		.aging_ms = (uint32_t)(a->aging_s * 1000 + 0.5),
 	};
+	if (a->nthreads > 1) {
+		/* One table for all threads; thread 0 ages it. */
+		a->mac = sw_mac_new(cfg.mac_entries, cfg.aging_ms);
+		if (!a->mac) {
+			cli_err("switch %s: no memory for the MAC table", a->name);
+			run_fini(&r);
+			return EXIT_RUNTIME;
+		}
+		cfg.lookup = &sw_mac_lookup;
+		cfg.lookup_ctx = a->mac;
+	}
 	if (sw_init(&a->sw, &cfg)) {
 		cli_err("switch %s: %s", a->name, a->sw.err);
+		sw_mac_free(a->mac);
 		run_fini(&r);
 		return EXIT_RUNTIME;
+	}
+	a->xs[0] = &a->sw;
+	for (unsigned t = 1; t < a->nthreads; t++) {
+		struct sw_cfg tc = cfg;
+		tc.no_tick = true;
+		a->xs[t] = calloc(1, sizeof(struct sw));
+		a->wake[t] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (!a->xs[t] || a->wake[t] < 0 || sw_init(a->xs[t], &tc)) {
+			cli_err("switch %s: cannot set up thread %u", a->name, t);
+			rc = EXIT_RUNTIME;
+			a->nthreads = t;
+			goto out;
+		}
+	}
+	if (a->nthreads > 1) {
+		a->wake[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (a->wake[0] < 0) {
+			cli_err("switch %s: eventfd: %s", a->name, strerror(errno));
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
 	}
 	if (swa_listen(a)) {
 		rc = EXIT_RUNTIME;
@@ -288,7 +484,7 @@ int cmd_switch(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (a->cpu >= 0) {
+	if (a->cpu >= 0 && a->nthreads == 1) {
 		int e = fwd_pin(a->cpu);
 		if (e) {
 			cli_err("switch: --affinity %d: %s", a->cpu, strerror(e));
@@ -298,19 +494,29 @@ int cmd_switch(int argc, char **argv)
 	}
 	if (!a->quiet) {
 		FILE *o = a->json ? stderr : stdout;
-		fprintf(o, "switch %s: ready (pid %d), %u ports attached; clients "
-			"open %s:PORT; MAC table %llu, aging %.3g s\n", a->name,
-			(int)getpid(), a->nattach, a->name,
+		fprintf(o, "switch %s: ready (pid %d), %u ports attached, %u "
+			"thread%s; clients open %s:PORT; MAC table %llu, aging "
+			"%.3g s\n", a->name, (int)getpid(), a->nattach, a->nthreads,
+			a->nthreads > 1 ? "s" : "", a->name,
 			(unsigned long long)a->mac_entries, a->aging_s);
 		fflush(o);
 	}
 	a->t_start = a->last_ns = stats_now_ns();
-	rc = loop(a);
+	rc = a->nthreads > 1 ? loop_threads(a) : loop(a);
 	a->t_end = stats_now_ns();
 	swa_summary(a);
 out:
 	swa_ctl_close(a);
+	for (unsigned t = a->nthreads; t-- > 1;) {
+		if (a->xs[t])
+			sw_fini(a->xs[t]);
+		free(a->xs[t]);
+	}
 	sw_fini(&a->sw);
+	sw_mac_free(a->mac);
+	for (unsigned t = 0; t < SWA_MAX_THREADS; t++)
+		if (a->wake[t] >= 0)
+			close(a->wake[t]);
 	run_fini(&r);
 	return rc;
 }

@@ -8,6 +8,8 @@
 #ifndef PKTMAP_APPS_SWITCH_APP_H
 #define PKTMAP_APPS_SWITCH_APP_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,6 +19,7 @@
 #define SWA_MAX_ATTACH 32
 #define SWA_MAX_CONNS (SW_MAX_PORTS + 16)
 #define SWA_MAX_GONE 1024
+#define SWA_MAX_THREADS 8
 
 /* A control connection: a client holding a port, or a request. */
 struct swa_conn {
@@ -43,10 +46,25 @@ struct swa {
 	double aging_s;
 	uint64_t mac_entries;
 	int cpu;                           /* --affinity, -1: none */
+	unsigned nthreads;                 /* -p */
 	bool json, quiet;
 	int verbose;
 	/* State. */
-	struct sw sw;
+	struct sw sw;                      /* thread 0's: names, kinds, pids */
+	/* With -p N > 1: thread t owns ring t of every client pipe, in a
+	 * context of its own (xs[t], xs[0] = &sw); the MAC table is shared.
+	 * The main thread serves the control socket and prints; it pauses
+	 * the threads (all parked between rounds) to change or read their
+	 * contexts. */
+	struct sw *xs[SWA_MAX_THREADS];
+	struct sw_mac *mac;                /* the shared table (-p > 1) */
+	pthread_t tid[SWA_MAX_THREADS];
+	int wake[SWA_MAX_THREADS];         /* eventfds: look at pause_req */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_int pause_req;
+	unsigned parked;                   /* threads parked (or ended) */
+	int error;                         /* a thread's failed sync */
 	int lfd;                           /* listening socket */
 	struct swa_conn conn[SWA_MAX_CONNS];
 	unsigned nconn;
@@ -87,9 +105,21 @@ int swa_client_op(const char *sw, enum vale_op op, const char *port,
 /* Is switch `sw` running (its socket answers)? */
 bool swa_running(const char *sw);
 
+/* Threads (-p): the context of thread t; a port's counters summed over
+ * the threads; the MAC table; park every thread between rounds, and let
+ * them go again (no-ops with one thread). */
+static inline struct sw *swa_ctx(struct swa *a, unsigned t)
+{
+	return t ? a->xs[t] : &a->sw;
+}
+void swa_counters(struct swa *a, uint16_t id, struct sw_counters *c);
+struct sw_mac *swa_mac(struct swa *a);
+void swa_pause(struct swa *a);
+void swa_resume(struct swa *a);
+
 /* Output. */
 void swa_line(struct swa *a);
 void swa_summary(struct swa *a);
-void swa_port_counters(const struct sw_port *sp, struct vale_counters *vc);
+void swa_port_counters(const struct sw_counters *c, struct vale_counters *vc);
 
 #endif /* PKTMAP_APPS_SWITCH_APP_H */

@@ -84,18 +84,18 @@ void swa_ctl_close(struct swa *a)
 	a->lfd = -1;
 }
 
-void swa_port_counters(const struct sw_port *sp, struct vale_counters *vc)
+void swa_port_counters(const struct sw_counters *c, struct vale_counters *vc)
 {
-	vc->rx_frames = sp->c.rx_frames;
-	vc->rx_bytes = sp->c.rx_bytes;
-	vc->tx_frames = sp->c.tx_frames;
-	vc->tx_bytes = sp->c.tx_bytes;
-	vc->drop_nospace = sp->c.drop_nospace;
-	vc->drop_invalid = sp->c.drop_invalid;
-	vc->drop_unknown = sp->c.drop_unknown;
-	vc->filtered = sp->c.filtered;
-	vc->sync_errors = sp->c.sync_errors;
-	vc->tx_moved = sp->c.tx_moved;
+	vc->rx_frames = c->rx_frames;
+	vc->rx_bytes = c->rx_bytes;
+	vc->tx_frames = c->tx_frames;
+	vc->tx_bytes = c->tx_bytes;
+	vc->drop_nospace = c->drop_nospace;
+	vc->drop_invalid = c->drop_invalid;
+	vc->drop_unknown = c->drop_unknown;
+	vc->filtered = c->filtered;
+	vc->sync_errors = c->sync_errors;
+	vc->tx_moved = c->tx_moved;
 }
 
 void swa_detach(struct swa *a, uint16_t id)
@@ -107,12 +107,13 @@ void swa_detach(struct swa *a, uint16_t id)
 		struct swa_gone *g = &a->gone[a->ngone++];
 		snprintf(g->name, sizeof(g->name), "%s", sp->name);
 		snprintf(g->kind, sizeof(g->kind), "%s", sp->kind);
-		g->c = sp->c;
+		swa_counters(a, id, &g->c);
 	}
 	for (unsigned i = 0; i < a->nconn; i++)
 		if (a->conn[i].port == id)
 			a->conn[i].port = -1;
-	sw_detach(&a->sw, id);
+	for (unsigned t = 0; t < a->nthreads; t++)
+		sw_detach(swa_ctx(a, t), id);
 	a->last_rx[id] = a->last_tx[id] = 0;
 }
 
@@ -164,6 +165,12 @@ int swa_attach_name(struct swa *a, const char *name, const char *as,
 		snprintf(err, errlen, "%s: port '%s' is already attached to %s",
 			 name, pname, a->name);
 		return -EEXIST;
+	}
+	if (a->nthreads > 1) {
+		snprintf(err, errlen, "%s: with -p %u the switch serves clients "
+			 "only: attach NICs, host rings and taps with -p 1",
+			 name, a->nthreads);
+		return -EOPNOTSUPP;
 	}
 	int ret = pktmap_open(&p, name, &o);
 	if (ret)
@@ -228,19 +235,36 @@ static void serve_open(struct swa *a, struct swa_conn *c,
 		o.bufs = 16 * 4 * (o.slots ? o.slots : 1024) + 64;
 		group = region_group(rq->region);
 	}
-	snprintf(name, sizeof(name), "pipe:%s{0", pipe);
-	struct pktmap_port *p;
-	int ret = pktmap_open(&p, name, &o);
-	if (ret) {
-		reply_err(c->fd, ret, msg);
-		return;
+	/* One ring pair per thread: thread t opens ring t of our end. */
+	int ret = 0, id = -1;
+	unsigned t;
+	for (t = 0; t < a->nthreads && ret >= 0; t++) {
+		struct pktmap_port *p;
+		if (a->nthreads == 1)
+			snprintf(name, sizeof(name), "pipe:%s{0", pipe);
+		else
+			snprintf(name, sizeof(name), "pipe:%s{0-%u@conf:rings=%u", pipe,
+				 t, a->nthreads);
+		ret = pktmap_open(&p, name, &o);
+		if (ret) {
+			reply_err(c->fd, ret, msg);
+			break;
+		}
+		ret = sw_attach(swa_ctx(a, t), p, rq->port, "client", true, group);
+		if (ret < 0 || (id >= 0 && ret != id)) {
+			pktmap_close(p);
+			reply_err(c->fd, ret < 0 ? ret : -EPROTO, swa_ctx(a, t)->err);
+			ret = -1;
+			break;
+		}
+		id = ret;
 	}
-	ret = sw_attach(&a->sw, p, rq->port, "client", true, group);
 	if (ret < 0) {
-		pktmap_close(p);
-		reply_err(c->fd, ret, a->sw.err);
+		while (t-- > 0 && id >= 0)
+			sw_detach(swa_ctx(a, t), (uint16_t)id);
 		return;
 	}
+	ret = id;
 	c->port = ret;
 	a->sw.port[ret]->pid = c->pid;
 	snprintf(a->sw.port[ret]->attached, sizeof(a->sw.port[ret]->attached),
@@ -262,13 +286,15 @@ static void serve_list(struct swa *a, int fd)
 		snprintf(rp.attached, sizeof(rp.attached), "%s", sp->attached);
 		rp.pid = sp->pid;
 		rp.zerocopy = sp->zc_group != 0;
-		swa_port_counters(sp, &rp.c);
+		struct sw_counters sc;
+		swa_counters(a, sp->id, &sc);
+		swa_port_counters(&sc, &rp.c);
 		reply(fd, &rp);
 	}
 	struct vale_rep rp = { .op = VALE_END };
 	struct sw_mac_stats ms = { 0 };
-	if (a->sw.mac)
-		sw_mac_stats(a->sw.mac, &ms);
+	if (swa_mac(a))
+		sw_mac_stats(swa_mac(a), &ms);
 	rp.mac_entries = ms.entries;
 	rp.mac_capacity = ms.capacity;
 	rp.mac_learned = ms.learned;

@@ -35,13 +35,15 @@ void swa_line(struct swa *a)
 			continue;
 		nports++;
 		char rx[32], tx[32];
+		struct sw_counters c;
+		swa_counters(a, (uint16_t)i, &c);
 		stats_fmt_rate(rx, sizeof(rx),
-			       (double)(sp->c.rx_frames - a->last_rx[i]) / dt, "pps");
+			       (double)(c.rx_frames - a->last_rx[i]) / dt, "pps");
 		stats_fmt_rate(tx, sizeof(tx),
-			       (double)(sp->c.tx_frames - a->last_tx[i]) / dt, "pps");
-		a->last_rx[i] = sp->c.rx_frames;
-		a->last_tx[i] = sp->c.tx_frames;
-		drops += drops_of(&sp->c);
+			       (double)(c.tx_frames - a->last_tx[i]) / dt, "pps");
+		a->last_rx[i] = c.rx_frames;
+		a->last_tx[i] = c.tx_frames;
+		drops += drops_of(&c);
 		if (len < sizeof(line) - 1)
 			len += (size_t)snprintf(line + len, sizeof(line) - len,
 						"  %s in %s out %s", sp->name, rx, tx);
@@ -49,8 +51,8 @@ void swa_line(struct swa *a)
 	for (unsigned g = 0; g < a->ngone; g++)
 		drops += drops_of(&a->gone[g].c);
 	struct sw_mac_stats ms = { 0 };
-	if (a->sw.mac)
-		sw_mac_stats(a->sw.mac, &ms);
+	if (swa_mac(a))
+		sw_mac_stats(swa_mac(a), &ms);
 	if (!a->quiet)
 		fprintf(o, "%s%s  | %u ports, %llu MACs, drops +%llu\n", line,
 			nports ? "" : " no ports", nports, U(ms.entries),
@@ -91,40 +93,53 @@ static void json_port(FILE *o, bool first, const char *name, const char *kind,
 void swa_summary(struct swa *a)
 {
 	struct sw_mac_stats ms = { 0 };
-	if (a->sw.mac)
-		sw_mac_stats(a->sw.mac, &ms);
+	if (swa_mac(a))
+		sw_mac_stats(swa_mac(a), &ms);
 	double secs = (double)(a->t_end - a->t_start) / 1e9;
-	double cpf = a->sw.busy_frames ?
-			     (double)a->sw.busy_cycles / (double)a->sw.busy_frames : 0;
+	uint64_t frames = 0, cycles = 0, rounds = 0;
+	for (unsigned t = 0; t < a->nthreads; t++) {
+		frames += swa_ctx(a, t)->busy_frames;
+		cycles += swa_ctx(a, t)->busy_cycles;
+		rounds += swa_ctx(a, t)->rounds;
+	}
+	/* With threads: the mean of their costs, weighted by frames. */
+	double cpf = frames ? (double)cycles / (double)frames : 0;
 	if (!a->quiet) {
 		FILE *o = a->json ? stderr : stdout;
 		fprintf(o, "switch %s: %.1f s; %llu frames switched, %.1f TSC "
 			"cycles per frame of switch work; MAC table %llu of %llu "
 			"(learned %llu, moved %llu, aged %llu, evicted %llu)\n",
-			a->name, secs, U(a->sw.busy_frames), cpf, U(ms.entries),
+			a->name, secs, U(frames), cpf, U(ms.entries),
 			U(ms.capacity), U(ms.learned), U(ms.moved), U(ms.aged),
 			U(ms.evicted));
 		for (unsigned g = 0; g < a->ngone; g++)
 			human_port(o, a->gone[g].name, a->gone[g].kind,
 				   &a->gone[g].c, true);
-		for (uint32_t i = 0; i < a->sw.nports; i++)
-			if (a->sw.port[i])
-				human_port(o, a->sw.port[i]->name,
-					   a->sw.port[i]->kind, &a->sw.port[i]->c,
-					   false);
+		for (uint32_t i = 0; i < a->sw.nports; i++) {
+			if (!a->sw.port[i])
+				continue;
+			struct sw_counters c;
+			swa_counters(a, (uint16_t)i, &c);
+			human_port(o, a->sw.port[i]->name, a->sw.port[i]->kind, &c,
+				   false);
+		}
 	}
 	if (!a->json)
 		return;
 	FILE *o = stdout;
 	fprintf(o, "{\"cmd\":\"switch\",\"switch\":");
 	stats_json_str(o, a->name);
-	fprintf(o, ",\"seconds\":%.6f,\"frames\":%llu,\"busy_cycles\":%llu,"
-		"\"cycles_per_frame\":%.2f,\"rounds\":%llu,\"mac_entries\":%llu,"
+	fprintf(o, ",\"nthreads\":%u,\"seconds\":%.6f,\"frames\":%llu,"
+		"\"busy_cycles\":%llu,\"cycles_per_frame\":%.2f,\"rounds\":%llu,\"mac_entries\":%llu,"
 		"\"mac_capacity\":%llu,\"mac_learned\":%llu,\"mac_moved\":%llu,"
-		"\"mac_aged\":%llu,\"mac_evicted\":%llu,\"ports\":[",
-		secs, U(a->sw.busy_frames), U(a->sw.busy_cycles), cpf,
-		U(a->sw.rounds), U(ms.entries), U(ms.capacity), U(ms.learned),
-		U(ms.moved), U(ms.aged), U(ms.evicted));
+		"\"mac_aged\":%llu,\"mac_evicted\":%llu,",
+		a->nthreads, secs, U(frames), U(cycles), cpf, U(rounds),
+		U(ms.entries), U(ms.capacity), U(ms.learned), U(ms.moved),
+		U(ms.aged), U(ms.evicted));
+	for (unsigned t = 0; t < a->nthreads; t++)
+		fprintf(o, "%s%llu", t ? "," : "\"frames_per_thread\":[",
+			U(swa_ctx(a, t)->busy_frames));
+	fprintf(o, "],\"ports\":[");
 	bool first = true;
 	for (unsigned g = 0; g < a->ngone; g++, first = false)
 		json_port(o, first, a->gone[g].name, a->gone[g].kind,
@@ -132,8 +147,10 @@ void swa_summary(struct swa *a)
 	for (uint32_t i = 0; i < a->sw.nports; i++) {
 		if (!a->sw.port[i])
 			continue;
-		json_port(o, first, a->sw.port[i]->name, a->sw.port[i]->kind,
-			  &a->sw.port[i]->c, false);
+		struct sw_counters c;
+		swa_counters(a, (uint16_t)i, &c);
+		json_port(o, first, a->sw.port[i]->name, a->sw.port[i]->kind, &c,
+			  false);
 		first = false;
 	}
 	fprintf(o, "]}\n");

@@ -338,7 +338,7 @@ int sw_round(struct sw *s)
 	int ret = 0;
 
 	s->now_ms = sw_now_ms();
-	if (s->now_ms - s->last_tick_ms >= 1000) {
+	if (!s->cfg.no_tick && s->now_ms - s->last_tick_ms >= 1000) {
 		s->last_tick_ms = s->now_ms;
 		if (s->lookup->tick)
 			s->lookup->tick(s->lookup_ctx, s->now_ms);

@@ -111,6 +111,8 @@ struct sw_cfg {
 	uint32_t mac_entries;               /* learning bridge: table size
 					     * (0: 4096) */
 	uint32_t aging_ms;                  /* learning bridge: 0: 300 s */
+	bool no_tick;                       /* another context runs the
+					     * lookup's tick (a shared table) */
 };
 
 struct sw_mac; /* the learning bridge's table, switch_mac.c */
@@ -174,7 +176,7 @@ struct sw_mac_stats {
  * Returns NULL when out of memory. */
 struct sw_mac *sw_mac_new(uint32_t entries, uint32_t aging_ms);
 void sw_mac_free(struct sw_mac *t);
-void sw_mac_stats(const struct sw_mac *t, struct sw_mac_stats *st);
+void sw_mac_stats(struct sw_mac *t, struct sw_mac_stats *st);
 /* Learn or refresh `mac` (6 bytes) on port; look one up: its port, or
  * -1 (unknown or aged). For tests and tools; the data path uses the
  * lookup table above. */

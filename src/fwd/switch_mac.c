@@ -13,7 +13,14 @@
  * source port is filtered (never sent back where it came from). An entry
  * ages out aging_ms after the last frame from its MAC (300 s by default,
  * as the Linux bridge).
+ *
+ * Several forwarding threads may share one table: every field is a
+ * relaxed atomic. Two threads learning at once may both take a way, or
+ * one may read an entry half rewritten (a key with the previous port):
+ * a frame then goes to a wrong port or is flooded once, which a learning
+ * bridge tolerates; nothing is read or written outside the table.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,19 +31,27 @@
 #define SW_MAC_MASK 0xffffffffffffull
 
 struct sw_mac_entry {
-	uint64_t key;     /* MAC in the low 48 bits | SW_MAC_VALID; 0 = free */
-	uint32_t seen_ms; /* last frame from this MAC */
-	uint16_t port;
-	uint16_t pad;
+	_Atomic uint64_t key;     /* MAC in the low 48 bits | SW_MAC_VALID;
+				   * 0 = free */
+	_Atomic uint32_t seen_ms; /* last frame from this MAC */
+	_Atomic uint32_t port;
+};
+
+struct sw_mac_count {
+	_Atomic uint64_t entries, learned, moved, aged, evicted;
 };
 
 struct sw_mac {
 	struct sw_mac_entry *e;  /* nbuckets * SW_MAC_WAYS */
 	uint32_t nbuckets, shift;
 	uint32_t aging_ms;
-	uint32_t last_sweep_ms;
-	struct sw_mac_stats st;
+	uint64_t capacity;
+	struct sw_mac_count st;
 };
+
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+#define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 
 /* The 6 bytes at p as a number (first byte lowest, so the multicast bit
  * is bit 0). Frames hold at least 14 bytes, so 8-byte loads at offsets 0
@@ -61,10 +76,10 @@ static inline struct sw_mac_entry *bucket(const struct sw_mac *t, uint64_t key)
 	return &t->e[h * SW_MAC_WAYS];
 }
 
-static inline bool aged(const struct sw_mac *t, const struct sw_mac_entry *e,
+static inline bool aged(const struct sw_mac *t, struct sw_mac_entry *e,
 			uint32_t now)
 {
-	return now - e->seen_ms > t->aging_ms;
+	return now - LD(e->seen_ms) > t->aging_ms;
 }
 
 struct sw_mac *sw_mac_new(uint32_t entries, uint32_t aging_ms)
@@ -78,13 +93,17 @@ struct sw_mac *sw_mac_new(uint32_t entries, uint32_t aging_ms)
 	t->nbuckets = nb;
 	t->shift = 64 - bits;
 	t->aging_ms = aging_ms ? aging_ms : 300000;
-	t->st.capacity = (uint64_t)nb * SW_MAC_WAYS;
+	t->capacity = (uint64_t)nb * SW_MAC_WAYS;
 	if (posix_memalign((void **)&t->e, 64,
 			   (size_t)nb * SW_MAC_WAYS * sizeof(*t->e)) != 0) {
 		free(t);
 		return NULL;
 	}
-	memset(t->e, 0, (size_t)nb * SW_MAC_WAYS * sizeof(*t->e));
+	for (uint64_t i = 0; i < (uint64_t)nb * SW_MAC_WAYS; i++) {
+		atomic_init(&t->e[i].key, 0);
+		atomic_init(&t->e[i].seen_ms, 0);
+		atomic_init(&t->e[i].port, 0);
+	}
 	return t;
 }
 
@@ -96,9 +115,14 @@ void sw_mac_free(struct sw_mac *t)
 	free(t);
 }
 
-void sw_mac_stats(const struct sw_mac *t, struct sw_mac_stats *st)
+void sw_mac_stats(struct sw_mac *t, struct sw_mac_stats *st)
 {
-	*st = t->st;
+	st->capacity = t->capacity;
+	st->entries = LD(t->st.entries);
+	st->learned = LD(t->st.learned);
+	st->moved = LD(t->st.moved);
+	st->aged = LD(t->st.aged);
+	st->evicted = LD(t->st.evicted);
 }
 
 /* Learn `mac` (a key without the valid bit) on `port`. */
@@ -108,12 +132,13 @@ static void learn(struct sw_mac *t, uint64_t mac, uint16_t port, uint32_t now)
 	struct sw_mac_entry *b = bucket(t, key), *victim = NULL;
 	for (uint32_t w = 0; w < SW_MAC_WAYS; w++) {
 		struct sw_mac_entry *e = &b[w];
-		if (e->key == key) {
-			if (e->port != port) {
-				e->port = port;
-				t->st.moved++;
+		if (LD(e->key) == key) {
+			if (LD(e->port) != port) {
+				ST(e->port, port);
+				ADD(t->st.moved, 1);
 			}
-			e->seen_ms = now;
+			if (LD(e->seen_ms) != now)
+				ST(e->seen_ms, now);
 			return;
 		}
 	}
@@ -121,24 +146,24 @@ static void learn(struct sw_mac *t, uint64_t mac, uint16_t port, uint32_t now)
 	uint32_t best = 0;
 	for (uint32_t w = 0; w < SW_MAC_WAYS; w++) {
 		struct sw_mac_entry *e = &b[w];
-		uint32_t score = !e->key ? UINT32_MAX :
+		uint32_t score = !LD(e->key) ? UINT32_MAX :
 				 aged(t, e, now) ? UINT32_MAX - 1 :
-						   now - e->seen_ms;
+						   now - LD(e->seen_ms);
 		if (!victim || score > best) {
 			victim = e;
 			best = score;
 		}
 	}
-	if (!victim->key)
-		t->st.entries++;
-	else if (aged(t, victim, now))
-		t->st.aged++;
+	if (best == UINT32_MAX)
+		ADD(t->st.entries, 1);
+	else if (best == UINT32_MAX - 1)
+		ADD(t->st.aged, 1);
 	else
-		t->st.evicted++;
-	victim->key = key;
-	victim->port = port;
-	victim->seen_ms = now;
-	t->st.learned++;
+		ADD(t->st.evicted, 1);
+	ST(victim->port, port);
+	ST(victim->seen_ms, now);
+	ST(victim->key, key);
+	ADD(t->st.learned, 1);
 }
 
 /* The port of `mac`, or -1. An aged entry is removed here. */
@@ -148,14 +173,18 @@ static int find(struct sw_mac *t, uint64_t mac, uint32_t now)
 	struct sw_mac_entry *b = bucket(t, key);
 	for (uint32_t w = 0; w < SW_MAC_WAYS; w++) {
 		struct sw_mac_entry *e = &b[w];
-		if (e->key == key) {
+		if (LD(e->key) == key) {
 			if (aged(t, e, now)) {
-				e->key = 0;
-				t->st.entries--;
-				t->st.aged++;
+				/* Whoever frees the entry counts it. */
+				if (atomic_compare_exchange_strong_explicit(
+					    &e->key, &key, 0, memory_order_relaxed,
+					    memory_order_relaxed)) {
+					ADD(t->st.entries, (uint64_t)-1);
+					ADD(t->st.aged, 1);
+				}
 				return -1;
 			}
-			return e->port;
+			return (int)LD(e->port);
 		}
 	}
 	return -1;
@@ -208,15 +237,26 @@ static void mac_lookup(void *ctx, const struct sw_frame *f, uint32_t n,
 	}
 }
 
+/* Remove entry e if it still holds `key` (another thread may have
+ * replaced it meanwhile); returns whether it did. */
+static bool drop_entry(struct sw_mac *t, struct sw_mac_entry *e, uint64_t key)
+{
+	if (!atomic_compare_exchange_strong_explicit(&e->key, &key, 0,
+						     memory_order_relaxed,
+						     memory_order_relaxed))
+		return false;
+	ADD(t->st.entries, (uint64_t)-1);
+	return true;
+}
+
 static void mac_port_gone(void *ctx, uint16_t port)
 {
 	struct sw_mac *t = ctx;
 	uint64_t n = (uint64_t)t->nbuckets * SW_MAC_WAYS;
 	for (uint64_t i = 0; i < n; i++) {
-		if (t->e[i].key && t->e[i].port == port) {
-			t->e[i].key = 0;
-			t->st.entries--;
-		}
+		uint64_t key = LD(t->e[i].key);
+		if (key && LD(t->e[i].port) == port)
+			drop_entry(t, &t->e[i], key);
 	}
 }
 
@@ -226,13 +266,10 @@ static void mac_tick(void *ctx, uint32_t now)
 	struct sw_mac *t = ctx;
 	uint64_t n = (uint64_t)t->nbuckets * SW_MAC_WAYS;
 	for (uint64_t i = 0; i < n; i++) {
-		if (t->e[i].key && aged(t, &t->e[i], now)) {
-			t->e[i].key = 0;
-			t->st.entries--;
-			t->st.aged++;
-		}
+		uint64_t key = LD(t->e[i].key);
+		if (key && aged(t, &t->e[i], now) && drop_entry(t, &t->e[i], key))
+			ADD(t->st.aged, 1);
 	}
-	t->last_sweep_ms = now;
 }
 
 const struct sw_lookup_ops sw_mac_lookup = {

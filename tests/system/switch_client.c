@@ -101,14 +101,19 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		fflush(stdout);
 		uint64_t n = 0;
-		struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), 0);
+		struct netmap_if *nifp = pktmap_nifp(p);
 		while (!stop) {
 			pktmap_poll(p, POLLIN, 100);
-			while (!nm_ring_empty(r)) {
-				r->head = r->cur = nm_ring_next(r, r->head);
-				if (++n % 100 == 0) {
-					printf("received %llu\n", (unsigned long long)n);
-					fflush(stdout);
+			/* every RX ring: a switch with threads uses several */
+			for (uint32_t k = 0; k < nifp->ni_rx_rings; k++) {
+				struct netmap_ring *r = NETMAP_RXRING(nifp, k);
+				while (!nm_ring_empty(r)) {
+					r->head = r->cur = nm_ring_next(r, r->head);
+					if (++n % 100 == 0) {
+						printf("received %llu\n",
+						       (unsigned long long)n);
+						fflush(stdout);
+					}
 				}
 			}
 		}

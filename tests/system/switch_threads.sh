@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# pktmap switch -p 2: two forwarding threads, each switching one ring
+# pair of every client's pipe, sharing the MAC table. Clients (gen with
+# one thread fills both of its TX rings in turn; recv and switch_client
+# read both RX rings):
+#
+#   gen a --+-- valepPID (-p 2) --+-- recv b
+#                                 +-- switch_client d (MAC d)
+#
+# flooding and learning with exact counts (each stream in order: recv's
+# gaps 0), --list and -d served while the threads run (they are parked
+# between rounds), a NIC refused with -p 2 in one line, a clean exit.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+CLIENT=${SWITCH_CLIENT:?SWITCH_CLIENT must name tests/system/switch_client}
+S="valep$$"
+MAC_A=02:00:00:00:00:0a
+MAC_D=02:00:00:00:00:0d
+
+out=$("$PKTMAP" switch "$S" -p 2 -a xdp:lo 2>&1) && fail "-p 2 -a was accepted"
+expect_eq "error lines" "$(printf '%s\n' "$out" | wc -l)" 1
+printf '%s\n' "$out" | grep -q "with -p 1" || fail "no hint in: $out"
+
+BG_TIMEOUT=120 bg "$PKTMAP" switch "$S" -p 2 -T 0 --json >"$TMP/sw.json" 2>"$TMP/sw.err"
+sw_pid=$BG_PID
+list() { "$PKTMAP" switch --list "$S" "$@"; }
+wait_ports() {
+	local p ok
+	for _ in $(seq 300); do
+		list >"$TMP/list" 2>/dev/null || true
+		ok=1
+		for p in "$@"; do
+			grep -q "^$p " "$TMP/list" || ok=0
+		done
+		[ "$ok" = 1 ] && return 0
+		sleep 0.1
+	done
+	fail "ports $* not attached: $(cat "$TMP/list")"
+}
+
+for _ in $(seq 300); do
+	list >/dev/null 2>&1 && break
+	sleep 0.1
+done
+bg "$PKTMAP" recv -i "$S:b" -n 501 -T 0 -q --json >"$TMP/b.json"
+recv_b=$BG_PID
+wait_ports b
+bg "$CLIENT" "$S:d" learn "$MAC_D" >"$TMP/d.out"
+client_d=$BG_PID
+wait_for "$TMP/d.out" '^ready'
+wait_ports b d
+# a client comes and goes while the threads run
+"$PKTMAP" recv -i "$S:x" -n 1 -T 0 -q >/dev/null 2>&1 &
+x=$!
+wait_ports x
+kill "$x"
+wait "$x" 2>/dev/null || true
+
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D ff:ff:ff:ff:ff:ff -n 500 -b 50 -T 0 -q
+wait_for "$TMP/d.out" '^received 500$'
+"$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 500 -b 50 -T 0 -q
+wait_for "$TMP/d.out" '^received 1000$'
+wait_bg "$recv_b"
+expect_eq "recv b exit" "$WAIT_RC" 0
+expect_eq "b packets" "$(json "$TMP/b.json" packets)" 501
+expect_eq "b gaps" "$(json "$TMP/b.json" gaps)" 0
+expect_eq "b bad (d's frame)" "$(json "$TMP/b.json" bad)" 1
+"$PKTMAP" switch "$S" -d d
+list | grep -q '^d ' && fail "d still attached after -d"
+kill "$client_d"
+wait "$client_d" 2>/dev/null || true
+expect_eq "d total" "$(grep '^total' "$TMP/d.out" | cut -d' ' -f2)" 1000
+
+kill -TERM "$sw_pid"
+wait_bg "$sw_pid"
+expect_eq "switch exit" "$WAIT_RC" 0
+sum() {
+	grep -o "{\"port\":\"$1\"[^}]*}" "$TMP/sw.json" | grep -o "\"$2\":[0-9]*" |
+		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+expect_eq "threads" "$(json "$TMP/sw.json" nthreads)" 2
+# both threads switched frames (gen fills both of its rings in turn)
+per=$(grep -o '"frames_per_thread":\[[0-9,]*\]' "$TMP/sw.json" | grep -o '[0-9][0-9,]*')
+[ "${per%%,*}" -gt 0 ] && [ "${per##*,}" -gt 0 ] || fail "a thread moved nothing: $per"
+expect_eq "frames switched" "$((${per%%,*} + ${per##*,}))" 1001
+expect_eq "frames from a" "$(sum a rx_frames)" 1000
+expect_eq "frames to b" "$(sum b tx_frames)" 501
+expect_eq "frames to d" "$(sum d tx_frames)" 1000
+expect_eq "frames to a" "$(sum a tx_frames)" 0
+ls /dev/shm | grep -q "pktmap.pipe.vs$sw_pid\." && fail "the switch left pipes in /dev/shm"
+echo "switch_threads: ok"
