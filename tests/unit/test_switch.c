@@ -1,8 +1,10 @@
 /* The switch's learning table (src/fwd/switch_mac.c): learning, a MAC
  * moving to another port, aging, a bounded size under more MACs than it
- * holds, forgetting a detached port; and the data path (src/fwd/switch.c)
+ * holds, forgetting a detached port; the data path (src/fwd/switch.c)
  * in one process over pipes: flooding, learning, no reflection, runts
- * counted as invalid, a full destination dropping only its own frames. */
+ * counted as invalid, a full destination dropping only its own frames;
+ * and a lookup of the caller's in place of the learning bridge (unknown
+ * ports counted). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -221,9 +223,98 @@ static void test_datapath(void)
 	sw_fini(&s);
 }
 
+/* A lookup of our own (VALE's pluggable lookup): the frame's byte 14
+ * names the output port, as an L3 lookup would from its tables. */
+static unsigned gone_calls;
+
+static void byte_lookup(void *ctx, const struct sw_frame *f, uint32_t n,
+			uint16_t src, uint16_t *dst, uint32_t now_ms)
+{
+	(void)ctx;
+	(void)src;
+	(void)now_ms;
+	for (uint32_t i = 0; i < n; i++)
+		dst[i] = f[i].len > 14 ? f[i].buf[14] : SW_FLOOD;
+}
+
+static void byte_gone(void *ctx, uint16_t port)
+{
+	(void)ctx;
+	(void)port;
+	gone_calls++;
+}
+
+static const struct sw_lookup_ops byte_ops = {
+	.name = "byte 14",
+	.lookup = byte_lookup,
+	.port_gone = byte_gone,
+};
+
+static void send_to(int c, uint8_t out, uint32_t tag)
+{
+	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), 0);
+	if (nm_ring_space(r) == 0)
+		pktmap_txsync(cl[c].cl_end);
+	struct netmap_slot *s = &r->slot[r->head];
+	uint8_t *b = (uint8_t *)NETMAP_BUF(r, s->buf_idx);
+	memset(b, 0, 60);
+	b[14] = out;
+	memcpy(b + 16, &tag, 4);
+	s->len = 60;
+	r->head = r->cur = nm_ring_next(r, r->head);
+}
+
+static void test_custom_lookup(void)
+{
+	struct sw s;
+	struct sw_cfg cfg = { .lookup = &byte_ops };
+	CHECK_EQ(sw_init(&s, &cfg), 0);
+	CHECK(s.mac == NULL, "a MAC table made for a custom lookup");
+	for (int i = 0; i < NP; i++) {
+		char n[96], pn[8];
+		snprintf(n, sizeof(n), "pipe:tswl%d.%d{0@conf:slots=64", (int)getpid(),
+			 i);
+		struct pktmap_open_opts o = { .sz = sizeof(o) };
+		CHECK_EQ(pktmap_open(&cl[i].sw_end, n, &o), 0);
+		snprintf(n, sizeof(n), "pipe:tswl%d.%d}0", (int)getpid(), i);
+		CHECK_EQ(pktmap_open(&cl[i].cl_end, n, &o), 0);
+		snprintf(pn, sizeof(pn), "%c", 'a' + i);
+		CHECK_EQ(sw_attach(&s, cl[i].sw_end, pn, "client", true, 0), i);
+	}
+	uint32_t tags[64];
+	/* to port 2, to port 1, to no port (7, 200): unknown, dropped and
+	 * counted on the source; to the source itself: filtered */
+	send_to(0, 2, 1);
+	send_to(0, 1, 2);
+	send_to(0, 7, 3);
+	send_to(0, 200, 4);
+	send_to(0, 0, 5);
+	send_to(0, 2, 6);
+	flush(&s, 0);
+	{ unsigned got = drain(2, tags, 64); CHECK_EQ(got, 2); }
+	CHECK_EQ(tags[0], 1);
+	CHECK_EQ(tags[1], 6);
+	{ unsigned got = drain(1, tags, 64); CHECK_EQ(got, 1); }
+	CHECK_EQ(tags[0], 2);
+	CHECK_EQ(s.port[0]->c.drop_unknown, 2);
+	CHECK_EQ(s.port[0]->c.filtered, 1);
+	CHECK_EQ(s.port[0]->c.rx_frames, 6);
+	sw_detach(&s, 1);
+	CHECK_EQ(gone_calls, 1);
+	/* a port that was detached is unknown too */
+	send_to(0, 1, 7);
+	flush(&s, 0);
+	CHECK_EQ(s.port[0]->c.drop_unknown, 3);
+	pktmap_close(cl[1].cl_end);
+	pktmap_close(cl[0].cl_end);
+	pktmap_close(cl[2].cl_end);
+	sw_fini(&s);
+}
+
 int main(void)
 {
 	test_table();
 	test_datapath();
+	test_custom_lookup();
 	return t_done("switch");
 }
