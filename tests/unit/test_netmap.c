@@ -164,6 +164,48 @@ int main(void)
 	roundtrip(b, a, 5000, "select");
 	roundtrip(a, b, 5000, "epoll");
 
+	/* nmport_inject: one short packet, one longer than a buffer (an
+	 * NS_MOREFRAG chain of two) */
+	static char big[3000];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)i;
+	CHECK_EQ(nmport_inject(a, "hello", 5), 5);
+	CHECK_EQ(nmport_inject(a, big, sizeof(big)), (int)sizeof(big));
+	CHECK(ioctl(a->fd, NIOCTXSYNC, NULL) == 0 && ioctl(b->fd, NIOCRXSYNC, NULL) == 0,
+	      "sync");
+	struct netmap_ring *rr = NETMAP_RXRING(b->nifp, b->first_rx_ring);
+	CHECK_EQ(nm_ring_space(rr), 3);
+	if (nm_ring_space(rr) == 3) {
+		struct netmap_slot *s0 = &rr->slot[rr->head];
+		struct netmap_slot *s1 = &rr->slot[nm_ring_next(rr, rr->head)];
+		struct netmap_slot *s2 = &rr->slot[nm_ring_next(rr, nm_ring_next(rr, rr->head))];
+		CHECK(s0->len == 5 && !memcmp(NETMAP_BUF(rr, s0->buf_idx), "hello", 5),
+		      "first packet");
+		CHECK(s1->flags & NS_MOREFRAG, "a long packet is a chain");
+		CHECK(!(s2->flags & NS_MOREFRAG), "ending in one slot");
+		CHECK_EQ(s1->len + s2->len, (int)sizeof(big));
+		CHECK(!memcmp(NETMAP_BUF(rr, s1->buf_idx), big, s1->len) &&
+		      !memcmp(NETMAP_BUF(rr, s2->buf_idx), big + s1->len, s2->len),
+		      "the chain carries the bytes");
+		rr->head = rr->cur = rr->tail;
+		CHECK(ioctl(b->fd, NIOCRXSYNC, NULL) == 0, "give them back");
+	}
+
+	/* nmport_clone: the same request, not open; a pipe end is bound
+	 * once, so opening the clone of an open end is EBUSY */
+	struct nmport_d *cl = nmport_clone(a);
+	CHECK(cl != NULL, "clone");
+	if (cl) {
+		CHECK(cl->fd == -1 && cl->nifp == NULL && !cl->register_done,
+		      "a clone is not open");
+		CHECK(!strcmp(cl->hdr.nr_name, a->hdr.nr_name) &&
+		      cl->reg.nr_mode == a->reg.nr_mode &&
+		      cl->hdr.nr_body == (uintptr_t)&cl->reg, "same request");
+		CHECK(nmport_open_desc(cl) < 0 && errno == EBUSY,
+		      "the end is open already: EBUSY");
+		nmport_undo_prepare(cl);
+	}
+
 	/* dup shares the open: close the original, the copy still works */
 	int fd2 = dup(b->fd);
 	CHECK(fd2 >= 0, "dup");
