@@ -166,21 +166,42 @@ int swa_attach_name(struct swa *a, const char *name, const char *as,
 			 name, pname, a->name);
 		return -EEXIST;
 	}
-	if (a->nthreads > 1) {
-		snprintf(err, errlen, "%s: with -p %u the switch serves clients "
-			 "only: attach NICs, host rings and taps with -p 1",
+	/* With threads, thread T opens queue T of an interface (NAME-T): the
+	 * interface needs a queue per thread. Host rings and taps have one. */
+	if (a->nthreads > 1 && (strcmp(kind, "nic") != 0 ||
+				nm.reg != NR_REG_ALL_NIC)) {
+		snprintf(err, errlen, "%s: with -p %u only clients and whole "
+			 "interfaces (a queue per thread) can be attached: use -p 1",
 			 name, a->nthreads);
 		return -EOPNOTSUPP;
 	}
-	int ret = pktmap_open(&p, name, &o);
-	if (ret)
-		return ret;
 	/* Ports named with one @mem: region share a pool: move buffers. */
-	ret = sw_attach(&a->sw, p, pname, kind, true,
-			nm.region[0] ? region_group(nm.region) : 0);
-	if (ret < 0) {
-		snprintf(err, errlen, "%s: %s", name, a->sw.err);
-		pktmap_close(p);
+	uint64_t group = nm.region[0] ? region_group(nm.region) : 0;
+	int ret = 0, id = -1;
+	unsigned t;
+	for (t = 0; t < a->nthreads; t++) {
+		char tname[300];
+		if (cli_thread_port(name, a->nthreads, t, tname, sizeof(tname))) {
+			snprintf(err, errlen, "%s: name too long", name);
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		ret = pktmap_open(&p, tname, &o);
+		if (ret)
+			break;
+		ret = sw_attach(swa_ctx(a, t), p, pname, kind, true, group);
+		if (ret < 0 || (id >= 0 && ret != id)) {
+			snprintf(err, errlen, "%s: %s", tname, swa_ctx(a, t)->err);
+			pktmap_close(p);
+			ret = ret < 0 ? ret : -EPROTO;
+			break;
+		}
+		id = ret;
+		ret = 0;
+	}
+	if (ret) {
+		while (t-- > 0 && id >= 0)
+			sw_detach(swa_ctx(a, t), (uint16_t)id);
 		return ret;
 	}
 	return 0;

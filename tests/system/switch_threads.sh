@@ -9,7 +9,7 @@
 #
 # flooding and learning with exact counts (each stream in order: recv's
 # gaps 0), --list and -d served while the threads run (they are parked
-# between rounds), a NIC refused with -p 2 in one line, a clean exit.
+# between rounds), a tap refused with -p 2 in one line, a clean exit.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -18,9 +18,9 @@ S="valep$$"
 MAC_A=02:00:00:00:00:0a
 MAC_D=02:00:00:00:00:0d
 
-out=$("$PKTMAP" switch "$S" -p 2 -a xdp:lo 2>&1) && fail "-p 2 -a was accepted"
+out=$("$PKTMAP" switch "$S" -p 2 -n "st$$" 2>&1) && fail "-p 2 -n was accepted"
 expect_eq "error lines" "$(printf '%s\n' "$out" | wc -l)" 1
-printf '%s\n' "$out" | grep -q "with -p 1" || fail "no hint in: $out"
+printf '%s\n' "$out" | grep -q "use -p 1" || fail "no hint in: $out"
 
 BG_TIMEOUT=120 bg "$PKTMAP" switch "$S" -p 2 -T 0 --json >"$TMP/sw.json" 2>"$TMP/sw.err"
 sw_pid=$BG_PID
