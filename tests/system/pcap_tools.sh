@@ -24,7 +24,8 @@
 #  darkstat: its page says 1500 captured, 0 dropped; argus: flow records
 #  sum to 1500 packets (ra); softflowd: "Packets processed: 1500"
 #  (softflowctl); arping -c 5: 5 answers; nmap --send-eth -sS: ports 80
-#  and 81 closed (the RSTs came back through the library). While the
+#  and 81 closed (the RSTs came back through the library); hping3 -S -c 5:
+#  5 answers. While the
 #  long-running ones capture, vb carries pktmap's XDP program (xdp: the
 #  library is the one in use); afterwards none is left. dumpcap and
 #  tshark drop CAP_BPF before opening: on xdp:vb one line says so, and
@@ -50,7 +51,7 @@ trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '
 
 need_root
 for t in ip tcpdump dumpcap tshark tcpreplay ngrep p0f darkstat argus ra \
-	softflowd softflowctl arping nmap curl python3; do
+	softflowd softflowctl arping nmap hping3 curl python3; do
 	need_cmd "$t"
 done
 
@@ -233,6 +234,16 @@ for K in $KINDS; do
 	grep -q "^80/tcp closed" "$TMP/$K.nmap" && grep -q "^81/tcp closed" "$TMP/$K.nmap" ||
 		fail "$K nmap: $(cat "$TMP/$K.nmap")"
 	echo "   nmap --send-eth: 80, 81 closed"
+
+	# hping3 sends through the host stack (a raw IP socket) and reads the
+	# answers with libpcap. On xdp: the host no longer sees vb's frames
+	# (netmap mode), ARP replies included: give it the neighbour.
+	inB ip neigh replace 10.1.0.2 lladdr "$MAC_A" dev vb nud permanent
+	inB timeout 30 "${RUN[@]}" hping3 -c 5 -S -p 80 -I vb 10.1.0.2 \
+		>"$TMP/$K.hping3" 2>&1 || true
+	expect_eq "$K hping3 answers ($(tail -n 2 "$TMP/$K.hping3" | tr '\n' ';'))" \
+		"$(grep -c 'flags=RA' "$TMP/$K.hping3")" 5
+	echo "   hping3 -S: 5 of 5 answered"
 	inB ip addr flush dev vb
 	no_prog "$K"
 done
