@@ -719,7 +719,12 @@ static bool rx_drained(const struct pmc *h)
 
 int pmc_dispatch(struct pmc *h, int cnt, pcap_handler cb, u_char *user)
 {
-	int rc = wait_rx(h);
+	/* Packets left from the last sync (dumpcap takes one per select()):
+	 * no sync, no wait. */
+	int rc = !rx_drained(h) && !atomic_load_explicit(&h->break_loop,
+							 memory_order_relaxed)
+			 ? 1
+			 : wait_rx(h);
 
 	if (rc == PMC_EOF)
 		return 0;
