@@ -8,6 +8,11 @@
  *    size depends on both.
  * 3. writev (an NS_MOREFRAG chain) gives the same record as one write.
  * 4. Bad options and paths: negative errno, nothing crashes.
+ * 5. Records by reference (pktmap_pcapw_write_ref, with the header in the
+ *    headroom or beside it, and pktmap_pcapw_write_slots from a ring, a
+ *    chain written between them): the file is byte for byte the one the
+ *    copying writes make, across several writev() rounds, and
+ *    pktmap_pcapw_bytes() is its size.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pktmap/netmap.h>
 #include <pktmap/pcapfile.h>
 
 #include "pcapfile.h"
@@ -105,6 +111,123 @@ static void roundtrip(enum pktmap_pcap_format fmt, int nanosec,
 	unlink(path);
 }
 
+static int same_file(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	int ca, cb, same = fa && fb;
+
+	while (same && (ca = fgetc(fa)) != EOF) {
+		cb = fgetc(fb);
+		same = ca == cb;
+	}
+	if (same)
+		same = fgetc(fb) == EOF;
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/* A ring of NSL slots over buffers of BS bytes, as a port lays it out. */
+#define NSL 512u
+#define BS 2048u
+#define HR 64u /* headroom before each frame */
+
+static void by_reference(int nanosec, uint32_t snaplen)
+{
+	struct pktmap_pcapw_opts o = {.sz = sizeof(o), .nanosec = nanosec,
+				      .linktype = 1, .snaplen = snaplen};
+	struct pktmap_pcapw *wc = NULL, *wr = NULL;
+	char pc[256], pr[256];
+	const uint32_t n = 9000; /* more than one writev round (4096) */
+	size_t ring_sz = sizeof(struct netmap_ring) + NSL * sizeof(struct netmap_slot);
+	uint8_t *mem = aligned_alloc(64, ring_sz + (size_t)NSL * BS + 64 * BS);
+
+	if (!mem)
+		return;
+	struct netmap_ring *ring = (struct netmap_ring *)(void *)mem;
+	int64_t ofs = (int64_t)ring_sz;
+	uint32_t ns = NSL, bs = BS;
+	memset(mem, 0, ring_sz);
+	memcpy((void *)&ring->buf_ofs, &ofs, sizeof(ofs));
+	memcpy((void *)&ring->num_slots, &ns, sizeof(ns));
+	memcpy((void *)&ring->nr_buf_size, &bs, sizeof(bs));
+	snprintf(pc, sizeof(pc), "%s/copy%d%u", dir, nanosec, snaplen);
+	snprintf(pr, sizeof(pr), "%s/ref%d%u", dir, nanosec, snaplen);
+	CHECK_EQ(pktmap_pcapw_open(&wc, pc, &o), 0);
+	CHECK_EQ(pktmap_pcapw_open(&wr, pr, &o), 0);
+	if (!wc || !wr)
+		goto out;
+	uint32_t seq = 0, i = 0;
+	uint64_t ts0 = 1700000000123456789ull;
+	while (seq < n) {
+		/* A batch of slots, as an rxsync hands them over. */
+		uint32_t batch = 1 + (seq * 7) % 300, first = i;
+		if (batch > n - seq)
+			batch = n - seq;
+		for (uint32_t k = 0; k < batch; k++) {
+			struct netmap_slot *sl = &ring->slot[i];
+			uint32_t len = 60 + (seq + k) * 13 % 1400;
+			sl->buf_idx = i + 1; /* buffer 0 is the spare below */
+			sl->len = (uint16_t)len;
+			sl->flags = 0;
+			sl->ptr = ts0 + (uint64_t)(seq + k) * 1001;
+			uint8_t *d = (uint8_t *)ring + ring->buf_ofs +
+				     (size_t)sl->buf_idx * BS + HR;
+			fill(d, len, seq + k);
+			CHECK_EQ(pktmap_pcapw_write(wc, d, len, len, sl->ptr), 0);
+			i = (i + 1) % NSL;
+		}
+		/* The buffer index includes the headroom: NETMAP_BUF is the
+		 * frame (the ring's buf_ofs reaches the first frame). */
+		if (seq % 3 == 0) {
+			int64_t fofs = ofs + HR;
+			memcpy((void *)&ring->buf_ofs, &fofs, sizeof(fofs));
+			CHECK_EQ(pktmap_pcapw_write_slots(wr, ring, first, batch, 1, 0,
+							  HR), (int)batch);
+			memcpy((void *)&ring->buf_ofs, &ofs, sizeof(ofs));
+		} else {
+			for (uint32_t k = 0, j = first; k < batch; k++, j = (j + 1) % NSL) {
+				struct netmap_slot *sl = &ring->slot[j];
+				uint8_t *d = (uint8_t *)ring + ring->buf_ofs +
+					     (size_t)sl->buf_idx * BS + HR;
+				/* headroom for the header every other packet */
+				CHECK_EQ(pktmap_pcapw_write_ref(wr, d, sl->len, sl->len,
+								sl->ptr, k % 2 ? HR : 0),
+					 0);
+			}
+		}
+		seq += batch;
+		/* now and then a chain, copied: it flushes what is queued */
+		if (seq % 5 == 0 && seq < n) {
+			uint8_t a[700], b[300];
+			struct iovec v[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
+			fill(a, sizeof(a), seq);
+			fill(b, sizeof(b), seq + 1);
+			CHECK_EQ(pktmap_pcapw_writev(wc, v, 2, 1000, ts0 + seq), 0);
+			CHECK_EQ(pktmap_pcapw_writev(wr, v, 2, 1000, ts0 + seq), 0);
+		}
+		CHECK_EQ(pktmap_pcapw_flush(wr), 0); /* before the slots go back */
+		CHECK_EQ(pktmap_pcapw_bytes(wr), pktmap_pcapw_bytes(wc));
+	}
+	uint64_t bytes = pktmap_pcapw_bytes(wr);
+	CHECK_EQ(pktmap_pcapw_close(wc), 0);
+	CHECK_EQ(pktmap_pcapw_close(wr), 0);
+	wc = wr = NULL;
+	CHECK_EQ(file_size(pr), (long long)bytes);
+	CHECK(same_file(pc, pr), "records by reference differ from copied ones "
+	      "(ns %d, snaplen %u)", nanosec, snaplen);
+out:
+	if (wc)
+		pktmap_pcapw_close(wc);
+	if (wr)
+		pktmap_pcapw_close(wr);
+	unlink(pc);
+	unlink(pr);
+	free(mem);
+}
+
 int main(void)
 {
 	struct pktmap_pcapw *w = NULL;
@@ -120,6 +243,9 @@ int main(void)
 	roundtrip(PKTMAP_PCAP, 1, 100);
 	roundtrip(PKTMAP_PCAPNG, 0, 0);
 	roundtrip(PKTMAP_PCAPNG, 0, 99);
+	by_reference(1, 0);
+	by_reference(0, 0);
+	by_reference(1, 200);
 
 	snprintf(path, sizeof(path), "%s/bad", dir);
 	CHECK_EQ(pktmap_pcapw_open(&w, path, &bad), -EINVAL);
