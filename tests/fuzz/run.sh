@@ -65,6 +65,10 @@ routes)
 	;;
 esac
 [ -d "$root/tests/fuzz/seeds/$target" ] && seeds="$root/tests/fuzz/seeds/$target"
+if [ -n "$seeds" ] && [ ! -d "$seeds" ]; then
+	echo "run.sh: no seeds at $seeds (set PKTMAP_PCAPS): starting from an empty corpus" >&2
+	seeds=
+fi
 for l in ${libs[@]+"${libs[@]}"}; do
 	case $l in
 	*.a) [ -f "$l" ] || { echo "run.sh: $l missing: build first (./run build)" >&2; exit 2; } ;;
