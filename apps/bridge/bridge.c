@@ -173,33 +173,6 @@ static int parse(int argc, char **argv, struct bridge_opts *o)
 	return 0;
 }
 
-/* Fill in one direction from the open ports. */
-static int setup_dir(struct bridge *b, int from, int to)
-{
-	struct bridge_dir *d = &b->dir[from];
-	const struct pktmap_info *ri = &b->info[from], *ti = &b->info[to];
-
-	d->from = b->port[from];
-	d->to = b->port[to];
-	d->rx_nifp = pktmap_nifp(d->from);
-	d->tx_nifp = pktmap_nifp(d->to);
-	d->rx_lo = ri->first_rx_ring;
-	d->rx_hi = ri->last_rx_ring;
-	d->tx_lo = ti->first_tx_ring;
-	d->tx_hi = ti->last_tx_ring;
-	d->tx_usable = ti->buf_usable;
-	snprintf(d->label, sizeof(d->label), "%s", from ? "B->A" : "A->B");
-	if (d->rx_hi < d->rx_lo || ri->rx_slots == 0) {
-		cli_err("bridge: %s: the port has no RX ring", ri->name);
-		return EXIT_USAGE;
-	}
-	if (d->tx_hi < d->tx_lo || ti->tx_slots == 0) {
-		cli_err("bridge: %s: the port has no TX ring", ti->name);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
-
 struct worker {
 	struct bridge *b;
 	sem_t done;
@@ -433,18 +406,17 @@ int cmd_bridge(int argc, char **argv)
 		oo.bufs = fwd_region_bufs(o.port, 2, (unsigned)i, 0);
 
 		status = fwd_open("bridge", o.port[i], &oo, &b.port[i]);
-		if (!status) {
-			b.info[i].sz = sizeof(b.info[i]);
-			pktmap_info(b.port[i], &b.info[i]);
+	}
+	if (!status) {
+		char err[400];
+
+		if (bridge_setup(&b, o.copy, err, sizeof(err))) {
+			cli_err("bridge: %s", err);
+			status = EXIT_USAGE;
 		}
 	}
-	if (!status)
-		status = setup_dir(&b, 0, 1);
-	if (!status)
-		status = setup_dir(&b, 1, 0);
 	if (status)
 		goto out;
-	b.zerocopy = !o.copy && fwd_same_region(&b.info[0], &b.info[1]);
 	if (!o.quiet) {
 		if (b.zerocopy)
 			fprintf(stderr, "bridge: %s <-> %s: zero-copy (both in "

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bridge.h"
@@ -349,6 +350,56 @@ static void flush(struct bridge *b)
 		if (n && pktmap_poll_many(q, n, 10) < 0)
 			break;
 	}
+}
+
+/* Fill in one direction from the open ports. */
+static int setup_dir(struct bridge *b, int from, int to, char *err,
+		     size_t errlen)
+{
+	struct bridge_dir *d = &b->dir[from];
+	const struct pktmap_info *ri = &b->info[from], *ti = &b->info[to];
+
+	d->from = b->port[from];
+	d->to = b->port[to];
+	d->rx_nifp = pktmap_nifp(d->from);
+	d->tx_nifp = pktmap_nifp(d->to);
+	d->rx_lo = ri->first_rx_ring;
+	d->rx_hi = ri->last_rx_ring;
+	d->tx_lo = ti->first_tx_ring;
+	d->tx_hi = ti->last_tx_ring;
+	d->tx_usable = ti->buf_usable;
+	snprintf(d->label, sizeof(d->label), "%s", from ? "B->A" : "A->B");
+	if (d->rx_hi < d->rx_lo || ri->rx_slots == 0) {
+		snprintf(err, errlen, "%s: the port has no RX ring", ri->name);
+		return -EINVAL;
+	}
+	if (d->tx_hi < d->tx_lo || ti->tx_slots == 0) {
+		snprintf(err, errlen, "%s: the port has no TX ring", ti->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int bridge_setup(struct bridge *b, bool copy, char *err, size_t errlen)
+{
+	int rc;
+
+	for (int i = 0; i < 2; i++) {
+		b->info[i].sz = sizeof(b->info[i]);
+		rc = pktmap_info(b->port[i], &b->info[i]);
+		if (rc) {
+			snprintf(err, errlen, "port %c: %s", 'A' + i,
+				 pktmap_strerror(rc));
+			return rc;
+		}
+	}
+	rc = setup_dir(b, 0, 1, err, errlen);
+	if (!rc)
+		rc = setup_dir(b, 1, 0, err, errlen);
+	if (rc)
+		return rc;
+	b->zerocopy = !copy && fwd_same_region(&b->info[0], &b->info[1]);
+	return 0;
 }
 
 void bridge_stop(struct bridge *b)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * The bridge loop of the forwarding component (bridge.c): two ports, both
+ * The bridge of the forwarding component (bridge.c): two ports, both
  * directions, one thread. The caller (apps/bridge/bridge.c for `pktmap
- * bridge`) opens the ports, fills in struct bridge and runs bridge_work()
- * on a thread of its own.
+ * bridge`) opens the ports, sets the fields marked "set by the caller",
+ * calls bridge_setup() and runs bridge_work() on a thread of its own.
  */
 #ifndef PKTMAP_FWD_BRIDGE_H
 #define PKTMAP_FWD_BRIDGE_H
@@ -55,6 +55,12 @@ struct bridge {
 	const char *end;                       /* why the loop ended */
 	int error;                             /* a sync's negative errno */
 };
+
+/* After the caller set b->port[0] and [1] (open for both directions):
+ * read their info, fill both directions, decide zero-copy (both in one
+ * named region, unless `copy`). Returns 0, or -errno with a one-line
+ * message in err (-EINVAL: a port lacks the rings it needs). */
+int bridge_setup(struct bridge *b, bool copy, char *err, size_t errlen);
 
 /* The forwarding loop; returns when asked to stop (b->stop, or
  * bridge_stop()), at the count, after idle_ns, at the end of a source, or
