@@ -19,12 +19,14 @@ void usage_ports(void)
 	       "List the port back ends: name, port name syntax, mode\n"
 	       "(zerocopy: buffers are shared end to end; copy: the kernel\n"
 	       "copies once; emulated: a socket or file, one copy) and what\n"
-	       "each is for; then the named regions of this machine and\n"
-	       "whether a process has them open, and the switches\n"
+	       "each is for; then your named regions (other users' are\n"
+	       "neither listed nor touched) and whether a process has them\n"
+	       "open, and the switches\n"
 	       "(pktmap switch) running in this network namespace.\n"
 	       "\n"
-	       "  --gc    remove the regions no process has open (left behind\n"
-	       "          by a process that was killed)\n");
+	       "  --gc    remove your regions no process has open (left behind\n"
+	       "          by a process that was killed), each file by its exact\n"
+	       "          name\n");
 }
 
 /* Running switches of this user in this network namespace: their

@@ -278,14 +278,16 @@ PKTMAP_EXPORT const struct pktmap_backend_desc *pktmap_backend(unsigned i);
 struct pktmap_region_desc {
 	char name[64];    /* as in "@mem:NAME" (pipes: "pipe.PIPENAME") */
 	char path[128];   /* its file, /dev/shm/pktmap.NAME */
-	uint64_t size;    /* bytes */
+	uint64_t size;    /* bytes of its memory (the sealed memfd's) */
 	int in_use;       /* some process has it open */
 	int removed;      /* gc: it was unused and has been removed */
 };
 
-/* List up to `max` named regions of this machine into out[] and return
- * how many there are (which may exceed max). With gc nonzero, regions no
- * process holds (left by a process that was killed) are removed. */
+/* List up to `max` of the caller's named regions (files owned by its
+ * effective uid; other users' are neither listed nor touched) into out[]
+ * and return how many there are (which may exceed max). With gc nonzero,
+ * regions no process holds (left by a process that was killed) are
+ * removed, each file by its exact name. Never waits for a lock. */
 PKTMAP_EXPORT int pktmap_regions(struct pktmap_region_desc *out, unsigned max,
 				 int gc);
 
