@@ -322,7 +322,7 @@ struct pktmap_port {
 	struct pm_bufspace bs;     /* what the checker allows */
 	enum pktmap_mode mode;
 	uint32_t linktype;
-	uint32_t info_flags;
+	uint32_t info_flags;       /* atomic: any thread may read it */
 	int fd;                    /* pollable, owned by the back end */
 	bool fd_exact;             /* p->fd is what pktmap_fd() promises */
 	int event_fd;              /* pktmap_fd() was called: its result */
@@ -348,6 +348,17 @@ struct pktmap_port {
 	void *priv;                /* back end's state */
 	void *priv2;               /* a back end wrapping another's (vale) */
 };
+
+/* info_flags: set by a sync path, read by any thread (pktmap_info()). */
+static inline uint32_t pm_info_flags(const struct pktmap_port *p)
+{
+	return __atomic_load_n(&p->info_flags, __ATOMIC_RELAXED);
+}
+
+static inline void pm_info_set(struct pktmap_port *p, uint32_t f)
+{
+	__atomic_fetch_or(&p->info_flags, f, __ATOMIC_RELAXED);
+}
 
 static inline struct pm_kring *pm_txkring(struct pktmap_port *p, uint32_t i)
 {

@@ -665,7 +665,7 @@ static short poll_check(struct pktmap_pollreq *q)
 				rev |= POLLIN;
 				break;
 			}
-		if (!(rev & POLLIN) && (p->info_flags & PKTMAP_INFO_EOF))
+		if (!(rev & POLLIN) && (pm_info_flags(p) & PKTMAP_INFO_EOF))
 			rev |= POLLHUP;
 	}
 	return rev;
@@ -843,7 +843,7 @@ int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
 	info.buf_usable = p->bs.usable;
 	info.bufs = p->region.nbufs;
 	info.linktype = p->linktype;
-	info.flags = p->info_flags;
+	info.flags = pm_info_flags(p);
 	if (p->ops->info)
 		p->ops->info(p, &info);
 	info.mode_name = mode_name(info.mode);

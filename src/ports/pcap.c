@@ -146,7 +146,7 @@ static int pcap_open(struct pktmap_port *p, const struct pm_name *nm,
 /* Stop reading: at the end of the file, or at a bad record. */
 static void rx_end(struct pktmap_port *p, struct pcap_priv *pp, int err)
 {
-	p->info_flags |= PKTMAP_INFO_EOF;
+	pm_info_set(p, PKTMAP_INFO_EOF);
 	if (err) {
 		pm_log(p, PKTMAP_LOG_ERR, "%s: %s", p->name,
 		       pm_pcapr_error(pp->rd));
@@ -201,7 +201,7 @@ static int pcap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 
 	while (space) {
 		if (!pp->have_rec &&
-		    ((p->info_flags & PKTMAP_INFO_EOF) || !rx_fetch(p, pp)))
+		    ((pm_info_flags(p) & PKTMAP_INFO_EOF) || !rx_fetch(p, pp)))
 			break;
 		const struct pm_pcap_rec *rec = &pp->rec;
 		uint32_t cl = rec->caplen;
@@ -340,7 +340,7 @@ static int pcap_poll_arm(struct pktmap_port *p, short events)
 	if ((events & POLLOUT) && (p->dir & PKTMAP_DIR_TX))
 		return 1;
 	if ((events & POLLIN) && (p->dir & PKTMAP_DIR_RX) &&
-	    !(p->info_flags & PKTMAP_INFO_EOF)) {
+	    !(pm_info_flags(p) & PKTMAP_INFO_EOF)) {
 		struct pm_kring *k = pm_rxkring(p, 0);
 		uint32_t n = k->nslots;
 		return pm_ring_dist(k->hwtail, k->hwcur ? k->hwcur - 1 : n - 1, n) > 0;

@@ -58,10 +58,10 @@ static bool rx_kick(struct xdp_queue *q)
  * kernel unbound the socket. For a reader that is the end of the source. */
 static void queue_gone(struct pktmap_port *p, struct xdp_queue *q)
 {
-	if (!(p->info_flags & PKTMAP_INFO_EOF))
+	if (!(pm_info_flags(p) & PKTMAP_INFO_EOF))
 		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
 		       p->name, q->qid);
-	p->info_flags |= PKTMAP_INFO_EOF;
+	pm_info_set(p, PKTMAP_INFO_EOF);
 }
 
 /* Give the kernel the descriptors queued in the TX ring. In copy mode
