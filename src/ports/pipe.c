@@ -552,8 +552,9 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint64_t pkts = 0, bytes = 0;
 	int ret = 0;
 
-	/* The cached consumer index is enough unless it leaves less room
-	 * than asked for (or nothing was asked: a refresh). */
+	/* The consumer index cached by the last sync is enough unless it
+	 * leaves less room than asked for (or nothing was asked: a
+	 * refresh); then, and after moving slots, the shared one is read. */
 	uint32_t want = pm_ring_dist(i, head, n);
 	uint32_t space = n - 1 - pm_ring_dist(cons, prod, n);
 	if (space < want || want == 0) {
@@ -634,12 +635,11 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		pm_stat_add(&p->st.tx_packets, pkts);
 		pm_stat_add(&p->st.tx_bytes, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
-		if (space < n / 2) {
-			/* Less than half the ring free as far as we know: look
-			 * again, so that the application's tail shows the room
-			 * the reader made meanwhile (a sync hands out what there
-			 * is, as netmap's does); above half, the cached view is
-			 * good enough and costs no cache miss. */
+		{
+			/* Look again, so that the application's tail shows the
+			 * room the reader made meanwhile: a sync hands out what
+			 * there is, as netmap's does (forwarders count a queue
+			 * full from it). One load per batch that moved. */
 			cons = atomic_load_explicit(&q->cons, memory_order_acquire);
 			if (pm_unlikely(cons >= n)) {
 				report_proto(p, k, "consumer index", cons);
