@@ -301,7 +301,7 @@ kill -KILL "$kid"
 wait_bg "$pid"
 gone
 no_prog "p0f SIGKILL"
-l=$(ls /dev/shm/pktmap-xdp."$NSB".* 2>/dev/null || true)
+l=$(ls /dev/shm/pktmap-xdp*."$NSB".* 2>/dev/null || true)
 [ -z "$l" ] || fail "files left in /dev/shm: $l"
 echo "   p0f killed with SIGKILL: nothing left"
 

@@ -54,7 +54,7 @@ cleanup() {
 	wait 2>/dev/null
 	ip netns del "$A" 2>/dev/null
 	ip netns del "$B" 2>/dev/null
-	rm -f /dev/shm/pktmap-xdp."$NSA".* /dev/shm/pktmap-xdp."$NSB".* 2>/dev/null
+	rm -f /dev/shm/pktmap-xdp*."$NSA".* /dev/shm/pktmap-xdp*."$NSB".* 2>/dev/null
 	rm -rf "$TMP"
 }
 NSA=none
@@ -89,7 +89,7 @@ no_leftovers() {
 		sleep 0.1
 	done
 	[ -z "$l" ] || fail "XDP program left behind: $l"
-	l=$(ls /dev/shm/pktmap-xdp."$NSA".* /dev/shm/pktmap-xdp."$NSB".* \
+	l=$(ls /dev/shm/pktmap-xdp*."$NSA".* /dev/shm/pktmap-xdp*."$NSB".* \
 		2>/dev/null || true)
 	[ -z "$l" ] || fail "lock file left behind: $l"
 }

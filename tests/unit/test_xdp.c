@@ -953,7 +953,8 @@ int main(void)
 	struct stat ns;
 	char cmd[128];
 	stat("/proc/self/ns/net", &ns);
-	snprintf(cmd, sizeof(cmd), "ls /dev/shm | grep -q 'pktmap-xdp.%lu\\.'",
+	snprintf(cmd, sizeof(cmd),
+		 "ls /dev/shm | grep -Eq '^pktmap-xdp(host)?\\.%lu\\.'",
 		 (unsigned long)ns.st_ino);
 	CHECK(t_run(cmd) != 0, "no lock file left");
 	t_run("ip link del xa; ip link del qa");
