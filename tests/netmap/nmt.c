@@ -442,9 +442,19 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 						seq++;
 					}
 				} else {
-					for (uint32_t k = 0; k < n; k++) {
-						ring->slot[i].len = (uint16_t)len;
-						i = nm_ring_next(ring, i);
+					/* by contiguous runs of slots, as pktmap
+					 * gen --fast does */
+					for (uint32_t left = n; left;) {
+						uint32_t run = ring->num_slots - i;
+						if (run > left)
+							run = left;
+						struct netmap_slot *sl = &ring->slot[i];
+						for (uint32_t k = 0; k < run; k++)
+							sl[k].len = (uint16_t)len;
+						left -= run;
+						i += run;
+						if (i == ring->num_slots)
+							i = 0;
 					}
 					seq += n;
 				}
