@@ -23,7 +23,8 @@
 #  payload matches; p0f: 500 SYNs fingerprinted, "Processed 500 packets";
 #  darkstat: its page says 1500 captured, 0 dropped; argus: flow records
 #  sum to 1500 packets (ra); softflowd: "Packets processed: 1500"
-#  (softflowctl); arping -c 5: 5 answers; nmap --send-eth -sS: ports 80
+#  (softflowctl); fprobe: NetFlow records add up to 1500 packets;
+#  arping -c 5: 5 answers; nmap --send-eth -sS: ports 80
 #  and 81 closed (the RSTs came back through the library); hping3 -S -c 5:
 #  5 answers. While the
 #  long-running ones capture, vb carries pktmap's XDP program (xdp: the
@@ -51,7 +52,7 @@ trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '
 
 need_root
 for t in ip tcpdump dumpcap tshark tcpreplay ngrep p0f darkstat argus ra \
-	softflowd softflowctl arping nmap hping3 curl python3; do
+	softflowd softflowctl fprobe arping nmap hping3 curl python3; do
 	need_cmd "$t"
 done
 
@@ -221,6 +222,35 @@ for K in $KINDS; do
 	inB softflowctl -c "$TMP/$K.sf.ctl" shutdown >/dev/null
 	wait_bg "$pid"
 	echo "   softflowd: 1500"
+
+	# fprobe exports NetFlow v5 to a collector here that adds up dPkts.
+	bg "${IB[@]}" python3 -u -c '
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 9993))
+print("ready")
+pk = fl = 0
+while True:
+    d = s.recv(65535)
+    if struct.unpack("!H", d[:2])[0] != 5:
+        continue
+    for i in range(struct.unpack("!H", d[2:4])[0]):
+        pk += struct.unpack("!I", d[24 + 48 * i + 16:24 + 48 * i + 20])[0]
+        fl += 1
+    print("flows", fl, "packets", pk)
+' >"$TMP/$K.nf"
+	cpid=$BG_PID
+	wait_for "$TMP/$K.nf" "^ready"
+	bg "${IB[@]}" "${RUN[@]}" fprobe -l 2 -i vb -f "$F" -e 1 -d 1 \
+		127.0.0.1:9993 >"$TMP/$K.fprobe" 2>&1
+	pid=$BG_PID
+	prog_on "$K" fprobe
+	send_all
+	wait_for "$TMP/$K.nf" "packets 1500$"
+	kill "$pid" "$cpid"
+	wait_bg "$pid"
+	wait_bg "$cpid"
+	echo "   fprobe: $(tail -n 1 "$TMP/$K.nf")"
 
 	inB ip addr add 10.1.0.1/24 dev vb
 	inB timeout 30 "${RUN[@]}" arping -c 5 -i vb 10.1.0.2 >"$TMP/$K.arping" 2>&1 ||
