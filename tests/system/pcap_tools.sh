@@ -26,7 +26,8 @@
 #  (softflowctl); fprobe: NetFlow records add up to 1500 packets;
 #  arping -c 5: 5 answers; nmap --send-eth -sS: ports 80
 #  and 81 closed (the RSTs came back through the library); hping3 -S -c 5:
-#  5 answers. While the
+#  5 answers. pcap_inject/pcap_sendpacket (a small libpcap program) of
+#  the 500 SYNs out of KIND:vb: the stock tcpdump on va sees 500. While the
 #  long-running ones capture, vb carries pktmap's XDP program (xdp: the
 #  library is the one in use); afterwards none is left. dumpcap and
 #  tshark drop CAP_BPF before opening: on xdp:vb one line says so, and
@@ -56,6 +57,7 @@ for t in ip tcpdump dumpcap tshark tcpreplay ngrep p0f darkstat argus ra \
 	need_cmd "$t"
 done
 
+: "${PCAP_COMPAT_PROG:?PCAP_COMPAT_PROG must name tests/pcap_compat_prog}"
 ip netns add "$A"
 ip netns add "$B"
 ip link add va netns "$A" type veth peer name vb netns "$B"
@@ -222,6 +224,18 @@ for K in $KINDS; do
 	inB softflowctl -c "$TMP/$K.sf.ctl" shutdown >/dev/null
 	wait_bg "$pid"
 	echo "   softflowd: 1500"
+
+	# Injection through the library: pcap_inject/pcap_sendpacket of the
+	# 500 SYNs out of KIND:vb, as the stock tcpdump on va sees them.
+	bg ip netns exec "$A" tcpdump -Z root -nn -i va -c 500 \
+		-w "$TMP/$K.inj.pcap" "tcp and src host 10.1.0.2" 2>"$TMP/$K.inj.err"
+	pid=$BG_PID
+	wait_for "$TMP/$K.inj.err" "listening on"
+	inB timeout 60 "$PCAP_COMPAT_PROG" inject "$K:vb" "$TMP/syn.pcap" \
+		>"$TMP/$K.inj.out" 2>&1 || fail "$K inject: $(cat "$TMP/$K.inj.out")"
+	wait_bg "$pid"
+	expect_eq "$K inject: seen on va" "$(count_file "$TMP/$K.inj.pcap")" 500
+	echo "   pcap_inject/pcap_sendpacket on $K:vb: 500 seen on va"
 
 	# fprobe exports NetFlow v5 to a collector here that adds up dPkts.
 	bg "${IB[@]}" python3 -u -c '
