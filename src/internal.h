@@ -341,7 +341,8 @@ struct pktmap_port {
 	pktmap_log_fn log;
 	void *log_ctx;
 	int log_level;
-	struct pm_ratelimit rl_slot, rl_ring;
+	struct pm_ratelimit rl_slot, rl_ring; /* TX (and back ends' own use) */
+	struct pm_ratelimit rl_rx_slot, rl_rx_ring; /* RX: the checker, pipes */
 	char *errbuf;
 	size_t errbuf_len;
 	char name[PM_NAME_MAX];
@@ -358,6 +359,18 @@ static inline uint32_t pm_info_flags(const struct pktmap_port *p)
 static inline void pm_info_set(struct pktmap_port *p, uint32_t f)
 {
 	__atomic_fetch_or(&p->info_flags, f, __ATOMIC_RELAXED);
+}
+
+/* The checker's rate limiters, one per direction: a flood of bad TX
+ * slots does not hold back the RX thread's lines. */
+static inline struct pm_ratelimit *pm_rl_slot(struct pktmap_port *p, int tx)
+{
+	return tx ? &p->rl_slot : &p->rl_rx_slot;
+}
+
+static inline struct pm_ratelimit *pm_rl_ring(struct pktmap_port *p, int tx)
+{
+	return tx ? &p->rl_ring : &p->rl_rx_ring;
 }
 
 static inline struct pm_kring *pm_txkring(struct pktmap_port *p, uint32_t i)

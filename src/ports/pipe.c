@@ -530,7 +530,7 @@ static void report_proto(struct pktmap_port *p, struct pm_kring *k,
 			 const char *what, uint32_t v)
 {
 	pm_stat_inc(&p->st.drop_invalid, 1);
-	pm_log_ratelimited(p, &p->rl_slot,
+	pm_log_ratelimited(p, pm_rl_slot(p, (int)k->tx),
 			   "%s: %s ring %u: the peer wrote %s %u into the shared "
 			   "ring: ignored",
 			   p->name, k->tx ? "TX" : "RX", k->ring->ringid, what, v);
