@@ -223,6 +223,50 @@ int main(void)
 	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd2, 4096) == MAP_FAILED &&
 	      errno == EINVAL, "mmap at an offset");
 
+	/* the legacy API: NIOCGINFO and NIOCREGIF with struct nmreq, on a
+	 * pipe of its own; NETMAP_NO_TX_POLL in nr_ringid */
+	{
+		char lname[32];
+		snprintf(lname, sizeof(lname), "unl%d{3", (int)getpid() % 100000);
+		int lfd = open("/dev/netmap", O_RDWR);
+		struct nmreq nmr;
+		memset(&nmr, 0, sizeof(nmr));
+		snprintf(nmr.nr_name, sizeof(nmr.nr_name), "%s", lname);
+		nmr.nr_version = 11;
+		nmr.nr_ringid = NETMAP_NO_TX_POLL;
+		nmr.nr_flags = NR_REG_ALL_NIC;
+		nmr.nr_arg3 = 100;
+		CHECK(lfd >= 0 && ioctl(lfd, NIOCREGIF, &nmr) == 0,
+		      "NIOCREGIF: %s", strerror(errno));
+		CHECK_EQ(nmr.nr_tx_rings, 1);
+		CHECK_EQ(nmr.nr_rx_rings, 1);
+		CHECK_EQ(nmr.nr_arg3, 100);
+		CHECK(nmr.nr_memsize > nmr.nr_offset, "nr_memsize, nr_offset");
+		char *lm = mmap(NULL, nmr.nr_memsize, PROT_READ | PROT_WRITE,
+				MAP_SHARED, lfd, 0);
+		CHECK(lm != MAP_FAILED, "mmap after NIOCREGIF");
+		if (lm != MAP_FAILED) {
+			struct netmap_if *ni = NETMAP_IF(lm, nmr.nr_offset);
+			CHECK(ni->ni_bufs_head != 0, "extra buffers listed");
+			CHECK(ni->ring_ofs[0] != 0 && ni->ring_ofs[1] != 0,
+			      "both rings bound");
+			munmap(lm, nmr.nr_memsize);
+		}
+		struct nmreq gi;
+		memset(&gi, 0, sizeof(gi));
+		snprintf(gi.nr_name, sizeof(gi.nr_name), "%s", lname);
+		gi.nr_version = 14;
+		CHECK(ioctl(lfd, NIOCGINFO, &gi) == 0 && gi.nr_tx_slots == nmr.nr_tx_slots &&
+		      gi.nr_arg2 == nmr.nr_arg2, "NIOCGINFO of the bound port");
+		gi.nr_version = 9;
+		CHECK(ioctl(lfd, NIOCGINFO, &gi) < 0 && errno == EINVAL &&
+		      gi.nr_version == NETMAP_API, "NIOCGINFO, API 9: EINVAL");
+		nmr.nr_cmd = NETMAP_BDG_LIST;
+		CHECK(ioctl(lfd, NIOCREGIF, &nmr) < 0 && errno == EOPNOTSUPP,
+		      "legacy vale-ctl command: EOPNOTSUPP");
+		close(lfd);
+	}
+
 	/* port info on an unbound descriptor */
 	int fd = open("/dev/netmap", O_RDWR);
 	CHECK(fd >= 0, "open /dev/netmap");
