@@ -39,10 +39,10 @@ trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '
 need_root
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 
-ip netns add "$NS"
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
+netns_new "$NS"
 inNS() { ip netns exec "$NS" "$@"; }
-inNS sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-inNS sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 inNS ip link set lo up
 exists() { inNS test -e "/sys/class/net/$1"; }
 wait_until() {
