@@ -723,6 +723,13 @@ void pm_region_close(struct pm_region *r)
 		if (pm_region_lock(r) == 0) {
 			if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
 				region_unlink(r);
+			else
+				/* Not the last: let go of our hold now, under
+				 * the mutex, so that a user closing after us
+				 * sees it gone (with close(fd) below, two
+				 * closers could each see the other and both
+				 * leave the files). */
+				(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
 			pm_region_unlock(r);
 		}
 	}
