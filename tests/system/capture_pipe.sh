@@ -30,10 +30,11 @@ capture_run() {
 	local gargs=()
 	while [ "$1" != -- ]; do gargs+=("$1"); shift; done
 	shift
-	bg "$PKTMAP" capture -i "pipe:${PIPE}$c}0$PCONF" --json -q "$@" \
-		>"$TMP/$c.json"
+	# Its "listening on" line says the pipe end is open: gen may start.
+	bg "$PKTMAP" capture -i "pipe:${PIPE}$c}0$PCONF" --json "$@" \
+		>"$TMP/$c.json" 2>"$TMP/$c.err"
 	local cpid=$BG_PID
-	sleep 0.3
+	wait_for "$TMP/$c.err" "listening on"
 	timeout 60 "$PKTMAP" gen -i "pipe:${PIPE}$c{0$PCONF" -T 0 -q "${gargs[@]}"
 	wait_bg "$cpid"
 	expect_eq "$c: capture exit status" "$WAIT_RC" 0

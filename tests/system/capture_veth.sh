@@ -69,27 +69,15 @@ no_leftovers() {
 	[ -z "$l" ] || fail "XDP program left behind: $l"
 }
 
-# Wait until a capture is listening: its line on stderr (tcpdump), or
-# its socket / program on the interface.
+# Wait until a capture is listening: its line on stderr (tcpdump's, or
+# pktmap capture's, printed once every port is open and bound).
 wait_listening() {
 	local f=$1 i
 	for i in $(seq 300); do
-		grep -q "listening on" "$f" 2>/dev/null && { sleep 0.3; return 0; }
+		grep -q "listening on" "$f" 2>/dev/null && return 0
 		sleep 0.05
 	done
-	fail "tcpdump did not start: $(cat "$f")"
-}
-wait_port() {
-	local dev=$1 i
-	for i in $(seq 300); do
-		if inB ip link show dev "$dev" | grep -q prog/xdp ||
-		   [ "$(inB awk 'NR > 1' /proc/net/packet | wc -l)" -gt 0 ]; then
-			sleep 0.3
-			return 0
-		fi
-		sleep 0.05
-	done
-	fail "capture did not open $dev"
+	fail "the capture did not start: $(cat "$f")"
 }
 
 send() { inA "$PKTMAP" gen -i pkt:vethA -R "$RATE" -T 0 -q "$@"; }
@@ -152,9 +140,9 @@ no_leftovers
 for port in xdp:vethB pkt:vethB; do
 	echo "== 3. pktmap capture -i $port"
 	bg ip netns exec "$B" "$PKTMAP" capture -i "$port" -c "$N" \
-		-w "$TMP/c.pcap" --json -q >"$TMP/c.json"
+		-w "$TMP/c.pcap" --json >"$TMP/c.json" 2>"$TMP/c.err"
 	cpid=$BG_PID
-	wait_port "${port#*:}"
+	wait_listening "$TMP/c.err"
 	send -n "$N"
 	wait_bg "$cpid"
 	expect_eq "$port: capture exit" "$WAIT_RC" 0
@@ -168,19 +156,18 @@ done
 
 echo "== 4. two queues: xdp:vethD merged, then --per-queue"
 bg ip netns exec "$B" "$PKTMAP" capture -i xdp:vethD -c "$N" -w "$TMP/m.pcap" \
-	--json -q >"$TMP/m.json"
+	--json >"$TMP/m.json" 2>"$TMP/m.err"
 cpid=$BG_PID
-wait_port vethD
+wait_listening "$TMP/m.err"
 inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$cpid"
 expect_eq "merged: written" "$(json "$TMP/m.json" written)" "$N"
 expect_eq "merged: file" "$(recv_file "$TMP/m.pcap")" "$N 0 0"
 no_leftovers
 bg ip netns exec "$B" "$PKTMAP" capture -i xdp:vethD -c "$N" -w "$TMP/q.pcap" \
-	--per-queue --json -q >"$TMP/q.json"
+	--per-queue --json >"$TMP/q.json" 2>"$TMP/q.err"
 cpid=$BG_PID
-wait_port vethD
-sleep 0.5 # the second queue's port joins the program
+wait_listening "$TMP/q.err"
 inA "$PKTMAP" gen -i xdp:vethC -p 2 -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$cpid"
 read -r q0 g0 _ <<<"$(recv_file "$TMP/q-q0.pcap")"

@@ -29,11 +29,11 @@ N=${N:-10000}
 RUN=("$PKTMAP" pcap-run)
 
 # gen_to CASE ARGS...: send with gen on pipe:$PIPE$CASE{0 once the reader
-# of the other end has it open (it may take a moment to start).
+# of the other end has it open: its "listening on" line in $TMP/CASE.err.
 gen_to() {
 	local c=$1
 	shift
-	sleep 1
+	wait_for "$TMP/$c.err" "listening on" 60
 	timeout 60 "$PKTMAP" gen -i "pipe:${PIPE}$c{0" -T 0 -q "$@"
 }
 
@@ -114,7 +114,8 @@ expect_eq "4: received" "$(json "$TMP/i.json" packets)" "$N"
 expect_eq "4: gaps" "$(json "$TMP/i.json" gaps)" 0
 expect_eq "4: reordered" "$(json "$TMP/i.json" reordered)" 0
 
-"$PCAP_COMPAT_PROG" next "pipe:${PIPE}o}0" 9000 "udp dst port 9" >"$TMP/o.out" &
+"$PCAP_COMPAT_PROG" next "pipe:${PIPE}o}0" 9000 "udp dst port 9" >"$TMP/o.out" \
+	2>"$TMP/o.err" &
 ppid=$!
 BG_PIDS+=("$ppid")
 gen_to o -n 27000 -d 10.1.0.1:8-10
@@ -122,7 +123,7 @@ wait_bg "$ppid"
 expect_eq "4: next exit" "$WAIT_RC" 0
 expect_eq "4: next" "$(cat "$TMP/o.out")" "got 9000 recv 9000 drop 0"
 
-"$PCAP_COMPAT_PROG" select "pipe:${PIPE}s}0" 5000 >"$TMP/s.out" &
+"$PCAP_COMPAT_PROG" select "pipe:${PIPE}s}0" 5000 >"$TMP/s.out" 2>"$TMP/s.err" &
 ppid=$!
 BG_PIDS+=("$ppid")
 gen_to s -n 5000
@@ -152,7 +153,8 @@ if command -v tshark >/dev/null 2>&1; then
 	bg "${RUN[@]}" tshark -i "pipe:${PIPE}t}0" -c "$N" -w "$TMP/t.pcapng" \
 		2>"$TMP/t.err"
 	tpid=$BG_PID
-	sleep 3 # tshark starts dumpcap, which opens the port
+	# tshark starts dumpcap, which opens the port, then says so
+	wait_for "$TMP/t.err" "Capturing on" 60
 	timeout 60 "$PKTMAP" gen -i "pipe:${PIPE}t{0" -n "$N" -R 100k -T 0 -q
 	wait_bg "$tpid"
 	expect_eq "6: tshark exit" "$WAIT_RC" 0

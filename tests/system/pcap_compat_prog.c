@@ -52,6 +52,8 @@ static pcap_t *open_dev(const char *dev, int to_ms)
 		fprintf(stderr, "pcap_open_live %s: %s\n", dev, err);
 		exit(2);
 	}
+	/* As tcpdump's line: the test starts its sender once it is seen. */
+	fprintf(stderr, "listening on %s\n", dev);
 	return p;
 }
 
