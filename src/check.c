@@ -57,3 +57,21 @@ void pm_slot_reject(struct pktmap_port *p, struct pm_kring *k, uint32_t i,
 			   idx, len, p->bs.nbufs - 1, k->tx ? "1" : "0",
 			   p->bs.usable);
 }
+
+int pm_rx_release(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, head = k->rhead;
+
+	for (uint32_t i = k->hwcur; i != head; i = i + 1 == n ? 0 : i + 1) {
+		uint32_t idx = PM_READ_ONCE(ring->slot[i].buf_idx);
+		if (pm_unlikely(!pm_buf_ok(&p->bs, idx))) {
+			pm_slot_reject(p, k, i, idx, ring->slot[i].len,
+				       PM_SLOT_BAD_IDX);
+			k->hwcur = i;
+			return -EINVAL;
+		}
+	}
+	k->hwcur = head;
+	return 0;
+}

@@ -80,4 +80,10 @@ void pm_sync_epilogue(struct pm_kring *k);
 void pm_slot_reject(struct pktmap_port *p, struct pm_kring *k, uint32_t i,
 		    uint32_t idx, uint32_t len, enum pm_slot_verdict v);
 
+/* Take back the RX slots the application released ([hwcur, rhead)) for
+ * a back end that fills them with copies: each must hold a buffer of the
+ * port (the application may have swapped buffers). Moves hwcur to rhead,
+ * or to the first bad slot, which is counted and logged: then -EINVAL. */
+int pm_rx_release(struct pktmap_port *p, struct pm_kring *k);
+
 #endif /* PKTMAP_CHECK_H */

@@ -720,22 +720,10 @@ static int rxsync_copy(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pkt_sock *s = k->priv;
 	struct netmap_ring *ring = k->ring;
-	uint32_t n = k->nslots, head = k->rhead;
-	int ret = 0;
-
+	uint32_t n = k->nslots;
 	/* Released slots come back with the buffers the application put
 	 * there (it may swap them): they must be ours before we fill them. */
-	for (uint32_t i = k->hwcur; i != head; i = i + 1 == n ? 0 : i + 1) {
-		uint32_t idx = PM_READ_ONCE(ring->slot[i].buf_idx);
-		if (pm_unlikely(!pm_buf_ok(&p->bs, idx))) {
-			pm_slot_reject(p, k, i, idx, ring->slot[i].len,
-				       PM_SLOT_BAD_IDX);
-			head = i;
-			ret = -EINVAL;
-			break;
-		}
-	}
-	k->hwcur = head;
+	int ret = pm_rx_release(p, k);
 
 	uint32_t j = k->hwtail;
 	uint32_t space = n - 1 - pm_ring_dist(k->hwcur, j, n);

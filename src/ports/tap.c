@@ -227,20 +227,8 @@ static int tap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	struct tap_priv *tp = p->priv;
 	struct netmap_ring *ring = k->ring;
 	int fd = tp->fds[k->ring->ringid];
-	uint32_t n = k->nslots, head = k->rhead, usable = p->bs.usable;
-	int ret = 0;
-
-	for (uint32_t i = k->hwcur; i != head; i = i + 1 == n ? 0 : i + 1) {
-		uint32_t idx = PM_READ_ONCE(ring->slot[i].buf_idx);
-		if (pm_unlikely(!pm_buf_ok(&p->bs, idx))) {
-			pm_slot_reject(p, k, i, idx, ring->slot[i].len,
-				       PM_SLOT_BAD_IDX);
-			head = i;
-			ret = -EINVAL;
-			break;
-		}
-	}
-	k->hwcur = head;
+	uint32_t n = k->nslots, usable = p->bs.usable;
+	int ret = pm_rx_release(p, k);
 
 	/* Slots a largest frame may need: read only when that many are
 	 * free, so no frame is ever cut. */
