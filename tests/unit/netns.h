@@ -17,6 +17,9 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "pktmap/pktmap.h"
+#include "t.h"
+
 /* Exit 77 (skip) without root, or fail under CI=true, which may not skip. */
 static inline void t_need_root(const char *name)
 {
@@ -90,6 +93,26 @@ static inline int t_if_exists(const char *ifname)
 	char path[128];
 	snprintf(path, sizeof(path), "/sys/class/net/%s", ifname);
 	return access(path, F_OK) == 0;
+}
+
+/* Log callback for test ports: library messages go to stderr, prefixed. */
+static inline void t_log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
+}
+
+/* Opens NAME in direction DIR (0 = the default) with t_log_cb; a failure
+ * is a failed CHECK naming the port and the library's error text. */
+static inline struct pktmap_port *t_open_port(const char *name, uint32_t dir)
+{
+	struct pktmap_port *p = NULL;
+	char err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .errbuf = err,
+				      .errbuf_len = sizeof(err), .log = t_log_cb };
+	int r = pktmap_open(&p, name, &o);
+	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
+	return r == 0 ? p : NULL;
 }
 
 #define T_MAGIC 0x706b746du /* "pktm" */

@@ -14,23 +14,6 @@
 #include "netns.h"
 #include "t.h"
 
-static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
-}
-
-static struct pktmap_port *open_port(const char *name, uint32_t dir)
-{
-	struct pktmap_port *p = NULL;
-	char err[300] = "";
-	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .errbuf = err,
-				      .errbuf_len = sizeof(err), .log = log_cb };
-	int r = pktmap_open(&p, name, &o);
-	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
-	return p;
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -156,8 +139,8 @@ int main(void)
 
 	/* 1. pkt -> pkt, mixed sizes, exact and in order. */
 	{
-		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
-		struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+		struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
 		if (!a || !b)
 			return t_done("packet");
 		CHECK(t_run("ip -d link show pb | grep -q 'promiscuity 1'") == 0,
@@ -224,8 +207,8 @@ int main(void)
 
 	/* 3. Jumbo frames: TX chains joined, RX split into chains. */
 	if (t_run("ip link set pa mtu 9000 && ip link set pb mtu 9000") == 0) {
-		struct pktmap_port *a = open_port("pkt:pa/T", 0);
-		struct pktmap_port *b = open_port("pkt:pb/R", 0);
+		struct pktmap_port *a = t_open_port("pkt:pa/T", 0);
+		struct pktmap_port *b = t_open_port("pkt:pb/R", 0);
 		if (a && b) {
 			struct rxstate rs = { .check_order = true };
 			pump(a, b, 3000, len_jumbo, 0, &rs);
@@ -250,8 +233,8 @@ int main(void)
 
 	/* 4. Fanout: four rings in one group share the traffic. */
 	{
-		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
-		struct pktmap_port *b = open_port("pkt:pb@conf:rings=4", PKTMAP_DIR_RX);
+		struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b = t_open_port("pkt:pb@conf:rings=4", PKTMAP_DIR_RX);
 		if (a && b) {
 			pktmap_info(b, &info);
 			CHECK_EQ(info.rx_rings, 4);
@@ -271,9 +254,9 @@ int main(void)
 
 	/* 5. "-N" opened apart (as two processes would) join one group. */
 	{
-		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
-		struct pktmap_port *b0 = open_port("pkt:pb-0@conf:rings=2", PKTMAP_DIR_RX);
-		struct pktmap_port *b1 = open_port("pkt:pb-1@conf:rings=2", PKTMAP_DIR_RX);
+		struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b0 = t_open_port("pkt:pb-0@conf:rings=2", PKTMAP_DIR_RX);
+		struct pktmap_port *b1 = t_open_port("pkt:pb-1@conf:rings=2", PKTMAP_DIR_RX);
 		if (a && b0 && b1) {
 			struct rxstate r0 = { 0 }, r1 = { 0 };
 			struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
@@ -304,8 +287,8 @@ int main(void)
 
 	/* 6. RX and TX on one port; our own frames do not loop back. */
 	{
-		struct pktmap_port *a = open_port("pkt:pa", 0);
-		struct pktmap_port *b = open_port("pkt:pb", 0);
+		struct pktmap_port *a = t_open_port("pkt:pa", 0);
+		struct pktmap_port *b = t_open_port("pkt:pb", 0);
 		if (a && b) {
 			struct rxstate rs = { .check_order = true };
 			pump(a, b, 5000, len_small, 0, &rs);
@@ -321,8 +304,8 @@ int main(void)
 
 	/* 7. A link that is down holds frames back; they leave when it is up. */
 	if (t_run("ip link set pa down") == 0) {
-		struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
-		struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+		struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
+		struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
 		if (a && b) {
 			struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
 			for (uint32_t i = 0; i < 10; i++)

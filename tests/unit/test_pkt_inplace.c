@@ -49,23 +49,6 @@
 
 #define NF_DEFAULT 8192u /* 16 MiB of 2048-byte frames */
 
-static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
-}
-
-static struct pktmap_port *open_port(const char *name, uint32_t dir)
-{
-	struct pktmap_port *p = NULL;
-	char err[300] = "";
-	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .errbuf = err,
-				      .errbuf_len = sizeof(err), .log = log_cb };
-	int r = pktmap_open(&p, name, &o);
-	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
-	return r == 0 ? p : NULL;
-}
-
 static uint32_t len_of(uint32_t seq)
 {
 	return 60 + (seq * 37) % 1455;
@@ -148,7 +131,7 @@ static void drain_until(struct pktmap_port *b, struct rx *r, uint64_t want,
 /* 1. Frames read where the kernel wrote them. */
 static void test_inplace(struct pktmap_port *a)
 {
-	struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+	struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
 	if (!b)
 		return;
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -181,7 +164,7 @@ static void test_inplace(struct pktmap_port *a)
 /* 2. Buffers swapped out of the RX slots. */
 static void test_swap(struct pktmap_port *a)
 {
-	struct pktmap_port *b = open_port("pkt:pb@conf:extra-bufs=32", PKTMAP_DIR_RX);
+	struct pktmap_port *b = t_open_port("pkt:pb@conf:extra-bufs=32", PKTMAP_DIR_RX);
 	if (!b)
 		return;
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -261,7 +244,7 @@ static int64_t now_ms(void)
 /* 3. A paused reader keeps the ring memory's worth of frames. */
 static void test_retention(struct pktmap_port *a)
 {
-	struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+	struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
 	if (!b)
 		return;
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -351,7 +334,7 @@ static void *sender_main(void *arg)
 
 static void test_events(struct pktmap_port *a, enum wait_mode m)
 {
-	struct pktmap_port *c = open_port("pkt:pb", PKTMAP_DIR_BOTH);
+	struct pktmap_port *c = t_open_port("pkt:pb", PKTMAP_DIR_BOTH);
 	if (!c)
 		return;
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -444,7 +427,7 @@ static void raw_send(const char *ifname, uint32_t seq, uint32_t n)
 /* 5. The kernel filter and the direction. */
 static void test_filter_direction(struct pktmap_port *a)
 {
-	struct pktmap_port *b = open_port("pkt:pb", PKTMAP_DIR_RX);
+	struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
 	if (!b)
 		return;
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -511,7 +494,7 @@ static void test_filter_direction(struct pktmap_port *a)
 		CHECK_EQ(out, dirs[d] & PKTMAP_RX_OUT ? 20 : 0);
 	}
 	/* Other back ends have no outgoing frames to show. */
-	struct pktmap_port *n = open_port("null:", PKTMAP_DIR_RX);
+	struct pktmap_port *n = t_open_port("null:", PKTMAP_DIR_RX);
 	if (n) {
 		CHECK_EQ(pktmap_set_rx_direction(n, PKTMAP_RX_OUT), -EOPNOTSUPP);
 		CHECK_EQ(pktmap_set_rx_direction(n, PKTMAP_RX_IN), 0);
@@ -527,7 +510,7 @@ static void test_shared_region(struct pktmap_port *a)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "pkt:pb@mem:pkip%d", (int)getpid());
-	struct pktmap_port *b = open_port(name, PKTMAP_DIR_RX);
+	struct pktmap_port *b = t_open_port(name, PKTMAP_DIR_RX);
 	if (!b)
 		return;
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -560,7 +543,7 @@ int main(void)
 	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
 		  "ip link set pb up"))
 		return t_done("pkt_inplace");
-	struct pktmap_port *a = open_port("pkt:pa", PKTMAP_DIR_TX);
+	struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
 	if (!a)
 		return t_done("pkt_inplace");
 	test_inplace(a);
