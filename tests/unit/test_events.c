@@ -111,23 +111,6 @@ static short waiter_wait(struct waiter *w, int timeout_ms)
 	return rev;
 }
 
-static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
-}
-
-static struct pktmap_port *open_port(const char *name)
-{
-	struct pktmap_port *p = NULL;
-	char err[300] = "";
-	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
-				      .errbuf_len = sizeof(err), .log = log_cb };
-	int r = pktmap_open(&p, name, &o);
-	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
-	return p;
-}
-
 /* Frame i's length: varied, 60..1514. */
 static uint32_t frame_len(uint32_t i)
 {
@@ -216,7 +199,7 @@ static void read_all(struct pktmap_port *p, enum wait_mode m, uint64_t want,
 static int pipe_writer(const char *name, uint32_t n, uint32_t pingpong, int ack,
 		       int tx_fd, enum wait_mode m)
 {
-	struct pktmap_port *p = open_port(name);
+	struct pktmap_port *p = t_open_port(name, 0);
 	if (!p)
 		return 2;
 	struct netmap_ring *ring = NETMAP_TXRING(pktmap_nifp(p), 0);
@@ -271,7 +254,7 @@ static void test_pipe(enum wait_mode m, int tx_fd)
 		 (int)m, tx_fd);
 	snprintf(wname, sizeof(wname), "pipe:ev%d_%d_%d{0%s@conf:slots=256",
 		 (int)getpid(), (int)m, tx_fd, tx_fd ? "/T" : "");
-	struct pktmap_port *p = open_port(rname);
+	struct pktmap_port *p = t_open_port(rname, 0);
 	if (!p)
 		return;
 	int sv[2];
@@ -325,7 +308,7 @@ static void test_pipe_levels(void)
 	char a_name[96], b_name[96];
 	snprintf(a_name, sizeof(a_name), "pipe:evl%d{0/T@conf:slots=8", (int)getpid());
 	snprintf(b_name, sizeof(b_name), "pipe:evl%d}0", (int)getpid());
-	struct pktmap_port *a = open_port(a_name), *b = open_port(b_name);
+	struct pktmap_port *a = t_open_port(a_name, 0), *b = t_open_port(b_name, 0);
 	if (!a || !b)
 		return;
 	int afd = pktmap_fd(a), bfd = pktmap_fd(b);
@@ -382,7 +365,7 @@ static void test_pipe_no_fd_no_wakeups(void)
 	char a_name[96], b_name[96];
 	snprintf(a_name, sizeof(a_name), "pipe:evn%d{0", (int)getpid());
 	snprintf(b_name, sizeof(b_name), "pipe:evn%d}0", (int)getpid());
-	struct pktmap_port *a = open_port(a_name), *b = open_port(b_name);
+	struct pktmap_port *a = t_open_port(a_name, 0), *b = t_open_port(b_name, 0);
 	if (!a || !b)
 		return;
 	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
@@ -408,7 +391,7 @@ static void test_pipe_no_fd_no_wakeups(void)
 
 static void test_null(enum wait_mode m)
 {
-	struct pktmap_port *p = open_port("null:");
+	struct pktmap_port *p = t_open_port("null:", 0);
 	if (!p)
 		return;
 	struct waiter wi, wo;
@@ -441,7 +424,7 @@ static void test_pcap(enum wait_mode m)
 	const uint32_t N = 3000;
 	snprintf(path, sizeof(path), "/tmp/pktmap-ev%d-%d.pcap", (int)getpid(), (int)m);
 	snprintf(name, sizeof(name), "pcap:%s/T", path);
-	struct pktmap_port *w = open_port(name);
+	struct pktmap_port *w = t_open_port(name, 0);
 	if (!w)
 		return;
 	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(w), 0);
@@ -464,7 +447,7 @@ static void test_pcap(enum wait_mode m)
 	pktmap_close(w);
 
 	snprintf(name, sizeof(name), "pcap:%s/R", path);
-	struct pktmap_port *p = open_port(name);
+	struct pktmap_port *p = t_open_port(name, 0);
 	if (!p) {
 		unlink(path);
 		return;
@@ -643,7 +626,7 @@ static void test_tap(enum wait_mode m)
 	char ifname[IFNAMSIZ], name[64], cmd[128];
 	snprintf(ifname, sizeof(ifname), "pmev%d", (int)m);
 	snprintf(name, sizeof(name), "tap:%s", ifname);
-	struct pktmap_port *p = open_port(name);
+	struct pktmap_port *p = t_open_port(name, 0);
 	if (!p)
 		return;
 	snprintf(cmd, sizeof(cmd), "ip link set %s up", ifname);
@@ -658,12 +641,12 @@ static void test_tap(enum wait_mode m)
  * xdp:ea/T sends with its writer waiting for POLLOUT on its own fd. */
 static void test_xdp(enum wait_mode m)
 {
-	struct pktmap_port *p = open_port("xdp:eb/R");
+	struct pktmap_port *p = t_open_port("xdp:eb/R", 0);
 	if (!p)
 		return;
 	test_kernel_rx("xdp", p, "ea", m, true);
 
-	struct pktmap_port *t = open_port("xdp:ea/T");
+	struct pktmap_port *t = t_open_port("xdp:ea/T", 0);
 	if (!t) {
 		pktmap_close(p);
 		return;
@@ -737,7 +720,7 @@ int main(void)
 		  "numtxqueues 2 numrxqueues 2 && ip link set fa up && "
 		  "ip link set fb up") == 0) {
 		for (int m = W_POLL; m <= W_EPOLL; m++) {
-			struct pktmap_port *p = open_port("xdp:fb/R");
+			struct pktmap_port *p = t_open_port("xdp:fb/R", 0);
 			if (!p)
 				break;
 			struct pktmap_info info = { .sz = sizeof(info) };

@@ -21,23 +21,6 @@
 #include "netns.h"
 #include "t.h"
 
-static void log_cb(void *ctx, enum pktmap_log_level lvl, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
-}
-
-static struct pktmap_port *open_port(const char *name)
-{
-	struct pktmap_port *p = NULL;
-	char err[300] = "";
-	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
-				      .errbuf_len = sizeof(err), .log = log_cb };
-	int r = pktmap_open(&p, name, &o);
-	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
-	return p;
-}
-
 /* A raw socket that sends out of `ifname`: the kernel side of the TAP. */
 static int kernel_sender(const char *ifname)
 {
@@ -167,7 +150,7 @@ int main(void)
 
 	/* 1. Created, up, used both ways, removed. */
 	CHECK(!t_if_exists("pmt0"), "pmt0 does not exist yet");
-	struct pktmap_port *p = open_port("tap:pmt0");
+	struct pktmap_port *p = t_open_port("tap:pmt0", 0);
 	if (!p)
 		return t_done("tap");
 	CHECK(t_if_exists("pmt0"), "pmt0 created");
@@ -233,7 +216,7 @@ int main(void)
 
 	/* 2. An existing persistent TAP is attached to and left alone. */
 	if (t_run("ip tuntap add dev pmt1 mode tap && ip link set pmt1 up") == 0) {
-		p = open_port("tap:pmt1");
+		p = t_open_port("tap:pmt1", 0);
 		if (p) {
 			struct rxstate r1 = { 0 };
 			kernel_to_port(p, "pmt1", 1000, 100, &r1);
@@ -245,7 +228,7 @@ int main(void)
 	}
 
 	/* 3. Multi-queue: one descriptor per ring. */
-	p = open_port("tap:pmt2@conf:rings=2");
+	p = t_open_port("tap:pmt2@conf:rings=2", 0);
 	if (p) {
 		pktmap_info(p, &info);
 		CHECK_EQ(info.rx_rings, 2);
@@ -265,7 +248,7 @@ int main(void)
 		CHECK_EQ(pktmap_open(&p, "tap:pmv0", &o), -EINVAL);
 		CHECK(strstr(err, "not a TAP"), "message: %s", err);
 		t_run("ip link del pmv0");
-		struct pktmap_port *a = open_port("tap:pmt3");
+		struct pktmap_port *a = t_open_port("tap:pmt3", 0);
 		err[0] = 0;
 		CHECK_EQ(pktmap_open(&p, "tap:pmt3", &o), -EBUSY);
 		CHECK(strstr(err, "in use"), "message: %s", err);
