@@ -35,3 +35,18 @@ netns_del() {
 	done
 	return 0
 }
+
+# netns_xdp_gone NS...: wait (up to 5 s) until no link in the namespaces
+# has an XDP program; if one stays, print its `ip -o link` lines and
+# return 1. A program goes with its BPF link when the kernel drops the
+# last reference to it, a moment after the process that held it exited.
+netns_xdp_gone() {
+	local l ns _
+	for _ in $(seq 50); do
+		l=$(for ns in "$@"; do ip -n "$ns" -o link; done | grep xdp || true)
+		[ -z "$l" ] && return 0
+		sleep 0.1
+	done
+	echo "$l"
+	return 1
+}

@@ -34,6 +34,8 @@ B=pcB$$
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
 trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
 'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
 'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
@@ -58,15 +60,8 @@ inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
 
 no_leftovers() {
-	local l _
-	# A program goes with its BPF link when the kernel drops the last
-	# reference to it, a moment after the process that held it exited.
-	for _ in $(seq 50); do
-		l=$( (ip -n "$A" -o link; ip -n "$B" -o link) | grep xdp || true)
-		[ -z "$l" ] && break
-		sleep 0.1
-	done
-	[ -z "$l" ] || fail "XDP program left behind: $l"
+	local l
+	l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 }
 
 # Wait until a capture is listening: its line on stderr (tcpdump's, or

@@ -53,16 +53,8 @@ nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 
 # Nothing of ours may stay on a link.
 no_leftovers() {
-	local l _
-	# A program goes with its BPF link when the kernel drops the last
-	# reference to it, a moment after the process that held it exited.
-	for _ in $(seq 50); do
-		l=$( (ip -n "$A" -o link; ip -n "$B" -o link; ip -n "$C" -o link) |
-			grep xdp || true)
-		[ -z "$l" ] && break
-		sleep 0.1
-	done
-	[ -z "$l" ] || fail "XDP program left behind: $l"
+	local l
+	l=$(netns_xdp_gone "$A" "$B" "$C") || fail "XDP program left behind: $l"
 }
 # Wait until pktmap's program is on interface $2 of netns $1.
 wait_bound() {

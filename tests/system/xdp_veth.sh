@@ -80,15 +80,8 @@ json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.arg
 rx_packets() { inB cat /sys/class/net/vethB/statistics/rx_packets; }
 # Nothing of ours may stay: no XDP program on any link, no lock file.
 no_leftovers() {
-	local l _
-	# A program goes with its BPF link when the kernel drops the last
-	# reference to it, a moment after the process that held it exited.
-	for _ in $(seq 50); do
-		l=$( (ip -n "$A" -o link; ip -n "$B" -o link) | grep xdp || true)
-		[ -z "$l" ] && break
-		sleep 0.1
-	done
-	[ -z "$l" ] || fail "XDP program left behind: $l"
+	local l
+	l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 	l=$(ls /dev/shm/pktmap-xdp*."$NSA".* /dev/shm/pktmap-xdp*."$NSB".* \
 		2>/dev/null || true)
 	[ -z "$l" ] || fail "lock file left behind: $l"
