@@ -536,6 +536,23 @@ static void report_proto(struct pktmap_port *p, struct pm_kring *k,
 			   p->name, k->tx ? "TX" : "RX", k->ring->ringid, what, v);
 }
 
+/* The writer's load of the reader's consumer index, checked and cached
+ * in kp->cons. Pairs with the release store of cons in pipe_rxsync(): the
+ * reader is done with the descriptors before cons. -EPROTO (reported)
+ * when the peer wrote an index outside the ring. */
+static inline int load_cons(struct pktmap_port *p, struct pm_kring *k,
+			    uint32_t *cons)
+{
+	struct pipe_kpriv *kp = k->priv;
+	uint32_t c = atomic_load_explicit(&kp->q->cons, memory_order_acquire);
+	if (pm_unlikely(c >= k->nslots)) {
+		report_proto(p, k, "consumer index", c);
+		return -EPROTO;
+	}
+	kp->cons = *cons = c;
+	return 0;
+}
+
 /* Move submitted TX slots into the queue, swapping buffers: each slot's
  * buffer goes out in a descriptor, and the slot gets the buffer the reader
  * returned in that descriptor's place. */
@@ -558,14 +575,8 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t want = pm_ring_dist(i, head, n);
 	uint32_t space = n - 1 - pm_ring_dist(cons, prod, n);
 	if (space < want || want == 0) {
-		/* Pairs with the release store of cons in pipe_rxsync(): the
-		 * reader is done with the descriptors before cons. */
-		cons = atomic_load_explicit(&q->cons, memory_order_acquire);
-		if (pm_unlikely(cons >= n)) {
-			report_proto(p, k, "consumer index", cons);
+		if (load_cons(p, k, &cons))
 			return -EPROTO;
-		}
-		kp->cons = cons;
 		space = n - 1 - pm_ring_dist(cons, prod, n);
 	}
 	uint32_t moved = 0, todo = want < space ? want : space;
@@ -635,19 +646,13 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		pm_stat_add(&p->st.tx_packets, pkts);
 		pm_stat_add(&p->st.tx_bytes, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
-		{
-			/* Look again, so that the application's tail shows the
-			 * room the reader made meanwhile: a sync hands out what
-			 * there is, as netmap's does (forwarders count a queue
-			 * full from it). One load per batch that moved. */
-			cons = atomic_load_explicit(&q->cons, memory_order_acquire);
-			if (pm_unlikely(cons >= n)) {
-				report_proto(p, k, "consumer index", cons);
-				return -EPROTO;
-			}
-			kp->cons = cons;
-			space = n - 1 - pm_ring_dist(cons, prod, n);
-		}
+		/* Look again, so that the application's tail shows the room
+		 * the reader made meanwhile: a sync hands out what there is,
+		 * as netmap's does (forwarders count a queue full from it).
+		 * One load per batch that moved. */
+		if (load_cons(p, k, &cons))
+			return -EPROTO;
+		space = n - 1 - pm_ring_dist(cons, prod, n);
 	}
 	k->hwtail = pm_ring_add(i, space, n);
 	return ret;
