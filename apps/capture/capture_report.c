@@ -62,22 +62,6 @@ void cap_interval_line(const struct capture *cap, struct cap_totals *last,
 	*last = t;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 #define U(x) ((unsigned long long)(x))
 
 void cap_summary(const struct capture *cap, const char *end)
@@ -106,9 +90,9 @@ void cap_summary(const struct capture *cap, const char *end)
 	if (!o->json)
 		return;
 	printf("{\"cmd\":\"capture\",\"port\":");
-	json_str(stdout, o->port);
+	stats_json_str(stdout, o->port);
 	printf(",\"end\":");
-	json_str(stdout, end);
+	stats_json_str(stdout, end);
 	printf(",\"received\":%llu,\"matched\":%llu,\"written\":%llu,"
 	       "\"bytes\":%llu,\"files\":%llu,\"drop_kernel\":%llu,"
 	       "\"drop_port\":%llu,\"seconds\":%.6f,\"pps\":%.1f",
@@ -120,7 +104,7 @@ void cap_summary(const struct capture *cap, const char *end)
 		struct cap_worker *w = &cap->w[i];
 
 		printf("%s{\"port\":", i ? "," : "");
-		json_str(stdout, w->portname);
+		stats_json_str(stdout, w->portname);
 		printf(",\"received\":%llu,\"written\":%llu,\"files\":%llu}",
 		       U(ld(&w->c.received)), U(ld(&w->c.written)),
 		       U(ld(&w->c.files)));
