@@ -22,8 +22,10 @@ N=${N:-20000}
 A=nmA$$
 B=nmB$$
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
 trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
+'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
 
 need_root
 need_cmd ip
@@ -31,15 +33,8 @@ BLD=${PKTMAP_BUILD_ROOT:?}
 LIB=$BLD/tests/nmt_lib
 RAW=$BLD/tests/nmt_raw
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set vethA up
-ip -n "$B" link set vethB up
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
 export NMT_RATE=${NMT_RATE:-50000}   # a veth has no flow control
 export NMT_GAPS=1                      # so a starved receiver may miss frames
 

@@ -23,24 +23,19 @@ B=pdB$$
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
 trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
 'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
+'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
 
 need_root
 need_cmd ip
 need_cmd tcpdump
 need_cmd python3
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$A" link set vethA up
-ip -n "$B" link set vethB up
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
 ip -n "$B" addr add 10.77.0.2/24 dev vethB
 # no ARP: the peer's address is known
 ip -n "$B" neigh add 10.77.0.1 lladdr 02:00:00:00:00:01 dev vethB
