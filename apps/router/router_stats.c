@@ -130,6 +130,16 @@ static void costs(struct rt_router *rt, struct cost *c)
 		c->tx_ns = (double)ns[1] / (double)s[1];
 	}
 }
+/* Frames input port i dropped because an output queue was full. */
+static uint64_t port_full(struct rt_router *rt, unsigned i)
+{
+	uint64_t full = 0;
+
+	for (unsigned k = 0; k < rt->n; k++)
+		full += ld(&rt->qs[i * rt->n + k].full);
+	return full;
+}
+
 
 void rt_summary(struct rt_router *rt, FILE *o)
 {
@@ -148,10 +158,7 @@ void rt_summary(struct rt_router *rt, FILE *o)
 	for (unsigned i = 0; i < rt->n; i++) {
 		struct rt_port *p = &rt->ports[i];
 		struct rt_rxstats *x = &p->rxs;
-		uint64_t full = 0;
-
-		for (unsigned k = 0; k < rt->n; k++)
-			full += ld(&rt->qs[i * rt->n + k].full);
+		uint64_t full = port_full(rt, i);
 		fprintf(o, "port %u %s  in %llu, out %llu; dropped: queue full "
 			"%llu", i, p->info.name, U(ld(&x->packets)),
 			U(ld(&p->txs.packets)), U(full));
@@ -248,10 +255,7 @@ void rt_json(struct rt_router *rt)
 	for (unsigned i = 0; i < rt->n; i++) {
 		struct rt_port *p = &rt->ports[i];
 		struct rt_rxstats *x = &p->rxs;
-		uint64_t full = 0;
-
-		for (unsigned k = 0; k < rt->n; k++)
-			full += ld(&rt->qs[i * rt->n + k].full);
+		uint64_t full = port_full(rt, i);
 		fprintf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", i);
 		stats_json_str(o, p->info.name);
 		fprintf(o, ",\"region\":");
