@@ -38,23 +38,15 @@ B=pcB$$
 . "$(dirname "$0")/../../scripts/netns.sh"
 trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
 'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
+'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
 
 need_root
 need_cmd ip
 need_cmd tcpdump
 
-ip netns add "$A"
-ip netns add "$B"
-ip link add vethA netns "$A" type veth peer name vethB netns "$B"
-ip link add name vethC netns "$A" numtxqueues 2 numrxqueues 2 type veth \
-	peer name vethD netns "$B" numtxqueues 2 numrxqueues 2
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-done
-for l in vethA vethC; do ip -n "$A" link set "$l" up; done
-for l in vethB vethD; do ip -n "$B" link set "$l" up; done
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
+netns_veth "$A" vethC "$B" vethD 2
 
 inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
