@@ -12,6 +12,8 @@
 #   wait_for FILE RE wait until a line of FILE matches RE
 #   json FILE KEY   a top-level number or string of a JSON summary
 #   expect_eq WHAT GOT WANT
+#   switch_wait_ports SWITCH PORT...  wait until `pktmap switch --list
+#                   SWITCH` lists every PORT
 #
 # Everything a test makes lives in $TMP (removed at exit), and the pipes it
 # names carry $$ so that concurrent runs never meet; their leftovers in
@@ -101,4 +103,21 @@ wait_for() {
 		sleep 0.1
 		t=$((t - 1))
 	done
+}
+
+# switch_wait_ports SWITCH PORT...: wait until `pktmap switch --list SWITCH`
+# lists every PORT (the last listing stays in $TMP/list).
+switch_wait_ports() {
+	local s=$1 p ok _
+	shift
+	for _ in $(seq 300); do
+		"$PKTMAP" switch --list "$s" >"$TMP/list" 2>/dev/null || true
+		ok=1
+		for p in "$@"; do
+			grep -q "^$p " "$TMP/list" || ok=0
+		done
+		[ "$ok" = 1 ] && return 0
+		sleep 0.1
+	done
+	fail "ports $* not attached: $(cat "$TMP/list")"
 }

@@ -42,20 +42,6 @@ wait_switch() { # until --list works
 	done
 	fail "switch $S did not come up"
 }
-# ports listed: wait until `switch --list` shows all of "$@"
-wait_ports() {
-	local p ok
-	for _ in $(seq 300); do
-		"$PKTMAP" switch --list "$S" >"$TMP/list" 2>/dev/null || true
-		ok=1
-		for p in "$@"; do
-			grep -q "^$p " "$TMP/list" || ok=0
-		done
-		[ "$ok" = 1 ] && return 0
-		sleep 0.1
-	done
-	fail "ports $* not attached: $(cat "$TMP/list")"
-}
 wait_gone() {
 	for _ in $(seq 300); do
 		"$PKTMAP" switch --list "$S" >"$TMP/list" 2>/dev/null || true
@@ -81,13 +67,13 @@ bg "$PKTMAP" recv -i "$S:c" -n 501 -T 0 -q --json >"$TMP/c.json"
 recv_c=$BG_PID
 "$PKTMAP" recv -i "$S:b2" -n 1 -T 0 -q >/dev/null 2>&1 &
 BG_PIDS+=("$!")
-wait_ports b c b2
+switch_wait_ports "$S" b c b2
 kill "${BG_PIDS[-1]}"
 wait_gone b2
 bg "$CLIENT" "$S:d" learn "$MAC_D" >"$TMP/d.out"
 client_d=$BG_PID
 wait_for "$TMP/d.out" '^ready'
-wait_ports d
+switch_wait_ports "$S" d
 
 # isolation: no shared mapping (device:inode) appears in two clients
 pids=("$recv_b" "$recv_c" "$client_d")
@@ -127,7 +113,7 @@ done
 "$PKTMAP" gen -i "$S:k" -S "$MAC_K" -D "$MAC_K" -R 2000 -T 0 -q &
 victim=$!
 BG_PIDS+=("$victim")
-wait_ports k
+switch_wait_ports "$S" k
 pipe=$(grep '^k ' "$TMP/list" | grep -o 'pipe:[^{]*' | cut -d: -f2)
 [ -e "/dev/shm/pktmap.pipe.$pipe" ] || fail "no region for k's pipe $pipe"
 kill -9 "$victim"
@@ -158,7 +144,7 @@ wait_gone g
 # ring fills and the copies for it are dropped, counted on z; d still
 # gets every frame. 3 x 1000 broadcasts, each 1000 fitting d's ring.
 bg "$PKTMAP" recv -i "$S:z" -T 0 -q
-wait_ports z
+switch_wait_ports "$S" z
 z_pid=$(pgrep -P "$BG_PID" | head -n 1)
 [ -n "$z_pid" ] || fail "no recv process for z"
 kill -STOP "$z_pid"
@@ -193,7 +179,7 @@ wait_gone h
 # whatever it did, a new client gets exactly what is sent to it
 bg "$PKTMAP" recv -i "$S:e" -n 200 -T 0 -q --json >"$TMP/e.json"
 recv_e=$BG_PID
-wait_ports e
+switch_wait_ports "$S" e
 "$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$BC" -n 200 -T 0 -q
 wait_bg "$recv_e"
 expect_eq "recv e exit" "$WAIT_RC" 0
@@ -244,7 +230,7 @@ sw2=$BG_PID
 wait_switch
 bg "$PKTMAP" recv -i "$S:b" -n 100 -T 0 -q --json >"$TMP/b2.json"
 recv_b=$BG_PID
-wait_ports b
+switch_wait_ports "$S" b
 bg "$CLIENT" "$S:d" learn "$MAC_D" >"$TMP/d2.out"
 client_d=$BG_PID
 wait_for "$TMP/d2.out" '^ready'

@@ -25,19 +25,6 @@ printf '%s\n' "$out" | grep -q "use -p 1" || fail "no hint in: $out"
 BG_TIMEOUT=120 bg "$PKTMAP" switch "$S" -p 2 -T 0 --json >"$TMP/sw.json" 2>"$TMP/sw.err"
 sw_pid=$BG_PID
 list() { "$PKTMAP" switch --list "$S" "$@"; }
-wait_ports() {
-	local p ok
-	for _ in $(seq 300); do
-		list >"$TMP/list" 2>/dev/null || true
-		ok=1
-		for p in "$@"; do
-			grep -q "^$p " "$TMP/list" || ok=0
-		done
-		[ "$ok" = 1 ] && return 0
-		sleep 0.1
-	done
-	fail "ports $* not attached: $(cat "$TMP/list")"
-}
 
 for _ in $(seq 300); do
 	list >/dev/null 2>&1 && break
@@ -48,15 +35,15 @@ real_pid=$("$PKTMAP" switch --list "$S" --json | grep -o '"pid":[0-9]*,"mac' | g
 [ -n "$real_pid" ] || fail "no pid in --list"
 bg "$PKTMAP" recv -i "$S:b" -n 501 -T 0 -q --json >"$TMP/b.json"
 recv_b=$BG_PID
-wait_ports b
+switch_wait_ports "$S" b
 bg "$CLIENT" "$S:d" learn "$MAC_D" >"$TMP/d.out"
 client_d=$BG_PID
 wait_for "$TMP/d.out" '^ready'
-wait_ports b d
+switch_wait_ports "$S" b d
 # a client comes and goes while the threads run
 "$PKTMAP" recv -i "$S:x" -n 1 -T 0 -q >/dev/null 2>&1 &
 x=$!
-wait_ports x
+switch_wait_ports "$S" x
 kill "$x"
 wait "$x" 2>/dev/null || true
 
