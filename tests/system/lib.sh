@@ -12,6 +12,7 @@
 #   wait_for FILE RE wait until a line of FILE matches RE
 #   json FILE KEY   a top-level number or string of a JSON summary
 #   expect_eq WHAT GOT WANT
+#   wait_output WANT CMD...  wait until CMD prints WANT (then assert it)
 #   switch_wait_ports SWITCH PORT...  wait until `pktmap switch --list
 #                   SWITCH` lists every PORT
 #
@@ -120,4 +121,16 @@ switch_wait_ports() {
 		sleep 0.1
 	done
 	fail "ports $* not attached: $(cat "$TMP/list")"
+}
+
+# wait_output WANT CMD...: wait (up to 30 s) until CMD's output is WANT;
+# returns 0 either way: the caller asserts the value with expect_eq.
+wait_output() {
+	local want=$1 _
+	shift
+	for _ in $(seq 300); do
+		[ "$("$@")" = "$want" ] && return 0
+		sleep 0.1
+	done
+	return 0
 }

@@ -127,10 +127,7 @@ ls /dev/shm | grep -q "pktmap.pipe.$pipe" && fail "k's FIFOs are left"
 bg "$CLIENT" "$S:g" garbage 20 30 >"$TMP/g.out"
 client_g=$BG_PID
 wait_for "$TMP/g.out" '^sent'
-for _ in $(seq 300); do
-	[ "$(port_json g drop_invalid)" = 51 ] && break
-	sleep 0.1
-done
+wait_output 51 port_json g drop_invalid
 expect_eq "g invalid" "$(port_json g drop_invalid)" 51
 expect_eq "g forwarded" "$(port_json g rx_frames)" 0
 # ... and the switch goes on: 200 more to d
@@ -236,10 +233,7 @@ client_d=$BG_PID
 wait_for "$TMP/d2.out" '^ready'
 # learned: a frame to d reaches d only
 "$PKTMAP" gen -i "$S:a" -S "$MAC_A" -D "$MAC_D" -n 1 -T 0 -q
-for _ in $(seq 300); do
-	[ "$(port_json d tx_frames)" = 1 ] && break
-	sleep 0.1
-done
+wait_output 1 port_json d tx_frames
 expect_eq "to d while learned" "$(port_json d tx_frames)" 1
 expect_eq "to b while learned" "$(port_json b tx_frames)" 1 # d's broadcast
 # wait (poll, no fixed sleep) until the table is empty: d's MAC aged out

@@ -114,10 +114,7 @@ expect_eq "c gaps" "$(json "$TMP/c.json" gaps)" 0
 expect_eq "c reordered" "$(json "$TMP/c.json" reordered)" 0
 expect_eq "c bad" "$(json "$TMP/c.json" bad)" 0
 expect_eq "c bad checksums" "$(json "$TMP/c.json" bad_csum)" 0
-for _ in $(seq 300); do
-	[ "$(port_json m tx_frames)" = 501 ] && break
-	sleep 0.1
-done
+wait_output 501 port_json m tx_frames
 expect_eq "frames to m" "$(port_json m tx_frames)" 501
 expect_eq "drops to m" "$(port_json m drop_nospace)" 0
 
