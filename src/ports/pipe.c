@@ -33,29 +33,25 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pipe_fast.h"
 
-#define PIPE_MAGIC 0x32504950u /* "PIP2" */
+#define PIPE_MAGIC 0x33504950u /* "PIP3": the queue layout of 2026-11 */
 
 /* One direction of one ring pair: end e's TX ring r into end !e's RX
- * ring r. Producer and consumer fields on separate cache lines. */
+ * ring r. Producer and consumer fields two cache lines apart, as
+ * rte_ring's are: the line between them is a guard against the adjacent
+ * line prefetcher, which would otherwise pull the other side's line
+ * along with ours. */
+#define PIPE_Q_ALIGN (2 * PM_CACHELINE)
 struct pm_pipe_q {
-	_Alignas(PM_CACHELINE) _Atomic uint32_t prod; /* written by the writer */
+	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t prod; /* written by the writer */
 	uint32_t tx_hwcur;                            /* writer's, for a restart */
-	_Alignas(PM_CACHELINE) _Atomic uint32_t cons; /* written by the reader */
+	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t cons; /* written by the reader */
 	uint32_t rx_hwtail;                           /* reader's, for a restart */
-	_Alignas(PM_CACHELINE) _Atomic uint32_t reader_sleeping;
+	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t reader_sleeping;
 	_Atomic uint32_t writer_sleeping;
 };
 
-/* A descriptor: what crosses from a writer to a reader. 8 bytes, read
- * with one load. */
-struct pm_pipe_desc {
-	uint32_t buf_idx;
-	uint16_t len;
-	uint16_t flags;
-};
-
-_Static_assert(sizeof(struct pm_pipe_desc) == 8, "one 8-byte load or store");
 
 /* The control block in the region. Only nrings and nslots are read by a
  * joiner (once, then checked); every offset below is computed from them
@@ -591,7 +587,8 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		struct pm_pipe_desc *d = &desc[prod];
 		uint32_t *sh = &shadow[i];
 		uint32_t flags_or = 0;
-		for (r = 0; r < run; r++) {
+		r = pipe_tx_fast(d, ts, sh, run, &bs, &bytes, &flags_or);
+		for (; r < run; r++) {
 			uint32_t idx = ts[r].buf_idx, len = ts[r].len, fl = ts[r].flags;
 			/* The buffer the reader gave back here: read once. */
 			uint32_t ridx = PM_READ_ONCE(d[r].buf_idx);
@@ -677,6 +674,11 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		 * The application may have swapped another buffer in: the
 		 * writer will take it, so it must be one of the pool. */
 		while (i != head) {
+			/* Runs of untouched slots, four at a time. */
+			uint32_t run = head > i ? head - i : n - i;
+			i = pm_ring_add(i, pipe_release_same(&desc[i], &slot[i], run), n);
+			if (i == head)
+				break;
 			uint32_t idx = slot[i].buf_idx;
 			if (pm_unlikely(PM_READ_ONCE(desc[i].buf_idx) != idx)) {
 				if (pm_unlikely(!pm_buf_ok(&bs, idx))) {
@@ -713,7 +715,8 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		const uint64_t *d = (const uint64_t *)&desc[j];
 		struct netmap_slot *rs = &slot[j];
 		uint64_t rbytes = 0, frags = 0;
-		for (r = 0; r < run; r++) {
+		r = pipe_rx_fast(&desc[j], rs, run, &bs, &rbytes, &frags);
+		for (; r < run; r++) {
 			/* One load: the writer cannot change it under the check. */
 			uint64_t w = PM_READ_ONCE(d[r]);
 			struct pm_pipe_desc dd;
