@@ -4,11 +4,13 @@
  * R RX rings, in a region shared by the processes (or threads) that open
  * them. Ring r of one end's TX feeds ring r of the other end's RX.
  *
- * Zero-copy: txsync moves each slot into the peer's RX ring and takes the
- * buffer the peer released in exchange (both slots get NS_BUF_CHANGED).
- * Every TX+RX pair behaves as a single-producer single-consumer queue
- * whose storage is the reader's RX ring; its two indices live in a
- * control block in the region:
+ * Zero-copy: txsync writes each slot's buffer into a descriptor of the
+ * shared queue and takes, in exchange, the buffer the reader left in that
+ * descriptor (both slots get NS_BUF_CHANGED); rxsync copies descriptors
+ * into its private RX ring. Every TX+RX pair is a single-producer
+ * single-consumer queue of 8-byte descriptors in the region (each side's
+ * rings are private, DESIGN §5); its two indices live in a control block
+ * in the region, two cache lines apart:
  *
  *     writer (txsync)                      reader (rxsync)
  *     fills RX slots [prod ...)            owns [cons, prod) once seen
@@ -21,6 +23,9 @@
  * (a Dekker-style flag/fence pair, see pipe_poll_arm). Anything the peer
  * could have written (indices, buffer numbers, lengths) is checked before
  * it is used: a peer that breaks the protocol costs -EPROTO, not a crash.
+ * The loops take four slots at a time while every value passes the
+ * checks (pipe_fast.h) and fall back to one at a time before the first
+ * value that does not, which the one-at-a-time loop then reports.
  */
 #include <fcntl.h>
 #include <poll.h>
