@@ -338,6 +338,7 @@ def tsc_from_build():
 
 
 def main():
+    common.quiet_note()
     if os.geteuid() != 0:
         raise SystemExit("needs root")
     tsc_from_build()

@@ -41,6 +41,25 @@ def tsc_hz():
     return _tsc
 
 
+# BENCH.md: a run is a result only on a quiet machine, load average
+# under 0.3 before it starts.
+QUIET_LOAD = 0.3
+LOAD_BEFORE = os.getloadavg()[0]
+
+
+def load_avg():
+    return os.getloadavg()[0]
+
+
+def quiet_note():
+    """Print and return the load average before the run, warning when the
+    machine is not quiet (the result is then marked noisy)."""
+    if LOAD_BEFORE >= QUIET_LOAD:
+        print(f"load average {LOAD_BEFORE:.2f} >= {QUIET_LOAD}: the machine is "
+              "busy, this result is marked noisy (not a result, BENCH.md)")
+    return LOAD_BEFORE
+
+
 def machine():
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -51,6 +70,9 @@ def machine():
         "tsc_hz": tsc_hz(),
         "commit": commit,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_before": LOAD_BEFORE,
+        "load_after": load_avg(),
+        "noisy": LOAD_BEFORE >= QUIET_LOAD,
     }
 
 

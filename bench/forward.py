@@ -400,6 +400,7 @@ def tsc_from_build():
 
 
 def main():
+    common.quiet_note()
     tsc_from_build()
     params = {"runs": RUNS, "frame": "60 bytes + 4 CRC", "quick": QUICK,
               "cpus": os.cpu_count(),

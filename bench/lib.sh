@@ -2,6 +2,14 @@
 # SECS, RUNS, CPU and an associative array RES["size,tool"] holding the
 # packets/s of each run, space-separated.
 
+# The load average when the benchmark started (BENCH.md: a result needs
+# a quiet machine, under 0.3); write_tx_json records it and marks the
+# result noisy above that.
+LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$LOAD_BEFORE" 'BEGIN { exit !(l >= 0.3) }'; then
+	echo "load average $LOAD_BEFORE >= 0.3: the machine is busy, this result is marked noisy" >&2
+fi
+
 # write_tx_json NAME WHAT EXTRA BASE: write $OUT (machine, commit, and per
 # size and tool the median/min/max of RES), then print every tool's median
 # with BASE's ratio to it. EXTRA is more JSON members, e.g. '"rps": 1,'.
@@ -15,6 +23,8 @@ write_tx_json() {
 		echo "  \"machine\": {\"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\", \"cores\": $(nproc), \"kernel\": \"$(uname -r)\"},"
 		echo "  \"commit\": \"$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\","
 		echo "  \"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\","
+		echo "  \"load_before\": $LOAD_BEFORE, \"load_after\": $(cut -d' ' -f1 /proc/loadavg),"
+		echo "  \"noisy\": $(awk -v l="$LOAD_BEFORE" 'BEGIN { print (l >= 0.3) ? "true" : "false" }'),"
 		echo "  \"seconds\": $SECS, \"runs\": $RUNS, $extra"
 		echo "  \"points\": ["
 		for size in $SIZES; do

@@ -154,6 +154,7 @@ def instructions():
 
 
 def main():
+    common.quiet_note()
     for exe in (NMT_LIB, NMT_RAW):
         if not os.access(exe, os.X_OK):
             raise SystemExit(f"{exe}: not built (ninja -C build)")

@@ -191,6 +191,7 @@ def rte_ring():
 
 
 def main():
+    common.quiet_note()
     params = {"runs": RUNS, "cpu_gen": CPU_GEN, "cpu_recv": CPU_RECV,
               "frame": "60 bytes + 4 CRC unless size given", "counted_at": "receiver"}
     peer = rte_ring()

@@ -183,6 +183,7 @@ def veth_points():
 
 
 def main():
+    common.quiet_note()
     common.tsc_hz()
     params = {"runs": RUNS, "frame": "60 bytes + 4 CRC", "quick": QUICK,
               "note": "shared 2-vCPU VM, other jobs running: quote the "
