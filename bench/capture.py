@@ -132,15 +132,6 @@ def ready(kind, timeout=10.0):
     return False
 
 
-def cpu_busy(cpu):
-    """Jiffies CPU `cpu` was busy (everything but idle and iowait)."""
-    for line in open("/proc/stat"):
-        if line.startswith(f"cpu{cpu} "):
-            v = [int(x) for x in line.split()[1:]]
-            return sum(v) - v[3] - v[4], sum(v)
-    return 0, 0
-
-
 def rss_kib(pid):
     try:
         for line in open(f"/proc/{pid}/status"):
@@ -236,15 +227,16 @@ def run_one(tool):
     time.sleep(0.5)
     c0 = proc_cpu(p.pid)
     u0 = proc_cpu(p.pid, True)
+    sysc = common.Syscalls().start(p.pid)
     for attempt in range(3):
-        b0, t0 = cpu_busy(CPU_CAP)
+        b0, t0 = common.cpu_busy(CPU_CAP)
         g = subprocess.run(
             ["timeout", "-s", "INT", str(SECS)] +
             in_ns(NSA, "taskset", "-c", str(CPU_GEN), common.pktmap_bin(),
                   "gen", "-i", "xdp:vethA", "-l", str(SIZE), "-D",
                   "02:00:00:00:00:00", "-T", "0", "-q", "--json"),
             capture_output=True, text=True)
-        b1, t1 = cpu_busy(CPU_CAP)
+        b1, t1 = common.cpu_busy(CPU_CAP)
         if g.stdout.strip():
             break
         # vethA's queue can look busy for a moment after the previous
@@ -252,6 +244,7 @@ def run_one(tool):
         print(f"  (gen did not start: {g.stderr.strip()}; again)", flush=True)
         time.sleep(1)
     time.sleep(0.5)  # let the tool drain what its ring holds
+    nsys = sysc.stop()
     c1 = proc_cpu(p.pid)
     u1 = proc_cpu(p.pid, True)
     if kind == "xdp" and napi_cpu == CPU_CAP:
@@ -280,7 +273,9 @@ def run_one(tool):
            "proc_ns_per_pkt": (c1 - c0) * 1e9 / got if got else None,
            "user_ns_per_pkt": (u1 - u0) * 1e9 / got if got else None,
            "cpu1_busy_fraction": (b1 - b0) / (t1 - t0) if t1 > t0 else None,
-           "cpu1_ns_per_pkt": busy_s * 1e9 / got if got else None}
+           "cpu1_ns_per_pkt": busy_s * 1e9 / got if got else None,
+           "syscalls_per_1000_pkts": nsys * 1000 / got if got and nsys is not None
+           else None}
     m = re.search(r"(\d+) packets dropped by kernel", err or "")
     if m:
         res["tool_reported_kernel_drops"] = int(m.group(1))
@@ -290,7 +285,8 @@ def run_one(tool):
           f"proc {res['proc_ns_per_pkt'] or 0:6.0f} ns/pkt "
           f"(user {res['user_ns_per_pkt'] or 0:4.0f}), "
           f"cpu1 {res['cpu1_ns_per_pkt'] or 0:6.0f} ns/pkt "
-          f"({(res['cpu1_busy_fraction'] or 0) * 100:.0f}% busy)", flush=True)
+          f"({(res['cpu1_busy_fraction'] or 0) * 100:.0f}% busy), "
+          f"{res['syscalls_per_1000_pkts'] or 0:.1f} syscalls/1000 pkts", flush=True)
     return res
 
 
@@ -369,7 +365,8 @@ def main():
     for t, runs in results.items():
         pts = {k: common.summarize([x[k] for x in runs if x.get(k) is not None])
                for k in ("captured_pps", "sent_pps", "loss", "proc_ns_per_pkt",
-                         "user_ns_per_pkt", "cpu1_ns_per_pkt")
+                         "user_ns_per_pkt", "cpu1_ns_per_pkt",
+                         "syscalls_per_1000_pkts")
                if any(x.get(k) is not None for x in runs)}
         points[t] = {"summary": pts, "runs": runs}
         bars.append({"label": t, "pps": pts["captured_pps"]})

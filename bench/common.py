@@ -3,8 +3,11 @@ with median/min/max, JSON results (see ../../shared/BENCH.md)."""
 import json
 import os
 import platform
+import shutil
+import signal
 import statistics
 import subprocess
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,6 +61,59 @@ def quiet_note():
         print(f"load average {LOAD_BEFORE:.2f} >= {QUIET_LOAD}: the machine is "
               "busy, this result is marked noisy (not a result, BENCH.md)")
     return LOAD_BEFORE
+
+
+def cpu_busy(cpu):
+    """(busy, total) jiffies of CPU `cpu` from /proc/stat: busy is user +
+    system + irq + softirq (everything but idle and iowait), so the kernel
+    work a tool causes on its core is counted, not only its own time."""
+    for line in open("/proc/stat"):
+        if line.startswith(f"cpu{cpu} "):
+            v = [int(x) for x in line.split()[1:]]
+            return sum(v) - v[3] - v[4], sum(v)
+    return 0, 0
+
+
+class Syscalls:
+    """Counts the system calls of a running process (and its threads)
+    with `perf stat -e raw_syscalls:sys_enter -p PID` (tracepoints work on
+    these VMs, cycle counters do not). start(pid), then stop() -> count,
+    or None without perf."""
+
+    def __init__(self):
+        self.proc = None
+        self.out = None
+
+    def start(self, pid):
+        if not shutil.which("perf"):
+            return self
+        fd, self.out = tempfile.mkstemp(prefix="pmsys", suffix=".txt")
+        os.close(fd)
+        self.proc = subprocess.Popen(
+            ["perf", "stat", "-e", "raw_syscalls:sys_enter", "-x,", "-o",
+             self.out, "-p", str(pid)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.2)  # perf attaches
+        return self
+
+    def stop(self):
+        if not self.proc:
+            return None
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        n = None
+        try:
+            for line in open(self.out):
+                f = line.strip().split(",")
+                if len(f) > 2 and "sys_enter" in f[2] and f[0].isdigit():
+                    n = int(f[0])
+        finally:
+            os.unlink(self.out)
+        return n
 
 
 def machine():

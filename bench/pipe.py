@@ -23,6 +23,12 @@ SIZES = [60, 128, 256, 512, 1024, 1514]
 CPU_GEN, CPU_RECV = 0, 1 if (os.cpu_count() or 1) > 1 else 0
 
 
+# Where the time goes, per run at batch >= 256: CPU time per packet of
+# each whole core (/proc/stat: user + system + irq + softirq) and system
+# calls per 1,000 packets of each side.
+WHERE = []
+
+
 def run_pipe(batch, size, fast, count, conf=""):
     """One gen -> recv run; returns the receiver's packets per second.
     conf: "@conf:..." appended to the receiver's port name."""
@@ -33,11 +39,29 @@ def run_pipe(batch, size, fast, count, conf=""):
         [pm, "recv", "-i", f"pipe:{name}}}0{conf}", "-n", str(count), "-b", str(batch),
          "-a", str(CPU_RECV), "-T", "0", "--json"] + extra,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    gen = subprocess.run(
+    where = batch >= 256 and not conf
+    if where:
+        rsys = common.Syscalls().start(recv.pid)
+        b0 = [common.cpu_busy(c)[0] for c in (CPU_GEN, CPU_RECV)]
+    genp = subprocess.Popen(
         [pm, "gen", "-i", f"pipe:{name}{{0", "-n", str(count), "-b", str(batch),
          "-l", str(size), "-a", str(CPU_GEN), "-T", "0", "--json"] + extra,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if where:
+        gsys = common.Syscalls().start(genp.pid)
+    gout, _ = genp.communicate(timeout=300)
+    gen = subprocess.CompletedProcess(genp.args, genp.returncode, gout)
     out, _ = recv.communicate(timeout=300)
+    if where:
+        hz = os.sysconf("SC_CLK_TCK")
+        b1 = [common.cpu_busy(c)[0] for c in (CPU_GEN, CPU_RECV)]
+        ng, nr = gsys.stop(), rsys.stop()
+        WHERE.append({
+            "batch": batch, "size": size, "fast": fast, "packets": count,
+            "cpu_ns_per_pkt_gen_core": (b1[0] - b0[0]) / hz * 1e9 / count,
+            "cpu_ns_per_pkt_recv_core": (b1[1] - b0[1]) / hz * 1e9 / count,
+            "syscalls_per_1000_gen": ng * 1000 / count if ng is not None else None,
+            "syscalls_per_1000_recv": nr * 1000 / count if nr is not None else None})
     r = json.loads(out)
     g = json.loads(gen.stdout)
     if r["packets"] != count or g["packets"] != count:
@@ -217,7 +241,7 @@ def main():
     print("summary:", json.dumps(summary))
     common.write_result("pipe", params, {
         "batch_sweep": batches, "size_sweep": sizes, "no_spin": spin_off,
-        "gen_null": null,
+        "gen_null": null, "where_time_goes": WHERE,
         "callgrind_instr_per_packet": instr, "rte_ring": peer,
         "summary": summary})
 
