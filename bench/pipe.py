@@ -4,7 +4,8 @@ sweep (the netmap paper's Figure 7, on a pipe) and size sweep; gen -> null
 for pktmap's own cost per packet (TSC cycles, callgrind instructions);
 and DPDK's ring_perf_autotest in the same run as the peer.
 
-    bench/pipe.py [--quick]
+    bench/pipe.py [--quick]     (env: BATCHES="256 512" SIZES="" for a
+                                 subset, e.g. the ratio to rte_ring alone)
 """
 import json
 import os
@@ -18,8 +19,10 @@ import common  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 RUNS = 1 if QUICK else 3
-BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
-SIZES = [60, 128, 256, 512, 1024, 1514]
+# BATCHES="256 512" SIZES="" (env): a subset, e.g. the ratio alone.
+BATCHES = [int(b) for b in os.environ.get(
+    "BATCHES", "1 2 4 8 16 32 64 128 256 512").split()]
+SIZES = [int(b) for b in os.environ.get("SIZES", "60 128 256 512 1024 1514").split()]
 CPU_GEN, CPU_RECV = 0, 1 if (os.cpu_count() or 1) > 1 else 0
 
 
@@ -221,7 +224,7 @@ def main():
     peer = rte_ring()
     batches = sweep_batches()
     sizes = sweep_sizes()
-    spin_off = no_spin()
+    spin_off = no_spin() if 256 in BATCHES else None
     null = [gen_null(True), gen_null(False)]
     instr = {"fast": callgrind_null(True), "stamped": callgrind_null(False),
              "pipe_one_thread": pipe_cost()}
