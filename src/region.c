@@ -405,6 +405,16 @@ int pm_region_open(struct pm_region *r, const char *name,
 	size_t obj_end = align_up(obj_ofs + def.obj_size, 4096);
 	size_t pool_ofs = align_up(obj_end, page);
 	size_t size = align_up(pool_ofs + (size_t)def.bufs * def.buf_size, page);
+	/* Everything this open will map, checked before anything is. */
+	ret = pm_mem_check((uint64_t)size + def.ring_bytes, def.hugepages > 0,
+			   def.pinned, err, errlen);
+	if (ret) {
+		char why[200];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "region '%s': %s", name && *name ? name :
+			 "(private)", why);
+		return ret;
+	}
 
 	r->named = name && *name;
 	if (r->named) {
@@ -458,6 +468,8 @@ int pm_region_open(struct pm_region *r, const char *name,
 				      def.share_gid, why, sizeof(why));
 		if (ret) {
 			snprintf(err, errlen, "region '%s': %s", name, why);
+			if (made) /* ours, but not as asked: leave nothing */
+				unlink(r->path);
 			close(r->fd);
 			r->fd = -1;
 			return ret;

@@ -311,6 +311,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
 		.share = c->share,
 		.share_gid = c->share_gid,
+		.ring_bytes = 2 * (size_t)R * pm_ring_size(S) +
+			      pm_nifp_size(R, R, 0, 0),
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;
