@@ -144,6 +144,12 @@ struct pm_region_params {
 int pm_mem_check(uint64_t want, bool huge, bool pinned, char *err,
 		 size_t errlen);
 
+/* The caller's own directory for the files of its regions and switches,
+ * /dev/shm/pktmap-EUID (mode 0700; made if missing; a squatter's entry of
+ * that name is moved away when the caller is root). Returns 0 with the
+ * path in out, or -errno with err set (userdir.c). */
+int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
+
 /* Create or join the region `name` (NULL or "": a private memfd region).
  * Joining checks that the existing region is compatible with `p` only when
  * the caller asked for specific values. Returns 0 or -errno with err set. */
