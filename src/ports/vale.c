@@ -110,6 +110,8 @@ static int vale_open(struct pktmap_port *p, const struct pm_name *nm,
 				       (ssize_t)sizeof(rq) ? 0 : errno;
 	struct vale_rep rp;
 	ssize_t n = recv(fd, &rp, sizeof(rp), send_err ? MSG_DONTWAIT : 0);
+	if (n < 0 && errno == ECONNRESET) /* closed unread: the reply is queued */
+		n = recv(fd, &rp, sizeof(rp), MSG_DONTWAIT);
 	if (send_err && n != (ssize_t)sizeof(rp))
 		return pm_open_error(p, -send_err, "switch '%s': cannot send the "
 				     "request: %s", sw, strerror(send_err));
