@@ -120,6 +120,8 @@ kill -9 "$victim"
 wait "$victim" 2>/dev/null || true
 wait_gone k
 kill -0 "$sw_pid" || fail "the switch died with its client"
+# (the switch closes a departing client's pipe in a thread of its own)
+for _ in $(seq 100); do [ -e "/dev/shm/pktmap-$(id -u)/pipe.$pipe" ] || break; sleep 0.05; done
 [ ! -e "/dev/shm/pktmap-$(id -u)/pipe.$pipe" ] || fail "k's region is left: $pipe"
 ls /dev/shm/pktmap-$(id -u) | grep -q "pipe.$pipe" && fail "k's FIFOs are left"
 
@@ -197,6 +199,7 @@ expect_eq "frames moved to z1" "$(port_json z1 tx_moved)" 500
 kill "$client_z1"
 wait "$client_z1" 2>/dev/null || true
 wait_gone z1
+for _ in $(seq 100); do [ -e "/dev/shm/pktmap-$(id -u)/$R" ] || break; sleep 0.05; done
 [ ! -e "/dev/shm/pktmap-$(id -u)/$R" ] || fail "the shared region $R is left"
 
 # the switch's own counts: every frame a sent accounted for
