@@ -286,7 +286,8 @@ PKTMAP_EXPORT int pktmap_user_dir(char *out, size_t len, char *errbuf,
 /* A named region, as pktmap_regions() reports it. */
 struct pktmap_region_desc {
 	char name[64];    /* as in "@mem:NAME" (pipes: "pipe.PIPENAME") */
-	char path[128];   /* its file, /dev/shm/pktmap.NAME */
+	char path[128];   /* its file: /dev/shm/pktmap-UID/NAME, or with
+			   * share=, /dev/shm/pktmap.NAME */
 	uint64_t size;    /* bytes of its memory (the sealed memfd's) */
 	int in_use;       /* some process has it open */
 	int removed;      /* gc: it was unused and has been removed */
