@@ -130,7 +130,25 @@ struct pm_region_params {
 	 * 0600), or with share the group share_gid (files 0660). */
 	bool share;
 	uint32_t share_gid;
+	/* Memory the open maps besides the region (its private rings), and
+	 * whether the kernel pins the region (an AF_XDP UMEM): both count in
+	 * the check made before anything is mapped (pm_mem_check). */
+	size_t ring_bytes;
+	bool pinned;
 };
+
+/* Would `want` bytes more fit in what the machine, the memory cgroup and
+ * RLIMIT_AS allow (hugepages: the free hugepages; pinned: RLIMIT_MEMLOCK
+ * too, unless CAP_IPC_LOCK)? Returns 0, or -ENOMEM with err set to
+ * "needs X of memory but Y fit (LIMIT): ..." (bounds.c). */
+int pm_mem_check(uint64_t want, bool huge, bool pinned, char *err,
+		 size_t errlen);
+
+/* The caller's own directory for the files of its regions and switches,
+ * /dev/shm/pktmap-EUID (mode 0700; made if missing; a squatter's entry of
+ * that name is moved away when the caller is root). Returns 0 with the
+ * path in out, or -errno with err set (userdir.c). */
+int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
 
 /* Create or join the region `name` (NULL or "": a private memfd region).
  * Joining checks that the existing region is compatible with `p` only when

@@ -141,6 +141,13 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 			struct group gr, *res = NULL;
 			char buf[1024];
 			if (parse_u32(g, strlen(g), &v) == 0) {
+				/* (gid_t)-1 means "no change" to fchown():
+				 * not a group anyone can share with. */
+				if (v == UINT32_MAX)
+					return err_out(err, errlen, name,
+						       "'@conf:share=group:%s': not a "
+						       "group id (at most 4294967294)",
+						       g);
 				c->share = true;
 				c->share_gid = v;
 			} else if (getgrnam_r(g, &gr, buf, sizeof(buf), &res) == 0 &&

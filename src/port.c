@@ -278,6 +278,8 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 			    c->region[0] ? PM_XDP_HEADROOM : 0,
 		.share = c->share,
 		.share_gid = c->share_gid,
+		.ring_bytes = ntx * pm_ring_size(txs) + nrx * pm_ring_size(rxs) +
+			      pm_nifp_size(ntx, nrx, 0, 0),
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

@@ -405,6 +405,16 @@ int pm_region_open(struct pm_region *r, const char *name,
 	size_t obj_end = align_up(obj_ofs + def.obj_size, 4096);
 	size_t pool_ofs = align_up(obj_end, page);
 	size_t size = align_up(pool_ofs + (size_t)def.bufs * def.buf_size, page);
+	/* Everything this open will map, checked before anything is. */
+	ret = pm_mem_check((uint64_t)size + def.ring_bytes, def.hugepages > 0,
+			   def.pinned, err, errlen);
+	if (ret) {
+		char why[200];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "region '%s': %s", name && *name ? name :
+			 "(private)", why);
+		return ret;
+	}
 
 	r->named = name && *name;
 	if (r->named) {
@@ -415,11 +425,22 @@ int pm_region_open(struct pm_region *r, const char *name,
 			return -EINVAL;
 		}
 		snprintf(r->name, sizeof(r->name), "%s", name);
-		/* Hugepage memory is a MFD_HUGETLB memfd; only a region shared
+		/* A private region's files are in our own directory, where
+		 * no other user can take a name first (userdir.c); a region
+		 * shared with a group in /dev/shm, where the group finds it.
+		 * Hugepage memory is a MFD_HUGETLB memfd; only a region shared
 		 * with a group keeps its memory in a hugetlbfs file. */
-		snprintf(r->path, sizeof(r->path), "%s/pktmap.%s",
-			 def.hugepages > 0 && def.share ? "/dev/hugepages" :
-							  "/dev/shm", name);
+		char dir[64], why[300];
+		if (def.share) {
+			snprintf(dir, sizeof(dir), "%s", def.hugepages > 0 ?
+				 "/dev/hugepages" : "/dev/shm");
+		} else if ((ret = pm_user_dir(dir, sizeof(dir), why,
+					      sizeof(why))) != 0) {
+			snprintf(err, errlen, "region '%s': %s", name, why);
+			return ret;
+		}
+		snprintf(r->path, sizeof(r->path), "%s/%s%s", dir,
+			 def.share ? "pktmap." : "", name);
 		r->share = def.share;
 		r->share_gid = def.share_gid;
 		mode_t mode = def.share ? 0660 : 0600;
@@ -453,11 +474,12 @@ int pm_region_open(struct pm_region *r, const char *name,
 			r->fd = -1;
 			return ret;
 		}
-		char why[300];
 		ret = pm_file_trusted(r->fd, r->path, false, def.share,
 				      def.share_gid, why, sizeof(why));
 		if (ret) {
 			snprintf(err, errlen, "region '%s': %s", name, why);
+			if (made) /* ours, but not as asked: leave nothing */
+				unlink(r->path);
 			close(r->fd);
 			r->fd = -1;
 			return ret;
@@ -492,12 +514,22 @@ int pm_region_open(struct pm_region *r, const char *name,
 		fresh = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	/* A region shared with a group keeps its memory in the file itself
 	 * (other users cannot take a memfd from /proc); any other in a
-	 * sealed memfd. A joiner follows what the file says it is. */
+	 * sealed memfd. What the opener asked for decides, never what the
+	 * file says: a peer that rewrites the rendezvous as a file-backed
+	 * region (which it could then truncate under us) gets an error, not
+	 * a joiner mapping its file. */
 	uint64_t magic = 0;
 	if (r->named && !fresh &&
 	    pread(r->fd, &magic, sizeof(magic), 0) != sizeof(magic))
 		magic = 0;
-	r->sealed = r->named && (fresh ? !def.share : magic == PM_RDV_MAGIC);
+	r->sealed = r->named && !def.share;
+	if (r->named && !fresh && def.share && magic != PM_REGION_MAGIC) {
+		ret = -EPROTO;
+		snprintf(err, errlen, "region '%s' (%s) is in use but is not a "
+			 "region shared with a group; open it as its users did",
+			 r->name, r->path);
+		goto fail;
+	}
 	if (!r->named) {
 		r->mfd = r->fd;
 		if (ftruncate(r->fd, (off_t)size) != 0) {
@@ -592,15 +624,15 @@ fail:
 	return ret;
 }
 
-/* Is fname one of the wake-up FIFOs of region `name` (exactly
- * "pktmap.NAME.w<uid>.<end>.<ring><r|t>")? A prefix is not enough:
+/* Is fname one of the wake-up FIFOs of the region whose file is `base`
+ * (exactly "BASE.w<uid>.<end>.<ring><r|t>")? A prefix is not enough:
  * region "pipe.x" must not take the files of region "pipe.x.y". */
-static bool is_companion(const char *fname, const char *name)
+static bool is_companion(const char *fname, const char *base)
 {
-	size_t nl = strlen(name);
-	if (strncmp(fname, "pktmap.", 7) != 0 || strncmp(fname + 7, name, nl) != 0)
+	size_t nl = strlen(base);
+	if (strncmp(fname, base, nl) != 0)
 		return false;
-	const char *s = fname + 7 + nl;
+	const char *s = fname + nl;
 	if (s[0] != '.' || s[1] != 'w')
 		return false;
 	s += 2;
@@ -616,19 +648,25 @@ static bool is_companion(const char *fname, const char *name)
 }
 
 /* Remove the region's file and the companion files back ends made for it
- * (the pipes' wake-up FIFOs), each by its exact name and only if it is
- * ours. */
+ * (the pipes' wake-up FIFOs, next to it), each by its exact name and only
+ * if it is ours. */
 static void region_unlink(struct pm_region *r)
 {
 	unlink(r->path);
-	const char *dirpath = "/dev/shm";
+	char dirpath[sizeof(r->path)];
+	snprintf(dirpath, sizeof(dirpath), "%s", r->path);
+	char *slash = strrchr(dirpath, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	const char *base = slash + 1;
 	DIR *d = opendir(dirpath);
 	if (!d)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
-		if (!is_companion(e->d_name, r->name) ||
+		if (!is_companion(e->d_name, base) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISFIFO(st.st_mode) || st.st_uid != geteuid())
 			continue;
@@ -639,12 +677,12 @@ static void region_unlink(struct pm_region *r)
 
 /* Look at one candidate file: is it a region, is it in use, remove it if
  * asked and unused. Returns 1 when it is a region. */
-static int region_probe(const char *dir, const char *fname,
+static int region_probe(const char *dir, const char *fname, size_t prefix,
 			struct pktmap_region_desc *d, int gc)
 {
 	struct pm_region r;
 	memset(&r, 0, sizeof(r));
-	snprintf(r.name, sizeof(r.name), "%s", fname + strlen("pktmap."));
+	snprintf(r.name, sizeof(r.name), "%s", fname + prefix);
 	snprintf(r.path, sizeof(r.path), "%s/%s", dir, fname);
 	r.named = true;
 	/* Only our own regions: another user's file is not ours to list,
@@ -689,21 +727,28 @@ static int region_probe(const char *dir, const char *fname,
 
 int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
 {
-	static const char *const dirs[] = { "/dev/shm", "/dev/hugepages" };
+	/* Our own directory (files named NAME; dot files are the switch's),
+	 * then the regions shared with a group (pktmap.NAME). */
+	char own[64], err[300];
+	const char *dirs[] = { own, "/dev/shm", "/dev/hugepages" };
+	const char *prefix[] = { "", "pktmap.", "pktmap." };
 	int count = 0;
+	if (pm_user_dir(own, sizeof(own), err, sizeof(err)) != 0)
+		own[0] = 0;
 	for (size_t i = 0; i < PM_ARRAY_SIZE(dirs); i++) {
-		DIR *dir = opendir(dirs[i]);
+		DIR *dir = dirs[i][0] ? opendir(dirs[i]) : NULL;
 		if (!dir)
 			continue;
+		size_t pl = strlen(prefix[i]);
 		struct dirent *e;
 		while ((e = readdir(dir)) != NULL) {
-			if (strncmp(e->d_name, "pktmap.", 7) != 0 ||
-			    e->d_type == DT_FIFO)
+			if (strncmp(e->d_name, prefix[i], pl) != 0 ||
+			    e->d_name[0] == '.' || e->d_type == DT_FIFO)
 				continue;
 			struct pktmap_region_desc tmp;
 			struct pktmap_region_desc *d =
 				out && (unsigned)count < max ? &out[count] : &tmp;
-			count += region_probe(dirs[i], e->d_name, d, gc);
+			count += region_probe(dirs[i], e->d_name, pl, d, gc);
 		}
 		closedir(dir);
 	}

@@ -3,6 +3,9 @@
  * pktmap ports: the back ends this build knows, how their port names are
  * written, and whether they copy packets.
  */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,37 +25,47 @@ void usage_ports(void)
 	       "each is for; then your named regions (other users' are\n"
 	       "neither listed nor touched) and whether a process has them\n"
 	       "open, and the switches\n"
-	       "(pktmap switch) running in this network namespace.\n"
+	       "(pktmap switch) of yours that are running.\n"
 	       "\n"
 	       "  --gc    remove your regions no process has open (left behind\n"
 	       "          by a process that was killed), each file by its exact\n"
 	       "          name\n");
 }
 
-/* Running switches of this user in this network namespace: their
- * listening sockets "@pktmap.UID.vale.NAME" in /proc/net/unix (flags
- * __SO_ACCEPTCON, state unconnected). */
+/* Running switches of this user: their lock files ".NAME.lock" in the
+ * user's directory that a process holds locked. */
 static void list_switches(void)
 {
-	FILE *f = fopen("/proc/net/unix", "r");
-	char line[512], prefix[64];
+	char dir[64], err[300];
 	unsigned n = 0;
+	DIR *d = pktmap_user_dir(dir, sizeof(dir), err, sizeof(err)) == 0 ?
+			 opendir(dir) : NULL;
+	struct dirent *e;
 
-	snprintf(prefix, sizeof(prefix), "@pktmap.%u.vale.", (unsigned)geteuid());
 	printf("\nSWITCHES");
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned flags = 0;
-		char path[256] = "";
-		if (sscanf(line, "%*s %*s %*s %x %*s %*s %*s %255s", &flags,
-			   path) != 2 || !(flags & 0x10000) ||
-		    strncmp(path, prefix, strlen(prefix)) != 0)
+	while (d && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] != '.' || len < 11 ||
+		    strncmp(e->d_name + 1, "vale", 4) != 0 ||
+		    strcmp(e->d_name + len - 5, ".lock") != 0)
 			continue;
-		printf("%s%-16s (pktmap switch --list %s)", n++ ? "\n" : "\n",
-		       path + strlen(prefix), path + strlen(prefix));
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW |
+				O_CLOEXEC);
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+				    .l_len = 1 };
+		bool held = fd >= 0 && fcntl(fd, F_OFD_GETLK, &fl) == 0 &&
+			    fl.l_type != F_UNLCK;
+		if (fd >= 0)
+			close(fd);
+		if (!held)
+			continue;
+		printf("\n%-16.*s (pktmap switch --list %.*s)", (int)len - 6,
+		       e->d_name + 1, (int)len - 6, e->d_name + 1);
+		n++;
 	}
 	printf("%s\n", n ? "" : ": none running");
-	if (f)
-		fclose(f);
+	if (d)
+		closedir(d);
 }
 
 static int width(const char *s, int w)

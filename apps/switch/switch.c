@@ -312,7 +312,7 @@ int cmd_switch(int argc, char **argv)
 	a->aging_s = 300;
 	a->mac_entries = 4096;
 	a->cpu = -1;
-	a->lfd = -1;
+	a->lfd = a->lockfd = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":a:H:n:d:lp:T:qvh", longopts,
 				NULL)) != -1) {

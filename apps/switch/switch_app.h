@@ -18,6 +18,11 @@
 
 #define SWA_MAX_ATTACH 32
 #define SWA_MAX_CONNS (SW_MAX_PORTS + 16)
+/* Connections one uid may hold: the switch serves its own uid and root,
+ * and neither can take every connection from the other. */
+#define SWA_MAX_CONNS_UID SW_MAX_PORTS
+/* Ports detached but not yet closed (the reaper's queue). */
+#define SWA_MAX_REAP 1024
 #define SWA_MAX_GONE 1024
 #define SWA_MAX_THREADS 8
 
@@ -26,7 +31,22 @@ struct swa_conn {
 	int fd;
 	int port;        /* the port it holds, or -1 */
 	int pid;
+	unsigned uid;
 	uint64_t opened_ns;
+};
+
+/* Closing a client's port may wait for a lock the client holds (its
+ * region's, up to the library's 5 s deadline): the forwarding thread
+ * never does it. A detached port is queued here and closed by a thread
+ * of its own. */
+struct swa_reaper {
+	pthread_t tid;
+	bool started, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pktmap_port *q[SWA_MAX_REAP];
+	unsigned n;
+	_Atomic uint64_t closed;           /* ports closed so far */
 };
 
 /* A port that left during the run, for the summary. */
@@ -66,6 +86,9 @@ struct swa {
 	unsigned parked;                   /* threads parked (or ended) */
 	int error;                         /* a thread's failed sync */
 	int lfd;                           /* listening socket */
+	int lockfd;                        /* .NAME.lock, held while running */
+	char sockpath[108], lockpath[108];
+	struct swa_reaper reaper;
 	struct swa_conn conn[SWA_MAX_CONNS];
 	unsigned nconn;
 	unsigned seq;                      /* pipes made */
@@ -88,7 +111,7 @@ void swa_serve(struct swa *a, struct pollfd *pfd, unsigned n);
 /* Fill pfd with the listening socket and the connections; returns the
  * count. */
 unsigned swa_ctl_fds(struct swa *a, struct pollfd *pfd);
-/* Close everything the control side holds. */
+/* Close everything the control side holds (waits for the reaper). */
 void swa_ctl_close(struct swa *a);
 /* Detach port id, remembering its counters for the summary. */
 void swa_detach(struct swa *a, uint16_t id);

@@ -8,6 +8,7 @@
  * a running switch.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,25 +22,98 @@
 #include "stats.h"
 #include "switch/switch_app.h"
 
+/* The closing thread: pktmap_close() of every queued port, in order. */
+static void *reaper_main(void *arg)
+{
+	struct swa_reaper *rp = arg;
+	pthread_mutex_lock(&rp->mu);
+	for (;;) {
+		while (!rp->n && !rp->stop)
+			pthread_cond_wait(&rp->cv, &rp->mu);
+		if (!rp->n)
+			break;
+		struct pktmap_port *p = rp->q[0];
+		memmove(rp->q, rp->q + 1, --rp->n * sizeof(rp->q[0]));
+		pthread_mutex_unlock(&rp->mu);
+		pktmap_close(p);
+		atomic_fetch_add(&rp->closed, 1);
+		pthread_mutex_lock(&rp->mu);
+	}
+	pthread_mutex_unlock(&rp->mu);
+	return NULL;
+}
+
+/* Hand a detached port to the reaper; never waits for the close. With
+ * the queue full (a thousand closes stuck), the port is left open: its
+ * memory is lost until the switch exits, the forwarding is not. */
+static void reap(struct swa *a, struct pktmap_port *p)
+{
+	struct swa_reaper *rp = &a->reaper;
+	pthread_mutex_lock(&rp->mu);
+	if (rp->n < SWA_MAX_REAP)
+		rp->q[rp->n++] = p;
+	pthread_cond_signal(&rp->cv);
+	pthread_mutex_unlock(&rp->mu);
+}
+
+/* Take the switch's name: the lock file first (held for the switch's
+ * life: a second switch of that name fails here, and a socket left by a
+ * killed one is stale), then the socket. Both are in our own directory,
+ * where no other user can create a name. */
+static int take_name(struct swa *a)
+{
+	char dir[64], err[300];
+	struct sockaddr_un sa;
+	if (pktmap_user_dir(dir, sizeof(dir), err, sizeof(err)) != 0) {
+		cli_err("switch %s: %s", a->name, err);
+		return 1;
+	}
+	if (!vale_sockaddr(&sa, dir, a->name, "lock")) {
+		cli_err("switch %s: name too long", a->name);
+		return 1;
+	}
+	snprintf(a->lockpath, sizeof(a->lockpath), "%s", sa.sun_path);
+	a->lockfd = open(a->lockpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			 0600);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
+	if (a->lockfd < 0 || fcntl(a->lockfd, F_OFD_SETLK, &fl) != 0) {
+		if (a->lockfd >= 0 && (errno == EAGAIN || errno == EACCES))
+			cli_err("switch %s is already running (see 'pktmap switch "
+				"--list %s')", a->name, a->name);
+		else
+			cli_err("switch %s: cannot lock %s: %s", a->name,
+				a->lockpath, strerror(errno));
+		if (a->lockfd >= 0)
+			close(a->lockfd);
+		a->lockfd = -1;
+		a->lockpath[0] = 0;
+		return 1;
+	}
+	vale_sockaddr(&sa, dir, a->name, "sock");
+	snprintf(a->sockpath, sizeof(a->sockpath), "%s", sa.sun_path);
+	unlink(a->sockpath); /* a killed switch's; we hold the name */
+	return 0;
+}
+
 int swa_listen(struct swa *a)
 {
-	struct sockaddr_un sa;
-	socklen_t sl = vale_sockaddr(&sa, a->name, (unsigned)geteuid());
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (take_name(a))
+		return 1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", a->sockpath);
+	socklen_t sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				   strlen(a->sockpath) + 1);
 	a->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (a->lfd < 0) {
 		cli_err("switch %s: socket: %s", a->name, strerror(errno));
 		return 1;
 	}
 	if (bind(a->lfd, (struct sockaddr *)&sa, sl) != 0) {
-		int e = errno;
+		cli_err("switch %s: cannot bind %s: %s", a->name, a->sockpath,
+			strerror(errno));
 		close(a->lfd);
 		a->lfd = -1;
-		if (e == EADDRINUSE)
-			cli_err("switch %s is already running (see 'pktmap switch "
-				"--list %s')", a->name, a->name);
-		else
-			cli_err("switch %s: cannot bind its socket: %s", a->name,
-				strerror(e));
+		a->sockpath[0] = 0;
 		return 1;
 	}
 	if (listen(a->lfd, 64) != 0) {
@@ -48,6 +122,15 @@ int swa_listen(struct swa *a)
 	}
 	if (getrandom(&a->nonce, sizeof(a->nonce), 0) != sizeof(a->nonce))
 		a->nonce = (uint32_t)getpid() * 2654435761u;
+	pthread_mutex_init(&a->reaper.mu, NULL);
+	pthread_cond_init(&a->reaper.cv, NULL);
+	int e = pthread_create(&a->reaper.tid, NULL, reaper_main, &a->reaper);
+	if (e) {
+		cli_err("switch %s: cannot start its closing thread: %s", a->name,
+			strerror(e));
+		return 1;
+	}
+	a->reaper.started = true;
 	return 0;
 }
 
@@ -82,6 +165,21 @@ void swa_ctl_close(struct swa *a)
 	if (a->lfd >= 0)
 		close(a->lfd);
 	a->lfd = -1;
+	if (a->sockpath[0])
+		unlink(a->sockpath);
+	if (a->lockfd >= 0) {
+		unlink(a->lockpath);
+		close(a->lockfd);
+	}
+	a->lockfd = -1;
+	if (a->reaper.started) {
+		pthread_mutex_lock(&a->reaper.mu);
+		a->reaper.stop = true;
+		pthread_cond_signal(&a->reaper.cv);
+		pthread_mutex_unlock(&a->reaper.mu);
+		pthread_join(a->reaper.tid, NULL);
+		a->reaper.started = false;
+	}
 }
 
 void swa_port_counters(const struct sw_counters *c, struct vale_counters *vc)
@@ -112,8 +210,17 @@ void swa_detach(struct swa *a, uint16_t id)
 	for (unsigned i = 0; i < a->nconn; i++)
 		if (a->conn[i].port == id)
 			a->conn[i].port = -1;
-	for (unsigned t = 0; t < a->nthreads; t++)
-		sw_detach(swa_ctx(a, t), id);
+	for (unsigned t = 0; t < a->nthreads; t++) {
+		/* Out of the data path now; closed by the reaper (a client's
+		 * port may make pktmap_close() wait on a lock it holds). */
+		struct sw *s = swa_ctx(a, t);
+		struct sw_port *tp = id < s->nports ? s->port[id] : NULL;
+		if (tp && tp->own && a->reaper.started) {
+			tp->own = false;
+			reap(a, tp->port);
+		}
+		sw_detach(s, id);
+	}
 	a->last_rx[id] = a->last_tx[id] = 0;
 }
 
@@ -409,13 +516,26 @@ static void accept_all(struct swa *a)
 			close(fd);
 			continue;
 		}
-		if (a->nconn == SWA_MAX_CONNS) {
-			reply_err(fd, -ENOSPC, "too many connections");
+		unsigned mine = 0;
+		for (unsigned i = 0; i < a->nconn; i++)
+			mine += a->conn[i].uid == (unsigned)cr.uid;
+		char msg[200];
+		if (a->nconn == SWA_MAX_CONNS || mine >= SWA_MAX_CONNS_UID) {
+			if (mine >= SWA_MAX_CONNS_UID)
+				snprintf(msg, sizeof(msg), "uid %u holds %u connections, "
+					 "the limit per user: close ports it does "
+					 "not use", (unsigned)cr.uid, mine);
+			else
+				snprintf(msg, sizeof(msg), "the switch holds %u "
+					 "connections, its limit: close ports you "
+					 "do not use", a->nconn);
+			reply_err(fd, -EUSERS, msg);
 			close(fd);
 			continue;
 		}
 		a->conn[a->nconn++] = (struct swa_conn){ .fd = fd, .port = -1,
-							  .pid = cr.pid };
+							  .pid = cr.pid,
+							  .uid = (unsigned)cr.uid };
 	}
 }
 
@@ -446,10 +566,19 @@ void swa_serve(struct swa *a, struct pollfd *pfd, unsigned n)
 static int ctl_connect(const char *sw, bool quiet_if_absent)
 {
 	struct sockaddr_un sa;
-	socklen_t sl = vale_sockaddr(&sa, sw, (unsigned)geteuid());
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || !sl)
+	char dir[64], err[300];
+	if (pktmap_user_dir(dir, sizeof(dir), err, sizeof(err)) != 0) {
+		if (!quiet_if_absent)
+			cli_err("switch %s: %s", sw, err);
 		return -1;
+	}
+	socklen_t sl = vale_sockaddr(&sa, dir, sw, "sock");
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || !sl) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sl) != 0) {
 		if (!quiet_if_absent)
 			cli_err("switch %s is not running (start it with 'pktmap "

@@ -274,10 +274,20 @@ PKTMAP_EXPORT int pktmap_name_parse(const char *name, struct pktmap_name *out,
 /* The i-th back end, or NULL past the last. */
 PKTMAP_EXPORT const struct pktmap_backend_desc *pktmap_backend(unsigned i);
 
+/* The caller's own directory, /dev/shm/pktmap-EUID (mode 0700, made if
+ * missing): the files of its private regions and pipes and its switches'
+ * sockets live there, where no other user can create a name first. A
+ * squatter's entry of that name is moved away when the caller is root;
+ * for another user it is an error (-EPERM, with the squatter's uid in
+ * errbuf). Returns 0 with the path in out, or -errno. */
+PKTMAP_EXPORT int pktmap_user_dir(char *out, size_t len, char *errbuf,
+				  size_t errlen);
+
 /* A named region, as pktmap_regions() reports it. */
 struct pktmap_region_desc {
 	char name[64];    /* as in "@mem:NAME" (pipes: "pipe.PIPENAME") */
-	char path[128];   /* its file, /dev/shm/pktmap.NAME */
+	char path[128];   /* its file: /dev/shm/pktmap-UID/NAME, or with
+			   * share=, /dev/shm/pktmap.NAME */
 	uint64_t size;    /* bytes of its memory (the sealed memfd's) */
 	int in_use;       /* some process has it open */
 	int removed;      /* gc: it was unused and has been removed */

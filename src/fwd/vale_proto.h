@@ -5,12 +5,15 @@
  * apps/switch/). Only structures and inline helpers: nothing here is a
  * symbol of the library.
  *
- * A switch NAME listens on the abstract unix socket
- * "\0pktmap.UID.vale.NAME" (SOCK_SEQPACKET: one message per request or
- * reply). Both sides check the other's credentials (SO_PEERCRED): a
+ * A switch NAME listens on the unix socket .NAME.sock in its user's own
+ * directory, /dev/shm/pktmap-UID (SOCK_SEQPACKET: one message per request
+ * or reply), and holds a lock on .NAME.lock there for its life (that
+ * lock, not the socket, says "running"). No other user can create an
+ * entry in that directory (mode 0700, see src/userdir.c), so no other
+ * user can take a switch's name first, as one could an abstract socket
+ * name. Both sides still check the other's credentials (SO_PEERCRED): a
  * client attaches only to a switch of its own uid, a switch serves only
- * its own uid (and root). Abstract names need no file, so nothing is left
- * behind and no other user can plant one in a directory.
+ * its own uid (and root).
  *
  *   client                                    switch
  *   VALE_OPEN {port, region, slots}  ----->   makes pipe "vsPID.N.R" in a
@@ -89,18 +92,19 @@ struct vale_rep {
 	int32_t switch_pid;
 };
 
-/* The abstract socket address of switch `sw` for `uid`; returns the
- * address length for bind()/connect(), or 0 when the name is too long. */
-static inline socklen_t vale_sockaddr(struct sockaddr_un *sa, const char *sw,
-				      unsigned uid)
+/* The socket address (or, with suffix "lock", the lock file) of switch
+ * `sw` in the user directory `dir`; returns the address length for
+ * bind()/connect(), or 0 when the name is too long. */
+static inline socklen_t vale_sockaddr(struct sockaddr_un *sa, const char *dir,
+				      const char *sw, const char *suffix)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	int n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1,
-			 "pktmap.%u.vale.%s", uid, sw);
-	if (n < 0 || (size_t)n >= sizeof(sa->sun_path) - 1)
+	int n = snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/.%s.%s", dir,
+			 sw, suffix);
+	if (n < 0 || (size_t)n >= sizeof(sa->sun_path))
 		return 0;
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
 }
 
 /* Is `s` a switch name: "vale" followed by up to 11 characters of

@@ -143,14 +143,13 @@ static void fifo_path(char *out, size_t len, const struct pipe_priv *pp,
 		      const struct pm_region *reg, uint32_t end, uint32_t r,
 		      char dir)
 {
-	snprintf(out, len, "/dev/shm/pktmap.%s.w%u.%u.%u%c", reg->name, pp->uid,
-		 end, r, dir);
+	snprintf(out, len, "%s.w%u.%u.%u%c", reg->path, pp->uid, end, r, dir);
 }
 
 static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
 		     uint32_t r, char dir)
 {
-	char path[160], why[300];
+	char path[200], why[300];
 	const struct pm_region *reg = &p->region;
 	fifo_path(path, sizeof(path), pp, reg, end, r, dir);
 	if (mkfifo(path, reg->share ? 0660 : 0600) == 0) {
@@ -312,6 +311,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		.headroom = c->region[0] ? PM_XDP_HEADROOM : 0,
 		.share = c->share,
 		.share_gid = c->share_gid,
+		.ring_bytes = 2 * (size_t)R * pm_ring_size(S) +
+			      pm_nifp_size(R, R, 0, 0),
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

@@ -39,7 +39,11 @@ struct vale_priv {
 static int vale_connect(struct pktmap_port *p, const char *sw)
 {
 	struct sockaddr_un sa;
-	socklen_t sl = vale_sockaddr(&sa, sw, (unsigned)geteuid());
+	char dir[64], err[300];
+	int ret = pm_user_dir(dir, sizeof(dir), err, sizeof(err));
+	if (ret)
+		return pm_open_error(p, ret, "switch '%s': %s", sw, err);
+	socklen_t sl = vale_sockaddr(&sa, dir, sw, "sock");
 	if (!sl)
 		return pm_open_error(p, -ENAMETOOLONG, "switch name too long");
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -100,11 +104,17 @@ static int vale_open(struct pktmap_port *p, const struct pm_name *nm,
 	rq.slots = nm->conf.tx_slots ? nm->conf.tx_slots : nm->conf.rx_slots;
 	snprintf(rq.port, sizeof(rq.port), "%s", nm->body);
 	snprintf(rq.region, sizeof(rq.region), "%s", nm->conf.region);
-	if (send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq))
-		return pm_open_error(p, -errno, "switch '%s': cannot send the "
-				     "request: %s", sw, strerror(errno));
+	/* A switch that refuses the connection (a limit) says why before
+	 * it closes it: read that reply whether or not the send got in. */
+	int send_err = send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) ==
+				       (ssize_t)sizeof(rq) ? 0 : errno;
 	struct vale_rep rp;
-	ssize_t n = recv(fd, &rp, sizeof(rp), 0);
+	ssize_t n = recv(fd, &rp, sizeof(rp), send_err ? MSG_DONTWAIT : 0);
+	if (n < 0 && errno == ECONNRESET) /* closed unread: the reply is queued */
+		n = recv(fd, &rp, sizeof(rp), MSG_DONTWAIT);
+	if (send_err && n != (ssize_t)sizeof(rp))
+		return pm_open_error(p, -send_err, "switch '%s': cannot send the "
+				     "request: %s", sw, strerror(send_err));
 	if (n != (ssize_t)sizeof(rp) || rp.magic != VALE_MAGIC ||
 	    (rp.op != VALE_OK && rp.op != VALE_ERR))
 		return pm_open_error(p, n < 0 ? -errno : -EPROTO,

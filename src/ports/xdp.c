@@ -327,6 +327,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		.hugepages = c->hugepages,
 		.share = c->share,
 		.share_gid = c->share_gid,
+		.pinned = true, /* the UMEM */
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;

@@ -37,7 +37,7 @@ B=fB$$
 C=fC$$
 trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
 'for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done; '\
-'rm -f /dev/shm/pktmap."$PIPE"*; (exit $rc); cleanup' EXIT
+'rm -f /dev/shm/pktmap-$(id -u)/"$PIPE"*; (exit $rc); cleanup' EXIT
 
 need_root
 need_cmd ip

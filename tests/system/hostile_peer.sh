@@ -15,8 +15,8 @@ p="pipe:${PIPE}h"
 "$PKTMAP" recv -i "$p}0" -T 0 -q --json >"$TMP/recv.json" 2>"$TMP/recv.err" &
 recv_pid=$!
 BG_PIDS+=("$recv_pid")
-for _ in $(seq 400); do [ -e "/dev/shm/pktmap.pipe.${PIPE}h" ] && break; sleep 0.05; done
-[ -e "/dev/shm/pktmap.pipe.${PIPE}h" ] || fail "recv did not open the pipe"
+for _ in $(seq 400); do [ -e "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}h" ] && break; sleep 0.05; done
+[ -e "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}h" ] || fail "recv did not open the pipe"
 "$PKTMAP" gen -i "$p{0" -R 200k -T 0 -q --json >"$TMP/gen.json" 2>"$TMP/gen.err" &
 gen_pid=$!
 BG_PIDS+=("$gen_pid")

@@ -35,7 +35,7 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	rm -rf "$TMP"
-	rm -f /dev/shm/pktmap.pipe."$PIPE"*
+	rm -f /dev/shm/pktmap-$(id -u)/pipe."$PIPE"*
 	exit "$rc"
 }
 trap cleanup EXIT

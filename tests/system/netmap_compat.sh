@@ -22,7 +22,7 @@ RAW=$B/tests/nmt_raw
 RUN=("$PKTMAP" netmap-run --quiet)
 M=$((2000 + $$ % 30000))
 N=${N:-200000}
-trap 'rc=$?; rm -f /dev/shm/pktmap.mem$M /dev/shm/pktmap.mem$M.*; (exit $rc); cleanup' EXIT
+trap 'rc=$?; rm -f /dev/shm/pktmap-$(id -u)/mem$M /dev/shm/pktmap-$(id -u)/mem$M.*; (exit $rc); cleanup' EXIT
 
 [ -x "$LIB" ] && [ -x "$RAW" ] || fail "nmt_lib/nmt_raw not built"
 if ldd "$RAW" | grep -q pktmap; then
@@ -194,5 +194,5 @@ echo "7. the one-line errors"
 out=$("$PKTMAP" netmap-run --map foo true 2>&1 || true)
 echo "$out" | grep -q "not xdp or pkt" || fail "--map foo: $out"
 
-ls /dev/shm | grep -q "pktmap\.mem$M\$" && fail "memory $M left in /dev/shm"
+ls /dev/shm/pktmap-$(id -u) | grep -q "^mem$M\$" && fail "memory $M left in /dev/shm"
 echo "netmap_compat: ok"

@@ -115,13 +115,15 @@ victim=$!
 BG_PIDS+=("$victim")
 switch_wait_ports "$S" k
 pipe=$(grep '^k ' "$TMP/list" | grep -o 'pipe:[^{]*' | cut -d: -f2)
-[ -e "/dev/shm/pktmap.pipe.$pipe" ] || fail "no region for k's pipe $pipe"
+[ -e "/dev/shm/pktmap-$(id -u)/pipe.$pipe" ] || fail "no region for k's pipe $pipe"
 kill -9 "$victim"
 wait "$victim" 2>/dev/null || true
 wait_gone k
 kill -0 "$sw_pid" || fail "the switch died with its client"
-[ ! -e "/dev/shm/pktmap.pipe.$pipe" ] || fail "k's region is left: $pipe"
-ls /dev/shm | grep -q "pktmap.pipe.$pipe" && fail "k's FIFOs are left"
+# (the switch closes a departing client's pipe in a thread of its own)
+for _ in $(seq 100); do [ -e "/dev/shm/pktmap-$(id -u)/pipe.$pipe" ] || break; sleep 0.05; done
+[ ! -e "/dev/shm/pktmap-$(id -u)/pipe.$pipe" ] || fail "k's region is left: $pipe"
+ls /dev/shm/pktmap-$(id -u) | grep -q "pipe.$pipe" && fail "k's FIFOs are left"
 
 # garbage: 20 runts and a 30-slot chain ending in a runt: 51 invalid
 bg "$CLIENT" "$S:g" garbage 20 30 >"$TMP/g.out"
@@ -197,7 +199,8 @@ expect_eq "frames moved to z1" "$(port_json z1 tx_moved)" 500
 kill "$client_z1"
 wait "$client_z1" 2>/dev/null || true
 wait_gone z1
-[ ! -e "/dev/shm/pktmap.$R" ] || fail "the shared region $R is left"
+for _ in $(seq 100); do [ -e "/dev/shm/pktmap-$(id -u)/$R" ] || break; sleep 0.05; done
+[ ! -e "/dev/shm/pktmap-$(id -u)/$R" ] || fail "the shared region $R is left"
 
 # the switch's own counts: every frame a sent accounted for
 kill -TERM "$sw_pid"
@@ -216,7 +219,7 @@ expect_eq "frames to c" "$(sum c tx_frames)" 501
 expect_eq "frames to d" "$(sum d tx_frames)" 4200
 expect_eq "invalid from g" "$(sum g drop_invalid)" 51
 expect_eq "drops for lack of space (z's only)" "$(sum '[a-z0-9]*' drop_nospace)" "$z_drop"
-left=$(ls /dev/shm | grep "pktmap.pipe.vs$real_pid\." || true)
+left=$(ls /dev/shm/pktmap-$(id -u) | grep "pipe.vs$real_pid\." || true)
 [ -z "$left" ] || fail "the switch left pipes in /dev/shm: $left"
 
 # aging: on a switch that forgets after 1 s, d's MAC ages out and a frame

@@ -78,6 +78,6 @@ expect_eq "frames from a" "$(sum a rx_frames)" 1000
 expect_eq "frames to b" "$(sum b tx_frames)" 501
 expect_eq "frames to d" "$(sum d tx_frames)" 1000
 expect_eq "frames to a" "$(sum a tx_frames)" 0
-left=$(ls /dev/shm | grep "pktmap.pipe.vs$real_pid\." || true)
+left=$(ls /dev/shm/pktmap-$(id -u) | grep "pipe.vs$real_pid\." || true)
 [ -z "$left" ] || fail "the switch left pipes in /dev/shm: $left"
 echo "switch_threads: ok"

@@ -259,7 +259,7 @@ static void test_lock_held(void)
 int main(void)
 {
 	snprintf(pname, sizeof(pname), "uth%d", (int)getpid());
-	snprintf(path, sizeof(path), "/dev/shm/pktmap.pipe.%s", pname);
+	snprintf(path, sizeof(path), "/dev/shm/pktmap-%u/pipe.%s", (unsigned)geteuid(), pname);
 	test_garbage_and_kill();
 	test_lock_held();
 	return t_done("hostile");

@@ -164,7 +164,7 @@ static void test_basic(void)
 	      "peer gone after close");
 	pktmap_close(b);
 	char path[128];
-	snprintf(path, sizeof(path), "/dev/shm/pktmap.pipe.%s", pname);
+	snprintf(path, sizeof(path), "/dev/shm/pktmap-%u/pipe.%s", (unsigned)geteuid(), pname);
 	struct stat st;
 	CHECK(stat(path, &st) != 0, "region removed after the last close");
 }

@@ -12,7 +12,7 @@ int main(void)
 {
 	char name[64], err[300], path[128];
 	snprintf(name, sizeof(name), "utreg%d", (int)getpid());
-	snprintf(path, sizeof(path), "/dev/shm/pktmap.%s", name);
+	snprintf(path, sizeof(path), "/dev/shm/pktmap-%u/%s", (unsigned)geteuid(), name);
 	struct pm_region r, j;
 	struct pm_region_params p = { .bufs = 1000, .buf_size = 2048,
 				      .headroom = 256, .obj_size = 65536 };

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Names that belong to their owner (issue 17): another user (nobody)
+# takes every name root's pipes and switch will use, first; root's pipe
+# and root's switch must work as if nobody had been there, and leave
+# nothing of theirs behind. The test runs in a mount namespace of its own
+# with a fresh tmpfs on /dev/shm, so that it can squat root's per-user
+# directory itself without touching the machine's.
+#
+#   nobody: /dev/shm/pktmap-0 (a file, then a 0777 directory with files),
+#           /dev/shm/pktmap.pipe.NAME and its FIFO names (the old layout),
+#           the switch's old abstract socket name @pktmap.0.vale.NAME
+#   root:   pipe:NAME{0 -> pipe:NAME}0, 1000 frames; pktmap switch NAME
+#           with two clients, 100 frames
+set -euo pipefail
+if [ -z "${PKTMAP_SQUAT_NS:-}" ]; then
+	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
+	command -v unshare >/dev/null || { echo "FAIL: needs unshare" >&2; exit 1; }
+	PKTMAP_SQUAT_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cmd setpriv
+need_cmd /usr/bin/python3
+id nobody >/dev/null 2>&1 || skip "needs the user nobody"
+mount -t tmpfs -o mode=1777 pktmap-squat /dev/shm
+
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+UDIR=/dev/shm/pktmap-0
+
+# pipe_works NAME: 1000 frames from gen to recv through pipe:NAME.
+pipe_works() {
+	BG_TIMEOUT=60 bg "$PKTMAP" recv -i "pipe:$1}0" -n 1000 -T 0 --json
+	local r=$BG_PID
+	"$PKTMAP" gen -i "pipe:$1{0" -n 1000 -T 0 -q 2>"$TMP/gen.err" ||
+		fail "pipe:$1: gen: $(cat "$TMP/gen.err")"
+	wait_bg "$r"
+	expect_eq "pipe:$1: recv exit" "$WAIT_RC" 0
+}
+
+# ours_left: root's files in /dev/shm (nobody's are the test's to remove).
+ours_left() {
+	local l
+	l=$(find /dev/shm -user 0 -mindepth 1 ! -path "$UDIR" 2>/dev/null || true)
+	[ -z "$l" ] || fail "$1: root's files left: $l"
+}
+
+echo "1. /dev/shm/pktmap-0 taken as a file"
+as_nobody touch "$UDIR"
+pipe_works "${PIPE}a"
+[ "$(stat -c '%U %a %F' "$UDIR")" = "root 700 directory" ] ||
+	fail "per-user directory: $(stat -c '%U %a %F' "$UDIR")"
+ours_left "1"
+
+echo "2. /dev/shm/pktmap-0 taken as a 0777 directory with a planted region"
+rm -rf "$UDIR"
+as_nobody mkdir -m 777 "$UDIR"
+as_nobody /usr/bin/python3 - "$UDIR/pipe.${PIPE}b" <<'EOF'
+import sys, struct
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<QII", 0x31524d544b50, 1, 0) + b"\xff" * (1 << 20))
+EOF
+pipe_works "${PIPE}b"
+[ "$(stat -c '%U %a' "$UDIR")" = "root 700" ] || fail "directory not root's"
+ls -d /dev/shm/pktmap-0.squatted.* >/dev/null || fail "squatter's directory gone"
+ours_left "2"
+
+echo "3. the old flat names: region file, wake-up FIFOs, a link"
+as_nobody touch "/dev/shm/pktmap.pipe.${PIPE}c"
+as_nobody mkfifo -m 666 "/dev/shm/pktmap.pipe.${PIPE}c.w0.0.0r" \
+	"/dev/shm/pktmap.pipe.${PIPE}c.w0.0.0t"
+as_nobody ln -s /etc/passwd "/dev/shm/pktmap.pipe.${PIPE}c.w0.1.0r"
+pipe_works "${PIPE}c"
+ours_left "3"
+
+echo "4. the switch's name: the old abstract socket, and a planted socket file"
+SW="valeq$$"
+chmod 777 "$TMP"
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 - "$SW" "$TMP/bound" <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0pktmap.0.vale." + sys.argv[1])
+s.listen(1)
+open(sys.argv[2], "w").close()
+time.sleep(60)
+EOF
+BG_PIDS+=("$!")
+for _ in $(seq 200); do [ -e "$TMP/bound" ] && break; sleep 0.05; done
+[ -e "$TMP/bound" ] || fail "nobody could not bind the abstract name"
+BG_TIMEOUT=60 bg "$PKTMAP" switch "$SW" -T 0
+sw=$BG_PID
+for _ in $(seq 300); do "$PKTMAP" switch --list "$SW" >/dev/null 2>&1 && break; sleep 0.05; done
+BG_TIMEOUT=60 bg "$SWITCH_CLIENT" "$SW:b" learn 02:00:00:00:00:0b
+cl=$BG_PID
+switch_wait_ports "$SW" b
+"$PKTMAP" gen -i "$SW:a" -D 02:00:00:00:00:0b -n 100 -T 0 -q ||
+	fail "gen through root's switch"
+b_tx() {
+	"$PKTMAP" switch --list --json "$SW" | python3 -c 'import json, sys
+print([p["tx_frames"] for p in json.load(sys.stdin)["ports"] if p["port"] == "b"][0])'
+}
+wait_output 100 b_tx
+expect_eq "frames the switch gave b" "$(b_tx)" 100
+kill "$cl" "$sw"
+wait "$sw" 2>/dev/null || true
+wait "$cl" 2>/dev/null || true
+ours_left "4"
+echo "squat: ok"
