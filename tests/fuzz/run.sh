@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Build one libFuzzer target with clang (ASan + UBSan) and run it for a
 # while, seeded with the shared captures for the pcap reader.
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The /dev/netmap emulation and libnetmap (compat/netmap) in one process,
  * so that CI runs them under ASan and UBSan: both ends of a pipe opened
  * with nmport_open, packets through NIOC*SYNC and poll/select/epoll, dup

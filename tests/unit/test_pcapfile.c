@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The capture-file reader and writer (src/pcapfile.c) and the pcap:FILE
  * port (src/ports/pcap.c).
  *
