@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * pktmap netmap-run: run a program built against netmap's own headers
- * (and its libnetmap) unmodified on pktmap. It preloads libpktmap-netmap,
- * which answers the program's open("/dev/netmap"), ioctl, mmap, poll,
- * select and epoll calls over pktmap ports, sets PKTMAP_NETMAP_MAP so
+ * (and its libnetmap) unmodified on pktmap. It preloads
+ * libpktmap-netmap-preload.so (compat/netmap/preload.c), whose open,
+ * ioctl, mmap, poll, select and epoll stand before libc's and hand
+ * /dev/netmap's calls to libpktmap-netmap's emulation over pktmap ports, sets PKTMAP_NETMAP_MAP so
  * that interface names become xdp: (or pkt:) ports, and execs the
  * program. See docs/netmap.md.
  */
@@ -27,7 +28,7 @@
 #define PKTMAP_NETMAP_INSTALL_DIR ""
 #endif
 
-#define NETMAP_LIB "libpktmap-netmap.so"
+#define NETMAP_LIB "libpktmap-netmap-preload.so"
 
 void usage_netmap_run(void)
 {

@@ -37,7 +37,7 @@ if ! command -v clang >/dev/null 2>&1; then
 	exit 77
 fi
 libs=()
-incs=(-I "$root/include" -I "$root/src")
+incs=(-I "$root/include" -I "$build/include" -I "$root/src")
 seeds=
 case $target in
 pcapfile | libpcap_diff)
