@@ -133,8 +133,15 @@ int cmd_netmap_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (find_libdir(dir, sizeof(dir))) {
-		cli_err("netmap-run: cannot find pktmap's " NETMAP_LIB ": build it "
-			"(ninja) or set PKTMAP_NETMAP_LIBDIR");
+		if (!PKTMAP_HAVE_NETMAP_COMPAT)
+			cli_err("netmap-run: this pktmap was built without its "
+				"netmap library (meson -Dnetmap-compat=disabled): "
+				"rebuild with -Dnetmap-compat=enabled, or set "
+				"PKTMAP_NETMAP_LIBDIR to where " NETMAP_LIB " is");
+		else
+			cli_err("netmap-run: cannot find pktmap's " NETMAP_LIB
+				" in " PKTMAP_NETMAP_INSTALL_DIR ": build it "
+				"(ninja), install it, or set PKTMAP_NETMAP_LIBDIR");
 		return EXIT_RUNTIME;
 	}
 	snprintf(lib, sizeof(lib), "%s/%s", dir, NETMAP_LIB);

@@ -39,6 +39,10 @@
 
 #include <net/if.h> /* IFNAMSIZ, as netmap's headers have it */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define NM_CACHE_ALIGN 128
 
 /* One packet (or one fragment of it) in a ring. 16 bytes. */
@@ -330,5 +334,9 @@ struct nmreq {
 
 #define NIOCGINFO _IOWR('i', 145, struct nmreq)
 #define NIOCREGIF _IOWR('i', 146, struct nmreq)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PKTMAP_NETMAP_H */
