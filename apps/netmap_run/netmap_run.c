@@ -21,9 +21,6 @@
 #include "cli.h"
 #include "cmds.h"
 
-#ifndef PKTMAP_NETMAP_BUILD_DIR
-#define PKTMAP_NETMAP_BUILD_DIR ""
-#endif
 #ifndef PKTMAP_NETMAP_INSTALL_DIR
 #define PKTMAP_NETMAP_INSTALL_DIR ""
 #endif
@@ -93,10 +90,6 @@ static int find_libdir(char *out, size_t len)
 		snprintf(dir, sizeof(dir), "%s/../compat/netmap", dirname(exe));
 		if (has_lib(dir) && realpath(dir, out))
 			return 0;
-	}
-	if (has_lib(PKTMAP_NETMAP_BUILD_DIR)) {
-		snprintf(out, len, "%s", PKTMAP_NETMAP_BUILD_DIR);
-		return 0;
 	}
 	if (has_lib(PKTMAP_NETMAP_INSTALL_DIR)) {
 		snprintf(out, len, "%s", PKTMAP_NETMAP_INSTALL_DIR);

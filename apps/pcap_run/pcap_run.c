@@ -19,9 +19,6 @@
 #include "cli.h"
 #include "cmds.h"
 
-#ifndef PKTMAP_PCAP_BUILD_DIR
-#define PKTMAP_PCAP_BUILD_DIR ""
-#endif
 #ifndef PKTMAP_PCAP_INSTALL_DIR
 #define PKTMAP_PCAP_INSTALL_DIR ""
 #endif
@@ -92,10 +89,6 @@ static int find_libdir(const char *name, char *out, size_t len)
 		snprintf(dir, sizeof(dir), "%s/../compat/pcap", dirname(exe));
 		if (has_lib(dir, name) && realpath(dir, out))
 			return 0;
-	}
-	if (has_lib(PKTMAP_PCAP_BUILD_DIR, name)) {
-		snprintf(out, len, "%s", PKTMAP_PCAP_BUILD_DIR);
-		return 0;
 	}
 	if (has_lib(PKTMAP_PCAP_INSTALL_DIR, name)) {
 		snprintf(out, len, "%s", PKTMAP_PCAP_INSTALL_DIR);
