@@ -77,8 +77,8 @@ echo "4. a netmap program built with pkg-config pktmap-netmap"
 cc -O2 -Wall -Wextra -Werror -DNMT_LIB -o "$TMP/nmt" "$src/tests/netmap/nmt.c" \
 	$(pkg-config --cflags --libs pktmap-netmap)
 only_installed "$TMP/nmt"
-ldd "$TMP/nmt" | grep -q "$libdir/libpktmap-netmap.so.0" ||
-	fail "nmt does not load $libdir/libpktmap-netmap.so.0"
+ldd "$TMP/nmt" | grep -Eq "libpktmap-netmap.so.0 => (/usr)?/lib/$multiarch/" ||
+	fail "nmt does not load libpktmap-netmap.so.0 from /usr/lib/$multiarch: $(ldd "$TMP/nmt")"
 nm_pair() { # NAME PROG [WRAPPER...]: recv and gen N frames over a pipe
 	local name=$1 prog=$2
 	shift 2
