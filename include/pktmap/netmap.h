@@ -38,6 +38,9 @@
 #define NETMAP_MAX_API 15
 
 #include <net/if.h> /* IFNAMSIZ, as netmap's headers have it */
+#ifndef IFNAMSIZ /* strict ISO C: glibc gives the POSIX name only */
+#define IFNAMSIZ IF_NAMESIZE
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,7 +16,8 @@
 # 4. a netmap-API program (tests/netmap/nmt.c) built with `pkg-config
 #    --cflags --libs pktmap-netmap`: gen -> pipe -> recv in order, bytes
 #    intact; the same source with the raw device ABI under netmap-run.
-# 5. every installed library exports its documented API only.
+# 5. README's C example builds with `pkg-config pktmap` and runs.
+# 6. every installed library exports its documented API only.
 set -euo pipefail
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH PKTMAP_PCAP_LIBDIR \
 	PKTMAP_NETMAP_LIBDIR PKTMAP_BUILD_ROOT
@@ -99,7 +100,10 @@ cc -O2 -Wall -Wextra -Werror -DPKTMAP_NETMAP_NO_REDIRECT -o "$TMP/nmt_raw" \
 	"$src/tests/netmap/nmt.c" $(pkg-config --cflags pktmap-netmap)
 nm_pair r "$TMP/nmt_raw" "$PKTMAP" netmap-run -q --
 
-echo "5. exported symbols of the installed libraries"
+echo "5. README's C example against the installed headers and library"
+PKTMAP_BUILD_ROOT='' "$src/tests/pkg/readme_example.sh" "$src/README.md"
+
+echo "6. exported symbols of the installed libraries"
 python3 "$src/tests/pkg/abi_exports.py" --installed "$libdir" /usr/include
 
 echo "PASS: the installed packages"

@@ -162,7 +162,7 @@ echo "  12 checks each: $(grep '^ok' "$TMP/bad.raw" | cut -d: -f1 | sed 's/^ok /
 echo "6b. valeX:Y is a port of 'pktmap switch valeX'"
 SW="valen$$"
 out=$("$PKTMAP" netmap-run "$RAW" gen "$SW:a" 1 60 2>&1 || true)
-echo "$out" | grep -q "^pktmap netmap: $SW:a: $SW:a: switch '$SW' is not running: start it with 'pktmap switch $SW'" ||
+echo "$out" | grep -q "^pktmap netmap: $SW:a: switch '$SW' is not running: start it with 'pktmap switch $SW'" ||
 	fail "vale, no switch: $out"
 echo "$out" | grep -q "NIOCCTRL REGISTER: No such device or address" ||
 	fail "vale, no switch: errno: $out"
