@@ -74,6 +74,7 @@ PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_init(void *mem, uint32_t cap,
 /* A queue on the heap (NULL: bad cap, or no memory); pktmap_spsc_free(). */
 PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_create(uint32_t cap,
 						     uint32_t elem_size);
+/* Free a queue pktmap_spsc_create() made (NULL: nothing). */
 PKTMAP_EXPORT void pktmap_spsc_free(struct pktmap_spsc *q);
 
 static inline uint32_t pktmap_spsc_capacity(const struct pktmap_spsc *q)

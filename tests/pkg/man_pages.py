@@ -9,7 +9,9 @@
 - every option in the option table of `pktmap help NAME` is in the
   OPTIONS section of pktmap-NAME(8), and every option there is in
   --help;
-- libpktmap(3) has a section for every function <pktmap/*.h> exports.
+- libpktmap(3), as docs/man/libpktmap_scd.py writes it from the
+  headers, has a section with a description for every function
+  <pktmap/*.h> exports.
 Prints one line per page; exits 1 listing every difference.
 """
 import glob
@@ -83,7 +85,12 @@ def main():
         for o in sorted(got - want):
             errors.append(f"pktmap-{c}.8: {o} is not in pktmap help {c}")
         print(f"pktmap-{c}.8: {len(want)} options, as --help")
-    lib = open(os.path.join(man, "libpktmap.3.scd")).read()
+    gen = subprocess.run(
+        [sys.executable, os.path.join(man, "libpktmap_scd.py"),
+         os.path.join(man, "libpktmap.3.scd.in"),
+         os.path.join(src, "include", "pktmap"), "/dev/stdout"],
+        capture_output=True, text=True, check=True)
+    lib = gen.stdout
     documented = {n.replace("\\", "") for n in
                   re.findall(r"^## ([\w\\]+)\(\)$", lib, re.M)}
     exported = set()
@@ -92,6 +99,12 @@ def main():
                                    open(h).read()))
     for f in sorted(exported - documented):
         errors.append(f"libpktmap.3: no section for {f}()")
+    # a section is its prototype and at least one line of description
+    for m in re.finditer(r"^## ([\w\\]+)\(\)\n\n```\n[^\n]*\n```\n\n(.*?)\n",
+                         lib, re.M):
+        if not m.group(2).strip() or m.group(2).startswith("#"):
+            errors.append("libpktmap.3: " + m.group(1).replace("\\", "") +
+                          "() has no comment in its header")
     for f in sorted(documented - exported):
         errors.append(f"libpktmap.3: {f}() is not in <pktmap/*.h>")
     print(f"libpktmap.3: {len(exported)} functions")
