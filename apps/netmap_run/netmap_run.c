@@ -4,9 +4,9 @@
  * (and its libnetmap) unmodified on pktmap. It preloads
  * libpktmap-netmap-preload.so (compat/netmap/preload.c), whose open,
  * ioctl, mmap, poll, select and epoll stand before libc's and hand
- * /dev/netmap's calls to libpktmap-netmap's emulation over pktmap ports, sets PKTMAP_NETMAP_MAP so
- * that interface names become xdp: (or pkt:) ports, and execs the
- * program. See docs/netmap.md.
+ * /dev/netmap's calls to libpktmap-netmap's emulation over pktmap ports;
+ * sets PKTMAP_NETMAP_MAP so that interface names become xdp: (or pkt:)
+ * ports; and execs the program. See docs/netmap.md.
  */
 #include <errno.h>
 #include <getopt.h>
