@@ -45,6 +45,10 @@ def exports(lib):
         parts = line.split()
         if len(parts) < 3 or parts[1] == "A":  # the version node itself
             continue
+        if parts[2].startswith("__odr_asan"):
+            # AddressSanitizer's one-definition-rule marker beside each
+            # exported variable: in sanitizer builds only, not API
+            continue
         name, _, ver = parts[2].partition("@")
         syms[name] = ver.lstrip("@")
     return syms

@@ -68,13 +68,20 @@ def main():
     top = open(os.path.join(man, "pktmap.8.scd")).read()
     listed = set(re.findall(r"^\*([a-z][\w-]*)\*$", section(top, "COMMANDS"),
                             re.M))
-    if listed != set(cmds):
-        errors.append(f"pktmap.8 COMMANDS {sorted(listed)} != --help "
-                      f"{sorted(cmds)}")
+    for c in sorted(set(cmds) - listed):
+        errors.append(f"pktmap.8: COMMANDS lacks {c}: add \"*{c}*\" and an "
+                      f"indented line naming *pktmap-{c}*(8) to "
+                      "docs/man/pktmap.8.scd")
+    for c in sorted(listed - set(cmds)):
+        errors.append(f"pktmap.8: COMMANDS lists {c}, which pktmap --help "
+                      "does not")
     for c in cmds:
         page = os.path.join(man, f"pktmap-{c}.8.scd")
         if not os.path.exists(page):
-            errors.append(f"{c}: no docs/man/pktmap-{c}.8.scd")
+            errors.append(f"{c}: no docs/man/pktmap-{c}.8.scd (write one: "
+                          "NAME, SYNOPSIS, DESCRIPTION, OPTIONS with one "
+                          "\"*-x*, *--long* _ARG_\" line per option, as "
+                          "pktmap-gen.8.scd)")
             continue
         want = help_options(help_text(pktmap, "help", c))
         got = man_options(open(page).read())
