@@ -16,7 +16,8 @@
 # 4. a netmap-API program (tests/netmap/nmt.c) built with `pkg-config
 #    --cflags --libs pktmap-netmap`: gen -> pipe -> recv in order, bytes
 #    intact; the same source with the raw device ABI under netmap-run.
-# 5. README's C example builds with `pkg-config pktmap` and runs.
+# 5. README's C example builds with `pkg-config pktmap` and runs; a
+#    program links the static library.
 # 6. every installed library exports its documented API only.
 set -euo pipefail
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH PKTMAP_PCAP_LIBDIR \
@@ -102,6 +103,23 @@ nm_pair r "$TMP/nmt_raw" "$PKTMAP" netmap-run -q --
 
 echo "5. README's C example against the installed headers and library"
 PKTMAP_BUILD_ROOT='' "$src/tests/pkg/readme_example.sh" "$src/README.md"
+
+echo "   ... and linked with the static library (libpktmap-dev's libpktmap.a)"
+cat >"$TMP/v.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <pktmap/pktmap.h>
+int main(void)
+{
+	printf("%s %s\n", pktmap_version(), PKTMAP_VERSION);
+	return strcmp(pktmap_version(), PKTMAP_VERSION) != 0;
+}
+C
+# shellcheck disable=SC2046
+cc -Wall -Wextra -Werror -o "$TMP/v" "$TMP/v.c" $(pkg-config --cflags pktmap) \
+	"$libdir/libpktmap.a" $(pkg-config --static --libs libbpf) -pthread
+! ldd "$TMP/v" | grep -q libpktmap || fail "the static link loads libpktmap"
+expect_eq "static pktmap_version()" "$("$TMP/v")" "${want%%-*} ${want%%-*}"
 
 echo "6. exported symbols of the installed libraries"
 python3 "$src/tests/pkg/abi_exports.py" --installed "$libdir" /usr/include
