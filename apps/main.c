@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-		printf("pktmap %s\n", PKTMAP_VERSION);
+		printf("pktmap %s\n", pktmap_version());
 		return 0;
 	}
 	if (strcmp(argv[1], "help") == 0) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Capture at saturation on a veth pair, every tool writing a pcap file to
 /dev/shm, side by side in one run (../../shared/BENCH.md):
 

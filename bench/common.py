@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Shared helpers of pktmap's benchmarks: machine facts, repeated runs
 with median/min/max, JSON results (see ../../shared/BENCH.md)."""
 import json

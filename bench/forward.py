@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Forwarding: pktmap bridge and pktmap router (MapRouter) over pipes, and
 over veth (xdp) beside the Linux bridge, kernel IP forwarding and
 dpdk-testpmd io forwarding on two net_af_xdp ports.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Shared by the veth benchmarks (source it). Needs ROOT, OUT, SIZES, TOOLS,
 # SECS, RUNS, CPU and an associative array RES["size,tool"] holding the
 # packets/s of each run, space-separated.

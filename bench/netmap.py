@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A netmap program on pktmap against pktmap's own gen/recv, in one run:
 generator -> pipe -> receiver, 60-byte frames, two processes pinned to
 two cores, through each way a netmap program runs on pktmap:

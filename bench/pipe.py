@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """gen -> pipe -> recv across two processes pinned to two cores: batch
 sweep (the netmap paper's Figure 7, on a pipe) and size sweep; gen -> null
 for pktmap's own cost per packet (TSC cycles, callgrind instructions);

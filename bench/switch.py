@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """pktmap switch: its own cost per frame, end to end over client
 processes, and between veths beside the Linux bridge.
 

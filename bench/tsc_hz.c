@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Print the TSC frequency in Hz, measured against CLOCK_MONOTONIC_RAW
  * over 200 ms. */
 #include <stdint.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The demo: a generator and a receiver, two processes on two cores,
 # moving 60-byte frames through a zero-copy pipe; live rates from both,
 # then each one's summary.

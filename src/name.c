@@ -49,13 +49,19 @@ void pm_printable(char *dst, size_t len, const char *src)
 }
 
 /* "NAME: what", on one line whatever the name and argument contain. */
+__attribute__((format(printf, 4, 0)))
 static int err_out(char *err, size_t errlen, const char *name, const char *fmt,
 		   const char *arg)
 {
 	char what[200], safe_arg[PM_NAME_MAX], safe_name[PM_NAME_MAX];
 	pm_printable(safe_arg, sizeof(safe_arg), arg);
 	pm_printable(safe_name, sizeof(safe_name), name);
+	/* fmt is one of this file's literals (checked at each call by the
+	 * format attribute); its argument is the sanitised copy. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	snprintf(what, sizeof(what), fmt, safe_arg);
+#pragma GCC diagnostic pop
 	snprintf(err, errlen, "%s: %s", safe_name, what);
 	return -EINVAL;
 }

@@ -114,6 +114,14 @@ int pm_file_trusted(int fd, const char *path, bool fifo, bool share,
 	}
 	bool mine = st.st_uid == geteuid() && !(st.st_mode & 0077);
 	bool shared = share && st.st_gid == share_gid && !(st.st_mode & 0007);
+	if (!mine && !shared && st.st_uid == geteuid()) {
+		snprintf(err, errlen,
+			 "%s is yours but shared with group %u (mode %03o): "
+			 "open it with the @conf:share=group:NAME it was "
+			 "created with", path, (unsigned)st.st_gid,
+			 (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
 	if (!mine && !shared) {
 		snprintf(err, errlen,
 			 "%s belongs to uid %u (group %u, mode %03o), not to you "

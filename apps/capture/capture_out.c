@@ -77,7 +77,12 @@ static int make_name(struct cap_out *out, uint64_t ts_ns, char *err,
 		struct tm tm;
 
 		localtime_r(&t, &tm);
-		if (strftime(base, sizeof(base), out->pattern, &tm) == 0) {
+		/* The -G pattern is the user's strftime format, as tcpdump's. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		size_t n = strftime(base, sizeof(base), out->pattern, &tm);
+#pragma GCC diagnostic pop
+		if (n == 0) {
 			snprintf(err, errlen, "%s: the -G file name is empty "
 				 "or too long once expanded", out->pattern);
 			return -1;

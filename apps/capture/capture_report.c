@@ -95,10 +95,14 @@ void cap_summary(const struct capture *cap, const char *end)
 	stats_json_str(stdout, end);
 	printf(",\"received\":%llu,\"matched\":%llu,\"written\":%llu,"
 	       "\"bytes\":%llu,\"files\":%llu,\"drop_kernel\":%llu,"
-	       "\"drop_port\":%llu,\"seconds\":%.6f,\"pps\":%.1f",
+	       "\"drop_port\":%llu,\"seconds\":%.6f",
 	       U(t.received), U(t.matched), U(t.written), U(t.bytes),
-	       U(t.files), U(t.drop_kernel), U(t.drop_port), secs,
-	       secs > 0 ? (double)t.received / secs : 0.0);
+	       U(t.files), U(t.drop_kernel), U(t.drop_port), secs);
+	/* No rate from packets that all arrived at one instant (or none). */
+	if (secs > 0)
+		printf(",\"pps\":%.1f", (double)t.received / secs);
+	else
+		printf(",\"pps\":null");
 	printf(",\"queues\":[");
 	for (unsigned i = 0; i < cap->nworkers; i++) {
 		struct cap_worker *w = &cap->w[i];

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * pktmap netmap-run: run a program built against netmap's own headers
- * (and its libnetmap) unmodified on pktmap. It preloads libpktmap-netmap,
- * which answers the program's open("/dev/netmap"), ioctl, mmap, poll,
- * select and epoll calls over pktmap ports, sets PKTMAP_NETMAP_MAP so
- * that interface names become xdp: (or pkt:) ports, and execs the
- * program. See docs/netmap.md.
+ * (and its libnetmap) unmodified on pktmap. It preloads
+ * libpktmap-netmap-preload.so (compat/netmap/preload.c), whose open,
+ * ioctl, mmap, poll, select and epoll stand before libc's and hand
+ * /dev/netmap's calls to libpktmap-netmap's emulation over pktmap ports;
+ * sets PKTMAP_NETMAP_MAP so that interface names become xdp: (or pkt:)
+ * ports; and execs the program. See docs/netmap.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,14 +21,11 @@
 #include "cli.h"
 #include "cmds.h"
 
-#ifndef PKTMAP_NETMAP_BUILD_DIR
-#define PKTMAP_NETMAP_BUILD_DIR ""
-#endif
 #ifndef PKTMAP_NETMAP_INSTALL_DIR
 #define PKTMAP_NETMAP_INSTALL_DIR ""
 #endif
 
-#define NETMAP_LIB "libpktmap-netmap.so"
+#define NETMAP_LIB "libpktmap-netmap-preload.so"
 
 void usage_netmap_run(void)
 {
@@ -93,10 +91,6 @@ static int find_libdir(char *out, size_t len)
 		if (has_lib(dir) && realpath(dir, out))
 			return 0;
 	}
-	if (has_lib(PKTMAP_NETMAP_BUILD_DIR)) {
-		snprintf(out, len, "%s", PKTMAP_NETMAP_BUILD_DIR);
-		return 0;
-	}
 	if (has_lib(PKTMAP_NETMAP_INSTALL_DIR)) {
 		snprintf(out, len, "%s", PKTMAP_NETMAP_INSTALL_DIR);
 		return 0;
@@ -132,8 +126,15 @@ int cmd_netmap_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (find_libdir(dir, sizeof(dir))) {
-		cli_err("netmap-run: cannot find pktmap's " NETMAP_LIB ": build it "
-			"(ninja) or set PKTMAP_NETMAP_LIBDIR");
+		if (!PKTMAP_HAVE_NETMAP_COMPAT)
+			cli_err("netmap-run: this pktmap was built without its "
+				"netmap library (meson -Dnetmap-compat=disabled): "
+				"rebuild with -Dnetmap-compat=enabled, or set "
+				"PKTMAP_NETMAP_LIBDIR to where " NETMAP_LIB " is");
+		else
+			cli_err("netmap-run: cannot find pktmap's " NETMAP_LIB
+				" in " PKTMAP_NETMAP_INSTALL_DIR ": build it "
+				"(ninja), install it, or set PKTMAP_NETMAP_LIBDIR");
 		return EXIT_RUNTIME;
 	}
 	snprintf(lib, sizeof(lib), "%s/%s", dir, NETMAP_LIB);

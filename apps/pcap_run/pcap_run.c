@@ -19,9 +19,6 @@
 #include "cli.h"
 #include "cmds.h"
 
-#ifndef PKTMAP_PCAP_BUILD_DIR
-#define PKTMAP_PCAP_BUILD_DIR ""
-#endif
 #ifndef PKTMAP_PCAP_INSTALL_DIR
 #define PKTMAP_PCAP_INSTALL_DIR ""
 #endif
@@ -93,10 +90,6 @@ static int find_libdir(const char *name, char *out, size_t len)
 		if (has_lib(dir, name) && realpath(dir, out))
 			return 0;
 	}
-	if (has_lib(PKTMAP_PCAP_BUILD_DIR, name)) {
-		snprintf(out, len, "%s", PKTMAP_PCAP_BUILD_DIR);
-		return 0;
-	}
 	if (has_lib(PKTMAP_PCAP_INSTALL_DIR, name)) {
 		snprintf(out, len, "%s", PKTMAP_PCAP_INSTALL_DIR);
 		return 0;
@@ -153,9 +146,17 @@ int cmd_pcap_run(int argc, char **argv)
 	}
 	if (find_libdir(preload ? PRELOAD_NAME : COMPAT_SONAME, dir,
 			sizeof(dir))) {
-		cli_err("pcap-run: cannot find pktmap's %s: build it (ninja) or "
-			"set PKTMAP_PCAP_LIBDIR", preload ? PRELOAD_NAME
-							  : COMPAT_SONAME);
+		const char *want = preload ? PRELOAD_NAME : COMPAT_SONAME;
+		if (!PKTMAP_HAVE_PCAP_COMPAT)
+			cli_err("pcap-run: this pktmap was built without its "
+				"libpcap (meson -Dpcap-compat=disabled): rebuild "
+				"with -Dpcap-compat=enabled, or set "
+				"PKTMAP_PCAP_LIBDIR to where %s is", want);
+		else
+			cli_err("pcap-run: cannot find pktmap's %s in %s: build "
+				"it (ninja), install it, or set "
+				"PKTMAP_PCAP_LIBDIR", want,
+				PKTMAP_PCAP_INSTALL_DIR);
 		return EXIT_RUNTIME;
 	}
 	if (preload) {

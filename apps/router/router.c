@@ -80,7 +80,7 @@ void usage_router(void)
 "Ports in one region must be created big enough for all of them: the\n"
 "router asks for room for its ports when it creates the region (start it\n"
 "before its peers, or give @conf:bufs=N). Pipes in one region are told\n"
-"apart by their number: pipe:r{0@mem:rt, pipe:r{1@mem:rt, ...\n"
+"apart by name and number: pipe:r{0@mem:rt, pipe:r{1@mem:rt, ...\n"
 "At exit every buffer is accounted for (free + in flight = total) and the\n"
 "exit status is 1 if one is missing.\n");
 }
@@ -341,8 +341,9 @@ static void announce(struct rt_router *rt)
 {
 	FILE *e = stderr;
 
-	fprintf(e, "router: %u ports, mode %s, %u threads:", rt->n,
-		rt_mode_name(rt->o->mode), rt->nthreads);
+	fprintf(e, "router: %u port%s, mode %s, %u thread%s:", rt->n,
+		rt->n == 1 ? "" : "s", rt_mode_name(rt->o->mode), rt->nthreads,
+		rt->nthreads == 1 ? "" : "s");
 	if (rt->all_zc)
 		fprintf(e, " zero-copy (all in region '%s')\n",
 			rt->ports[0].info.region);

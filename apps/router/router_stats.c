@@ -150,8 +150,9 @@ void rt_summary(struct rt_router *rt, FILE *o)
 	char rate[32];
 
 	stats_fmt_rate(rate, sizeof(rate), s > 0 ? (double)out / s : 0, "pps");
-	fprintf(o, "router  %u ports, mode %s, %u threads, %s\n", rt->n,
-		rt_mode_name(rt->o->mode), rt->nthreads, zc_word(rt));
+	fprintf(o, "router  %u port%s, mode %s, %u thread%s, %s\n", rt->n,
+		rt->n == 1 ? "" : "s", rt_mode_name(rt->o->mode), rt->nthreads,
+		rt->nthreads == 1 ? "" : "s", zc_word(rt));
 	fprintf(o, "router  %llu frames in, %llu out, %llu dropped in %.3f s "
 		"(%s): %s out\n", U(in), U(out), U(total_dropped(rt)), s,
 		rt->end ? rt->end : "done", rate);

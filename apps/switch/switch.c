@@ -26,10 +26,12 @@
 void usage_switch(void)
 {
 	printf(
-"usage: pktmap switch NAME [options]      run switch NAME (vale0, valeX...)\n"
+"usage: pktmap switch NAME [-a PORT] [-H IF] [-n TAP] [options]\n"
+"                                    run switch NAME (vale0, valeX...)\n"
 "       pktmap switch --list NAME [--json]  its ports and counters\n"
-"       pktmap switch NAME -d PORT        detach PORT from the running switch\n"
-"       pktmap switch NAME -a PORT        attach PORT to the running switch\n"
+"       pktmap switch NAME -d PORT      detach PORT from the running switch\n"
+"       pktmap switch NAME -a PORT | -H IF | -n TAP\n"
+"                                    attach to the running switch\n"
 "\n"
 "A learning switch (netmap's VALE) in the foreground. Processes attach by\n"
 "opening the port NAME:PORT, e.g. 'pktmap gen -i vale0:a'. Each client\n"
@@ -495,9 +497,10 @@ int cmd_switch(int argc, char **argv)
 	}
 	if (!a->quiet) {
 		FILE *o = a->json ? stderr : stdout;
-		fprintf(o, "switch %s: ready (pid %d), %u ports attached, %u "
+		fprintf(o, "switch %s: ready (pid %d), %u port%s attached, %u "
 			"thread%s; clients open %s:PORT; MAC table %llu, aging "
-			"%.3g s\n", a->name, (int)getpid(), a->nattach, a->nthreads,
+			"%.3g s\n", a->name, (int)getpid(), a->nattach,
+			a->nattach == 1 ? "" : "s", a->nthreads,
 			a->nthreads > 1 ? "s" : "", a->name,
 			(unsigned long long)a->mac_entries, a->aging_s);
 		fflush(o);

@@ -694,9 +694,10 @@ int swa_client_list(const char *sw, bool json)
 		       rp.switch_pid, U(rp.mac_entries), U(rp.mac_capacity),
 		       U(rp.mac_learned), U(rp.mac_moved), U(rp.mac_aged));
 	else
-		printf("switch %s (pid %d): %u ports; MAC table %llu of %llu "
+		printf("switch %s (pid %d): %u port%s; MAC table %llu of %llu "
 		       "(learned %llu, moved %llu, aged %llu)\n", sw,
-		       rp.switch_pid, rp.nports, U(rp.mac_entries),
+		       rp.switch_pid, rp.nports, rp.nports == 1 ? "" : "s",
+		       U(rp.mac_entries),
 		       U(rp.mac_capacity), U(rp.mac_learned), U(rp.mac_moved),
 		       U(rp.mac_aged));
 	return 0;

@@ -54,8 +54,9 @@ void swa_line(struct swa *a)
 	if (swa_mac(a))
 		sw_mac_stats(swa_mac(a), &ms);
 	if (!a->quiet)
-		fprintf(o, "%s%s  | %u ports, %llu MACs, drops +%llu\n", line,
-			nports ? "" : " no ports", nports, U(ms.entries),
+		fprintf(o, "%s%s  | %u port%s, %llu MACs, drops +%llu\n", line,
+			nports ? "" : " no ports", nports,
+			nports == 1 ? "" : "s", U(ms.entries),
 			U(drops - a->last_drop));
 	fflush(o);
 	a->last_drop = drops;

@@ -749,8 +749,12 @@ static int open_port(const struct nme_req *r, struct pktmap_port **out,
 	if (ret) {
 		char shown[NETMAP_REQ_IFNAMSIZ + 8];
 		shown_name(r->name, shown, sizeof(shown));
-		return fail(errno_of_open(ret), "%s: %s", shown,
-			    err[0] ? err : pktmap_strerror(ret));
+		const char *what = err[0] ? err : pktmap_strerror(ret);
+		size_t n = strlen(shown);
+		/* a name that is pktmap's own (vale0:x) is said once */
+		if (strncmp(what, shown, n) == 0 && what[n] == ':')
+			return fail(errno_of_open(ret), "%s", what);
+		return fail(errno_of_open(ret), "%s: %s", shown, what);
 	}
 	memset(info, 0, sizeof(*info));
 	info->sz = sizeof(*info);

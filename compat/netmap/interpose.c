@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The libc calls a netmap program makes on /dev/netmap, answered by the
- * emulation (emu.c); every other call goes to libc untouched. These
- * definitions take the place of libc's for the whole process: through
- * LD_PRELOAD (`pktmap netmap-run`), or because the program links
- * libpktmap-netmap, which the dynamic loader searches before libc.
- * Descriptors that are not netmap's cost one table lookup.
+ * emulation (emu.c); every other call goes to libc untouched. They are
+ * exported as pktmap_nmfd_*() (<net/netmap_fd.h>): a program built with
+ * `pkg-config pktmap-netmap` reaches them because netmap's headers
+ * rename its calls, and `pktmap netmap-run` preloads preload.c, whose
+ * open, ioctl, mmap, poll, ... are libc's names over these. The library
+ * itself takes no libc name. Descriptors that are not netmap's cost one
+ * table lookup.
  */
 #undef _FORTIFY_SOURCE
 #undef _FILE_OFFSET_BITS /* define open and open64, mmap and mmap64 apart */
 #include <dlfcn.h>
+#include <gnu/lib-names.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,6 +27,9 @@
 #include <sys/select.h>
 #include <unistd.h>
 
+#define PKTMAP_NETMAP_NO_REDIRECT
+#include <net/netmap_fd.h>
+
 #include "emu.h"
 
 /* glibc declares poll()'s array write-only (__attr_access), so reading
@@ -33,11 +39,16 @@
 
 static pthread_once_t libc_once = PTHREAD_ONCE_INIT;
 
+/* libc's own definition of a function: looked up in libc itself, not in
+ * the global scope, where the preload object's stands first. */
 static void *next_sym(const char *name)
 {
-	void *p = dlsym(RTLD_NEXT, name);
+	static void *libc;
+	if (!libc)
+		libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+	void *p = libc ? dlsym(libc, name) : NULL;
 	if (!p)
-		p = dlsym(RTLD_DEFAULT, name);
+		p = dlsym(RTLD_NEXT, name);
 	return p;
 }
 
@@ -84,7 +95,7 @@ __attribute__((constructor)) static void interpose_init(void)
 		}                                              \
 	} while (0)
 
-NME_EXPORT int open(const char *path, int flags, ...)
+NME_EXPORT int pktmap_nmfd_open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
 	MODE_ARG(flags, mode);
@@ -94,27 +105,8 @@ NME_EXPORT int open(const char *path, int flags, ...)
 	return nme_libc.open(path, flags, mode);
 }
 
-NME_EXPORT int open64(const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	MODE_ARG(flags, mode);
-	if (nme_is_device(path))
-		return nme_open(flags);
-	nme_libc_init();
-	return nme_libc.open(path, flags | O_LARGEFILE, mode);
-}
-
-NME_EXPORT int __open_2(const char *path, int flags)
-{
-	return open(path, flags);
-}
-
-NME_EXPORT int __open64_2(const char *path, int flags)
-{
-	return open64(path, flags);
-}
-
-NME_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+NME_EXPORT int pktmap_nmfd_openat(int dirfd, const char *path, int flags,
+				  ...)
 {
 	mode_t mode = 0;
 	MODE_ARG(flags, mode);
@@ -124,27 +116,7 @@ NME_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	return nme_libc.openat(dirfd, path, flags, mode);
 }
 
-NME_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	MODE_ARG(flags, mode);
-	if (nme_is_device(path))
-		return nme_open(flags);
-	nme_libc_init();
-	return nme_libc.openat(dirfd, path, flags | O_LARGEFILE, mode);
-}
-
-NME_EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	return openat(dirfd, path, flags);
-}
-
-NME_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	return openat64(dirfd, path, flags);
-}
-
-NME_EXPORT int ioctl(int fd, unsigned long req, ...)
+NME_EXPORT int pktmap_nmfd_ioctl(int fd, unsigned long req, ...)
 {
 	va_list ap;
 	va_start(ap, req);
@@ -156,8 +128,8 @@ NME_EXPORT int ioctl(int fd, unsigned long req, ...)
 	return nme_libc.ioctl(fd, req, arg);
 }
 
-NME_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
-		      off_t off)
+NME_EXPORT void *pktmap_nmfd_mmap(void *addr, size_t len, int prot, int flags,
+				   int fd, off_t off)
 {
 	if (fd >= 0 && !(flags & MAP_ANONYMOUS) && nme_owns(fd))
 		return nme_mmap(addr, len, prot, flags, fd, off);
@@ -165,13 +137,7 @@ NME_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	return nme_libc.mmap(addr, len, prot, flags, fd, off);
 }
 
-NME_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
-			off_t off)
-{
-	return mmap(addr, len, prot, flags, fd, off);
-}
-
-NME_EXPORT int munmap(void *addr, size_t len)
+NME_EXPORT int pktmap_nmfd_munmap(void *addr, size_t len)
 {
 	if (nme_munmap(addr, len))
 		return 0;
@@ -187,19 +153,12 @@ static bool any_ours(const struct pollfd *fds, nfds_t n)
 	return false;
 }
 
-NME_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+NME_EXPORT int pktmap_nmfd_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (any_ours(fds, n))
 		return nme_poll(fds, n, timeout);
 	nme_libc_init();
 	return nme_libc.poll(fds, n, timeout);
-}
-
-NME_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout,
-			  size_t fdslen)
-{
-	(void)fdslen;
-	return poll(fds, n, timeout);
 }
 
 static int ts_to_ms(const struct timespec *ts)
@@ -225,21 +184,13 @@ static int ts_to_ms(const struct timespec *ts)
 		r_;                                                     \
 	})
 
-NME_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
-		     const sigset_t *mask)
+NME_EXPORT int pktmap_nmfd_ppoll(struct pollfd *fds, nfds_t n,
+				 const struct timespec *ts, const sigset_t *mask)
 {
 	if (any_ours(fds, n))
 		return WITH_MASK(mask, nme_poll(fds, n, ts_to_ms(ts)));
 	nme_libc_init();
 	return nme_libc.ppoll(fds, n, ts, mask);
-}
-
-NME_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n,
-			   const struct timespec *ts, const sigset_t *mask,
-			   size_t fdslen)
-{
-	(void)fdslen;
-	return ppoll(fds, n, ts, mask);
 }
 
 /* select() over a set holding a netmap descriptor: as poll(). */
@@ -313,8 +264,8 @@ static bool set_has_ours(int nfds, fd_set *r, fd_set *w, fd_set *x)
 	return false;
 }
 
-NME_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x,
-		      struct timeval *tv)
+NME_EXPORT int pktmap_nmfd_select(int nfds, fd_set *r, fd_set *w, fd_set *x,
+				  struct timeval *tv)
 {
 	if (set_has_ours(nfds, r, w, x)) {
 		int ms = -1;
@@ -329,8 +280,9 @@ NME_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x,
 	return nme_libc.select(nfds, r, w, x, tv);
 }
 
-NME_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x,
-		       const struct timespec *ts, const sigset_t *mask)
+NME_EXPORT int pktmap_nmfd_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x,
+				   const struct timespec *ts,
+				   const sigset_t *mask)
 {
 	if (set_has_ours(nfds, r, w, x))
 		return WITH_MASK(mask, select_ours(nfds, r, w, x, ts_to_ms(ts)));
@@ -338,13 +290,14 @@ NME_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x,
 	return nme_libc.pselect(nfds, r, w, x, ts, mask);
 }
 
-NME_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+NME_EXPORT int pktmap_nmfd_epoll_ctl(int epfd, int op, int fd,
+				     struct epoll_event *ev)
 {
 	return nme_epoll_ctl(epfd, op, fd, ev);
 }
 
-NME_EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max,
-			  int timeout)
+NME_EXPORT int pktmap_nmfd_epoll_wait(int epfd, struct epoll_event *evs, int max,
+				      int timeout)
 {
 	int r = nme_epoll_wait(epfd, evs, max, timeout);
 	if (r != -2)
@@ -353,8 +306,8 @@ NME_EXPORT int epoll_wait(int epfd, struct epoll_event *evs, int max,
 	return nme_libc.epoll_wait(epfd, evs, max, timeout);
 }
 
-NME_EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max,
-			   int timeout, const sigset_t *mask)
+NME_EXPORT int pktmap_nmfd_epoll_pwait(int epfd, struct epoll_event *evs, int max,
+				       int timeout, const sigset_t *mask)
 {
 	int r = WITH_MASK(mask, nme_epoll_wait(epfd, evs, max, timeout));
 	if (r != -2)
@@ -363,7 +316,7 @@ NME_EXPORT int epoll_pwait(int epfd, struct epoll_event *evs, int max,
 	return nme_libc.epoll_pwait(epfd, evs, max, timeout, mask);
 }
 
-NME_EXPORT int close(int fd)
+NME_EXPORT int pktmap_nmfd_close(int fd)
 {
 	nme_libc_init();
 	if (nme_owns(fd))
@@ -372,7 +325,7 @@ NME_EXPORT int close(int fd)
 	return nme_libc.close(fd);
 }
 
-NME_EXPORT int dup(int fd)
+NME_EXPORT int pktmap_nmfd_dup(int fd)
 {
 	nme_libc_init();
 	int n = nme_libc.dup(fd);
@@ -381,7 +334,7 @@ NME_EXPORT int dup(int fd)
 	return n;
 }
 
-NME_EXPORT int dup2(int fd, int to)
+NME_EXPORT int pktmap_nmfd_dup2(int fd, int to)
 {
 	nme_libc_init();
 	if (fd != to && nme_owns(to))
@@ -392,7 +345,7 @@ NME_EXPORT int dup2(int fd, int to)
 	return n;
 }
 
-NME_EXPORT int dup3(int fd, int to, int flags)
+NME_EXPORT int pktmap_nmfd_dup3(int fd, int to, int flags)
 {
 	nme_libc_init();
 	if (fd != to && nme_owns(to))

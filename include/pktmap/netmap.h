@@ -38,6 +38,13 @@
 #define NETMAP_MAX_API 15
 
 #include <net/if.h> /* IFNAMSIZ, as netmap's headers have it */
+#ifndef IFNAMSIZ /* strict ISO C: glibc gives the POSIX name only */
+#define IFNAMSIZ IF_NAMESIZE
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define NM_CACHE_ALIGN 128
 
@@ -330,5 +337,9 @@ struct nmreq {
 
 #define NIOCGINFO _IOWR('i', 145, struct nmreq)
 #define NIOCREGIF _IOWR('i', 146, struct nmreq)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PKTMAP_NETMAP_H */

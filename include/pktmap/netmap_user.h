@@ -19,6 +19,10 @@
 
 #include "netmap.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define _NETMAP_OFFSET(type, ptr, offset) \
 	((type)(void *)((char *)(ptr) + (offset)))
 
@@ -61,5 +65,9 @@ static inline int nm_tx_pending(const struct netmap_ring *r)
 {
 	return nm_ring_next(r, r->tail) != r->head;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PKTMAP_NETMAP_USER_H */

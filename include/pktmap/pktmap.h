@@ -33,6 +33,7 @@
 
 #include "netmap.h"
 #include "netmap_user.h"
+#include <pktmap/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,7 +41,6 @@ extern "C" {
 
 #define PKTMAP_EXPORT __attribute__((visibility("default")))
 
-#define PKTMAP_VERSION "0.1.0"
 
 struct pktmap_port;
 
@@ -233,6 +233,10 @@ PKTMAP_EXPORT int pktmap_set_rx_filter(struct pktmap_port *port,
 
 /* Words for a negative errno returned by this library. */
 PKTMAP_EXPORT const char *pktmap_strerror(int err);
+
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH"
+ * (PKTMAP_VERSION is that of the headers it was built with). */
+PKTMAP_EXPORT const char *pktmap_version(void);
 
 /* Install the default log callback for ports opened without one. NULL
  * silences the library (the initial state). */

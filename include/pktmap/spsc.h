@@ -22,26 +22,43 @@
 #ifndef PKTMAP_SPSC_H
 #define PKTMAP_SPSC_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "pktmap.h"
 
+/* C++ has std::atomic where C has _Atomic: the same size, alignment and
+ * lock-free operations for a uint32_t, so C and C++ code share a queue. */
+#ifdef __cplusplus
+#include <atomic>
+#define PKTMAP_SPSC_ATOMIC_U32 std::atomic<uint32_t>
+#define PKTMAP_SPSC_ALIGN alignas(PKTMAP_SPSC_LINE)
+using std::atomic_load_explicit;
+using std::atomic_store_explicit;
+using std::memory_order_acquire;
+using std::memory_order_relaxed;
+using std::memory_order_release;
+extern "C" {
+#else
+#include <stdatomic.h>
+#define PKTMAP_SPSC_ATOMIC_U32 _Atomic uint32_t
+#define PKTMAP_SPSC_ALIGN _Alignas(PKTMAP_SPSC_LINE)
+#endif
+
 #define PKTMAP_SPSC_LINE 64
 
 struct pktmap_spsc {
 	/* Read-only after init. */
-	_Alignas(PKTMAP_SPSC_LINE) uint32_t mask;
+	PKTMAP_SPSC_ALIGN uint32_t mask;
 	uint32_t elem_size;
 	/* Producer's line: its index and its cached view of the consumer. */
-	_Alignas(PKTMAP_SPSC_LINE) _Atomic uint32_t prod;
+	PKTMAP_SPSC_ALIGN PKTMAP_SPSC_ATOMIC_U32 prod;
 	uint32_t cons_cache;
 	/* Consumer's line. */
-	_Alignas(PKTMAP_SPSC_LINE) _Atomic uint32_t cons;
+	PKTMAP_SPSC_ALIGN PKTMAP_SPSC_ATOMIC_U32 cons;
 	uint32_t prod_cache;
-	_Alignas(PKTMAP_SPSC_LINE) unsigned char ring[];
+	PKTMAP_SPSC_ALIGN unsigned char ring[];
 };
 
 /* Bytes needed for a queue of `cap` (a power of two) elements. */
@@ -57,6 +74,7 @@ PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_init(void *mem, uint32_t cap,
 /* A queue on the heap (NULL: bad cap, or no memory); pktmap_spsc_free(). */
 PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_create(uint32_t cap,
 						     uint32_t elem_size);
+/* Free a queue pktmap_spsc_create() made (NULL: nothing). */
 PKTMAP_EXPORT void pktmap_spsc_free(struct pktmap_spsc *q);
 
 static inline uint32_t pktmap_spsc_capacity(const struct pktmap_spsc *q)
@@ -150,5 +168,9 @@ static inline uint32_t pktmap_spsc_count(struct pktmap_spsc *q)
 	return atomic_load_explicit(&q->prod, memory_order_acquire) -
 	       atomic_load_explicit(&q->cons, memory_order_acquire);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PKTMAP_SPSC_H */

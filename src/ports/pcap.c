@@ -70,6 +70,13 @@ static int open_file(struct pktmap_port *p, struct pcap_priv *pp,
 		} else {
 			ret = pm_pcapr_open(&pp->rd, path, err, sizeof(err));
 		}
+		if (ret == -ENOENT)
+			return pm_open_error(p, ret, "%s: check the path (pcap:FILE/R "
+					     "reads FILE, pcap:FILE/T writes "
+					     "it)", err);
+		if (ret == -EACCES)
+			return pm_open_error(p, ret, "%s: make FILE readable to "
+					     "you", err);
 		if (ret)
 			return pm_open_error(p, ret, "%s", err);
 		p->linktype = pm_pcapr_linktype(pp->rd);
@@ -87,6 +94,10 @@ static int open_file(struct pktmap_port *p, struct pcap_priv *pp,
 	} else {
 		ret = pm_pcapw_open(&pp->wr, path, &wo);
 	}
+	if (ret == -ENOENT || ret == -EACCES)
+		return pm_open_error(p, ret, "cannot create: %s: check that the "
+				     "directory exists and is writable to you",
+				     strerror(-ret));
 	if (ret)
 		return pm_open_error(p, ret, "cannot create: %s", strerror(-ret));
 	p->linktype = wo.linktype;

@@ -413,7 +413,10 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 			pm_region_unlock(reg);
 			return pm_open_error(p, -EBUSY,
 					     "this end (ring %u) is already open in "
-					     "another process or thread", r);
+					     "another process or thread: close it "
+					     "there, or open the other end (%c) or "
+					     "another pipe number", r,
+					     pp->end ? '{' : '}');
 		}
 	}
 

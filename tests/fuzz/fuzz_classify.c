@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* libFuzzer target: the router's classifier (src/fwd/router_classify.c)
  * on arbitrary frames, in every mode, each frame in a buffer of exactly
  * its length (ASan sees a read past it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* libFuzzer target: the capture-file reader against the system libpcap.
  *
  * Both read the same bytes (libpcap through fmemopen()); they must agree

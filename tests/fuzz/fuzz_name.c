@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* libFuzzer target: the port-name parser must never crash, read out of
  * bounds or accept a name without filling a sane result.
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* libFuzzer target: the capture-file reader and writer (src/pcapfile.c).
  *
  * For any input:

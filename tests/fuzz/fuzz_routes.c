@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* libFuzzer target: the router's routes files (src/fwd/router_lpm.c):
  * the input is a file, read through rt_lpm_read() from a memfd. A file
  * that is refused has a one-line "FILE:LINE: message" error; a file that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Build one libFuzzer target with clang (ASan + UBSan) and run it for a
 # while, seeded with the shared captures for the pcap reader.
 #
@@ -36,7 +37,7 @@ if ! command -v clang >/dev/null 2>&1; then
 	exit 77
 fi
 libs=()
-incs=(-I "$root/include" -I "$root/src")
+incs=(-I "$root/include" -I "$build/include" -I "$root/src")
 seeds=
 case $target in
 pcapfile | libpcap_diff)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The real pktmap gen and recv on a pipe while a hostile process of the
 # same user takes the pipe's memory from recv's /proc/PID/fd (as any
 # process of the user can), tries to truncate it (sealed: refused), and

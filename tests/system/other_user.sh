@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Another local user (nobody, via setpriv) tries each attack of issue 8
 # on root's pipes; every one must fail, and root's programs must keep
 # working with a clear one-line error where a name was squatted:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* A libpcap program linked against pktmap's libpcap-compatible library
  * (compat/pcap), for the system tests of that library:
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A peer killed with SIGKILL: the other end keeps running, a new peer
 # takes over the same end and carries on where the dead one stopped, and
 # the region the dead process left behind is found by `pktmap ports` and

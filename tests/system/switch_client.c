@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* A switch client for tests/system/switch_pipe.sh, on the public API.
  *
  *   switch_client PORT learn MAC   send one broadcast frame from MAC (the

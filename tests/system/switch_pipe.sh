@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # pktmap switch with client processes (the real gen and recv, and
 # switch_client for a learning receiver and a garbage writer):
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # pktmap switch -p 2: two forwarding threads, each switching one ring
 # pair of every client's pipe, sharing the MAC table. Clients (gen with
 # one thread fills both of its TX rings in turn; recv and switch_client

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Pins netmap's user-visible layout (API 14), field by field. */
 #include <stddef.h>
 #include <string.h>

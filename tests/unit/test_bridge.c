@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The forwarding component's bridge (src/fwd/bridge.c), driven directly as
  * a library: two pipes, the bridge on their master ends in a thread of
  * its own, this thread on the slave ends sending numbered frames both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The slot checker, from a table of boundary cases (DESIGN §5). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* A hostile peer sharing a pipe's region (DESIGN §5, docs/design.md
  * "Trust model"): it writes garbage, in a loop, into every byte of the
  * region it can map (header, free list, directory, the pipe's queues and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The router's DIR-24-8 longest-prefix match (src/fwd/router_lpm.c) against
  * a brute-force reference on random tables, the routes-file parser, and
  * the incremental TTL/checksum update against a full recomputation. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Port-name parsing: netmap's grammar, and one-line errors for the rest. */
 #include <errno.h>
 #include <stddef.h>

@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The /dev/netmap emulation and libnetmap (compat/netmap) in one process,
  * so that CI runs them under ASan and UBSan: both ends of a pipe opened
  * with nmport_open, packets through NIOC*SYNC and poll/select/epoll, dup
  * and close, the mapping of one memory, port info, and bad requests with
- * netmap's errno. Linked against libpktmap-netmap (which takes open,
- * ioctl, mmap, poll... before libc), as a netmap program is. */
+ * netmap's errno. Built as a netmap program is (pkg-config
+ * pktmap-netmap): netmap's headers send its open, ioctl, mmap, poll...
+ * to libpktmap-netmap's pktmap_nmfd_*(). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* null: counts and checks every TX slot, produces nothing. */
 #include <errno.h>
 #include <poll.h>

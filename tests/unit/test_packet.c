@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* pkt: AF_PACKET ports on a veth pair, in a namespace of the test's own.
  *
  *     [ pkt:pa ] --- veth pa <=====> veth pb --- [ pkt:pb (, -N, rings=4) ]

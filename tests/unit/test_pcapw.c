@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The public capture-file writer (<pktmap/pcapfile.h>, src/pcapw.c).
  *
  * 1. pcap (us and ns) and pcapng: packets written through the public API

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Pipes: zero-copy delivery, order, counters, backpressure, chains, the
  * checker at the boundary, two processes, a peer that scribbles on the
  * shared ring, a peer killed with SIGKILL, and cleanup. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* Regions: layout, buffers, joining by name from another process,
  * claims that die with their process, and removal by the last user. */
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The forwarding component's router (src/fwd/router*.c), driven directly
  * as a library: its buffer protocol, in one process and
  * under stress: three ports over pipes in one region, a peer thread on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The SPSC queue: boundaries on one thread, then a producer and a
  * consumer thread moving 20 million elements in random batch sizes, every
  * element checked in order. Also run under ThreadSanitizer by CI. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* The switch's learning table (src/fwd/switch_mac.c): learning, a MAC
  * moving to another port, aging, a bounded size under more MACs than it
  * holds, forgetting a detached port; the data path (src/fwd/switch.c)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* tap: TAP devices as ports, in a namespace of the test's own.
  *
  *     [ tap:pmt0 ] <== /dev/net/tun ==> pmt0 (kernel) <-- AF_PACKET socket

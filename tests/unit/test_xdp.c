@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 /* xdp: AF_XDP ports on veth pairs, in a network namespace of the test's
  * own (everything it makes vanishes with the process).
  *

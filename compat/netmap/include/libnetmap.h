@@ -12,6 +12,10 @@
 
 #include <net/netmap_user.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct nmctx;
 struct nmport_d;
 struct nmem_d;
@@ -138,5 +142,9 @@ void *nmctx_malloc(struct nmctx *ctx, size_t sz);
 void nmctx_free(struct nmctx *ctx, void *p);
 void nmctx_lock(struct nmctx *ctx);
 void nmctx_unlock(struct nmctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LIBNETMAP_H_ */

@@ -37,4 +37,10 @@ struct nm_csb_ktoa {
 
 #define NETMAP_MAX_FRAGS 64
 
+/* open, ioctl, mmap, poll, ... on a netmap descriptor reach the
+ * emulation (not for the emulation itself: it defines them). */
+#ifndef PKTMAP_NETMAP_BUILDING_FD
+#include <net/netmap_fd.h>
+#endif
+
 #endif /* _NET_NETMAP_H_ */

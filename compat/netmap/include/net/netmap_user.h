@@ -98,6 +98,10 @@ static inline void nm_pkt_copy(const void *_src, void *_dst, int l)
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What nm_dispatch() hands its callback; starts like pcap_pkthdr. */
 struct nm_pkthdr {
 	struct timeval ts;
@@ -267,6 +271,10 @@ static inline unsigned char *nm_nextpkt(struct nm_desc *d,
 	} while (ri != d->cur_rx_ring);
 	return NULL;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* HAVE_NETMAP_WITH_LIBS */
 #endif /* NETMAP_WITH_LIBS */

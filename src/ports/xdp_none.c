@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The xdp: back end of a build without AF_XDP (meson -Dxdp=disabled):
+ * the name is still known, so `xdp:eth0` fails with a message that says
+ * why and what to use instead, and `pktmap ports` shows it as absent.
+ */
+#include <errno.h>
+#include <net/if.h>
+
+#include "internal.h"
+
+static int xdp_none_open(struct pktmap_port *p, const struct pm_name *nm,
+			 const struct pktmap_open_opts *o)
+{
+	(void)o;
+	/* The same first answer as the real back end's, so that callers
+	 * (libpcap's, netmap's) map a missing interface as they always do. */
+	if (if_nametoindex(nm->body) == 0)
+		return pm_open_error(p, -ENODEV, "no such interface");
+	return pm_open_error(p, -EOPNOTSUPP, "this pktmap was built without "
+			     "AF_XDP (meson -Dxdp=disabled): use pkt:%s, or "
+			     "rebuild with -Dxdp=enabled", nm->body);
+}
+
+const struct pm_port_ops pm_xdp_ops = {
+	.desc = {
+		.name = "xdp",
+		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C]",
+		.mode = "absent",
+		.summary = "AF_XDP: not in this build (meson -Dxdp=disabled)",
+	},
+	/* The real back end's, so that names parse the same in every build. */
+	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY | PM_CAP_HOST,
+	.open = xdp_none_open,
+};
