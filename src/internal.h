@@ -60,6 +60,7 @@ struct pm_conf {
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;
 	uint32_t headroom;                 /* back end's own: 0 = default */
+	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
 };
 
 struct pm_name {

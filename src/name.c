@@ -14,7 +14,8 @@
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
- *   hugepages, loop, linktype, nanosec, spin-us, region, share.
+ *   hugepages, loop, linktype, nanosec, spin-us, region, share, tx (xdp:
+ *   live or xsk).
  *
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
@@ -152,6 +153,19 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "'@conf:share=group:%s': no such group",
 					       g);
 			}
+		} else if (strcmp(key, "tx") == 0) {
+			/* xdp: how TX reaches the device (docs/xdp.md). */
+			if (vlen == 4 && memcmp(val, "live", 4) == 0)
+				c->tx_live = 1;
+			else if (vlen == 3 && memcmp(val, "xsk", 3) == 0)
+				c->tx_live = 0;
+			else {
+				char v[32];
+				snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+				return err_out(err, errlen, name, "'@conf:tx=%s': "
+					       "expected live (BPF_PROG_RUN live "
+					       "frames) or xsk (AF_XDP)", v);
+			}
 		} else if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
 			   strcmp(key, "host-rings") == 0) {
 			uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
@@ -180,7 +194,7 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "tx-rings, rx-rings, host-rings, slots, "
 					       "tx-slots, rx-slots, bufs, buf-size, "
 					       "extra-bufs, hugepages, loop, linktype, "
-					       "nanosec, spin-us, region, share)", key);
+					       "nanosec, spin-us, region, share, tx)", key);
 			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
 				char m[96];
 				snprintf(m, sizeof(m),
@@ -237,6 +251,7 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	out->reg = NR_REG_ALL_NIC;
 	out->conf.hugepages = -1;
 	out->conf.nanosec = -1;
+	out->conf.tx_live = -1;
 
 	if (!name || !*name)
 		return err_out(err, errlen, "(empty)", "%s",

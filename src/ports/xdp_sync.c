@@ -355,6 +355,9 @@ int pm_xdp_poll_arm(struct pktmap_port *p, short events)
 		    __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) !=
 			    q->rx.cached_cons)
 			ready = 1;
+		/* Live-frames TX frees its slots within the sync. */
+		if ((events & POLLOUT) && xp->live)
+			ready = 1;
 		if ((want & EPOLLOUT) && q->tx_inflight) {
 			if (__atomic_load_n(q->cq.producer, __ATOMIC_ACQUIRE) !=
 			    q->cq.cached_cons)
@@ -426,5 +429,5 @@ void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 			st->drop_backend += xs.rx_dropped + xs.rx_ring_full +
 					    xs.rx_invalid_descs + xs.tx_invalid_descs;
 	}
-	st->drop_backend += xp->bad_desc + xp->hostr.drops;
+	st->drop_backend += xp->bad_desc + xp->hostr.drops + pm_xdp_live_drops(xp);
 }
