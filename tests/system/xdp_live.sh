@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# xdp: TX through BPF_PROG_RUN live frames (xdp:IFACE@conf:tx=live) on veth
+# pairs across two namespaces.
+#
+#   netns pmlA$$                         netns pmlB$$
+#   +---------------------------+        +-------------------------+
+#   | pktmap gen                |        | pktmap recv             |
+#   |   -i xdp:vethA@conf:tx=live        |   -i xdp:vethB          |
+#   |        vethA -------------+= veth =+------- vethB            |
+#   |        vethC -------------+= veth, 2 queues = vethD          |
+#   +---------------------------+        +-------------------------+
+#
+# recv attaches pktmap's XDP program to vethB, so the veth accepts frames
+# redirected to vethA (ndo_xdp_xmit).
+# 1. gen at full speed, lengths 60..1514: every frame arrives intact and
+#    in order, or is counted dropped by gen (the kernel dropped it after
+#    the TX program) or by recv (its socket's ring was full); exact sum.
+# 2. two queues: gen -p 2 on xdp:vethC, recv -p 2 on xdp:vethD.
+# 3. no XDP program on the peer: the veth drops every redirected frame;
+#    gen counts all of them (drop_backend) and says why in one line.
+# 4. errors: one line with the remedy.
+# After each step no XDP program is left on any interface; the namespaces
+# go on exit. Needs root; under CI=true it may not skip.
+set -eu
+
+PKTMAP=${PKTMAP:-pktmap}
+N=${N:-200000}
+RX=@conf:rx-slots=4096
+LIVE=@conf:tx=live
+A=pmlA$$
+B=pmlB$$
+TMP=$(mktemp -d /tmp/xdp_live.XXXXXX)
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $* (CI may not skip)" >&2
+		exit 1
+	fi
+	echo "SKIP: $*" >&2
+	exit 77
+}
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "$0")/../../scripts/netns.sh"
+cleanup() {
+	set +e
+	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
+	wait 2>/dev/null
+	netns_del "$A" "$B"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v ip >/dev/null || skip "needs iproute2"
+command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
+
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
+netns_veth "$A" vethC "$B" vethD 2
+
+inA() { ip netns exec "$A" "$@"; }
+inB() { ip netns exec "$B" "$@"; }
+json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+no_leftovers() {
+	local l
+	l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
+}
+# wait_lines FILE PATTERN N: until N lines of FILE match (up to 30 s).
+wait_lines() {
+	local i
+	for i in $(seq 300); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "$1: fewer than $3 lines matching '$2' after 30 s: $(cat "$1")"
+}
+# recv in B until it has every frame or 5 s of silence; its open's info
+# line (in $1.err) says when its sockets are in the program's map.
+start_recv() {
+	local out=$1
+	shift
+	timeout 120 ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
+		--json -v >"$out" 2>"$out.err" &
+}
+# check FILE_GEN FILE_RECV: every frame gen submitted arrived intact and
+# in order, or was counted dropped by one of the two ports.
+check() {
+	local g=$1 r=$2 sent got drops
+	sent=$(json "$g" packets)
+	got=$(json "$r" packets)
+	drops=$(($(json "$g" drop_backend) + $(json "$r" drop_backend)))
+	echo "   gen $sent (dropped after the program: $(json "$g" drop_backend)), received $got, gaps $(json "$r" gaps), bad $(json "$r" bad), recv drops $(json "$r" drop_backend)"
+	[ "$sent" = "$N" ] || fail "gen submitted $sent of $N"
+	[ "$got" -gt 0 ] || fail "received nothing"
+	[ $((got + drops)) = "$N" ] || fail "received $got + $drops counted drops of $N"
+	[ "$(json "$r" gaps)" -le "$drops" ] || fail "gaps beyond the counted drops"
+	[ "$(json "$r" reordered)" = 0 ] || fail "reordered frames"
+	[ "$(json "$r" bad)" = 0 ] || fail "bad frames"
+	[ "$(json "$g" drop_invalid)" = 0 ] && [ "$(json "$g" drop_too_long)" = 0 ] ||
+		fail "gen's port refused frames"
+}
+
+echo "== 1. xdp:vethA$LIVE -> xdp:vethB, $N frames of 60..1514 bytes, full speed"
+start_recv "$TMP/r1.json" -i "xdp:vethB$RX"
+wait_lines "$TMP/r1.json.err" 'XDP program' 1
+inA "$PKTMAP" gen -i "xdp:vethA$LIVE" -n "$N" -l 60-1514 -T 0 -q --json -v \
+	>"$TMP/g1.json" 2>"$TMP/g1.err"
+wait %1 || fail "recv failed: $(cat "$TMP/r1.json.err")"
+sed 's/^/   /' "$TMP/g1.err"
+grep -q "xdp:vethA$LIVE: veth queue 0 of 1, TX live (BPF_PROG_RUN)" "$TMP/g1.err" ||
+	fail "gen's open does not report the live mode"
+check "$TMP/g1.json" "$TMP/r1.json"
+no_leftovers
+
+echo "== 2. two queues: gen -p 2 on xdp:vethC$LIVE, recv -p 2 on xdp:vethD"
+# A redirected frame enters the veth's peer on the RX queue of the
+# sending CPU (not of the TX queue): gen's thread I is pinned to CPU I,
+# so its stream reaches recv's thread I, which checks its sequence.
+if [ "$(nproc)" -ge 2 ]; then
+	start_recv "$TMP/r2.json" -i "xdp:vethD$RX" -p 2
+	wait_lines "$TMP/r2.json.err" 'XDP program' 2
+	inA "$PKTMAP" gen -i "xdp:vethC$LIVE" -p 2 -a 0 -n "$N" -l 60-1514 -T 0 -q \
+		--json >"$TMP/g2.json"
+	wait %1 || fail "recv failed: $(cat "$TMP/r2.json.err")"
+	check "$TMP/g2.json" "$TMP/r2.json"
+	for t in 0 1; do
+		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["threads"][int(sys.argv[2])]["packets"] == 0)' \
+			"$TMP/r2.json" "$t" || fail "queue $t received nothing"
+	done
+	no_leftovers
+else
+	echo "   (one CPU: skipped)"
+fi
+
+echo "== 3. no XDP program on vethB: every frame dropped by the veth, and counted"
+before=$(inB cat /sys/class/net/vethB/statistics/rx_packets)
+inA "$PKTMAP" gen -i "xdp:vethA$LIVE" -n 1000 -T 0 -q --json >"$TMP/g3.json" \
+	2>"$TMP/g3.err"
+after=$(inB cat /sys/class/net/vethB/statistics/rx_packets)
+sed 's/^/   /' "$TMP/g3.err"
+[ "$(json "$TMP/g3.json" drop_backend)" = 1000 ] ||
+	fail "gen counted $(json "$TMP/g3.json" drop_backend) of 1000 frames dropped"
+[ "$after" = "$before" ] || fail "vethB received $((after - before)) frames"
+grep -q "a veth delivers only to a peer that runs an XDP program" "$TMP/g3.err" ||
+	fail "no notice of the drops"
+no_leftovers
+
+echo "== 4. errors"
+expect_err() {
+	local want=$1 msg
+	shift
+	if msg=$("$@" 2>&1); then
+		fail "no error from: $*"
+	fi
+	echo "   $msg"
+	[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "not one line: $msg"
+	printf '%s\n' "$msg" | grep -qF "$want" || fail "message: $msg"
+}
+expect_err "xdp:vethA@conf:tx=fast: '@conf:tx=fast': expected live (BPF_PROG_RUN live frames) or xsk (AF_XDP)" \
+	inA "$PKTMAP" gen -i "xdp:vethA@conf:tx=fast" -n 1 -q
+expect_err "xdp:eth9$LIVE: no such interface" inA "$PKTMAP" gen -i "xdp:eth9$LIVE" -n 1 -q
+no_leftovers
+
+echo "PASS"
