@@ -17,6 +17,8 @@
 # 1. gen at full speed, lengths 60..1514: every frame arrives intact and
 #    in order, or is counted dropped by gen (the kernel dropped it after
 #    the TX program) or by recv (its socket's ring was full); exact sum.
+#    1b: with vethB's NAPI threaded the veth's ring overflows: gen's count
+#    of the drops equals the veth's own xdp_xmit_errors.
 # 2. two queues: gen -p 2 on xdp:vethC, recv -p 2 on xdp:vethD.
 # 3. no XDP program on the peer: the veth drops every redirected frame;
 #    gen counts all of them (drop_backend) and says why in one line.
@@ -116,6 +118,28 @@ sed 's/^/   /' "$TMP/g1.err"
 grep -q "xdp:vethA$LIVE: veth queue 0 of 1, TX live (BPF_PROG_RUN)" "$TMP/g1.err" ||
 	fail "gen's open does not report the live mode"
 check "$TMP/g1.json" "$TMP/r1.json"
+no_leftovers
+
+echo "== 1b. vethB's NAPI in a thread of its own: its ring of 256 frames overflows"
+# The sender no longer runs the receiver's work in its softirq, so the
+# veth drops what its ring cannot hold, after the TX program returned.
+# gen's count of those drops (from the kernel's xdp tracepoints) must be
+# the veth's own (ethtool -S: tx_queue_0_xdp_xmit_errors), and every
+# other frame must arrive.
+xmit_err() { inA ethtool -S vethA | awk '/tx_queue_0_xdp_xmit_errors/ { print $2 }'; }
+start_recv "$TMP/r1b.json" -i "xdp:vethB$RX"
+wait_lines "$TMP/r1b.json.err" 'XDP program' 1
+inB sh -c 'echo 1 > /sys/class/net/vethB/threaded' || fail "cannot thread vethB's NAPI"
+e0=$(xmit_err)
+inA "$PKTMAP" gen -i "xdp:vethA$LIVE" -n "$N" -l 60-1514 -T 0 -q --json \
+	>"$TMP/g1b.json" 2>/dev/null
+wait %1 || fail "recv failed: $(cat "$TMP/r1b.json.err")"
+e1=$(xmit_err)
+check "$TMP/g1b.json" "$TMP/r1b.json"
+echo "   veth's tx_queue_0_xdp_xmit_errors +$((e1 - e0))"
+[ "$(json "$TMP/g1b.json" drop_backend)" = $((e1 - e0)) ] ||
+	fail "gen counted $(json "$TMP/g1b.json" drop_backend) drops, the veth $((e1 - e0))"
+inB sh -c 'echo 0 > /sys/class/net/vethB/threaded' 2>/dev/null || true
 no_leftovers
 
 echo "== 2. two queues: gen -p 2 on xdp:vethC$LIVE, recv -p 2 on xdp:vethD"
