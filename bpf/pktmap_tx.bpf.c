@@ -54,10 +54,15 @@ struct live_ctl {
 	__u64 pad2[7];    /* 128 bytes: no line shared between queues */
 };
 
-/* The queue this copy of pktmap_tx sends for: user space loads one copy
- * per queue, with the maps shared (in live-frames mode the kernel reports
- * every frame as received on queue 0, so the context cannot say it). */
-const volatile __u32 pm_queue = 0;
+/* Which queue a run sends for: user space puts it in the frame's
+ * metadata (in live-frames mode the kernel reports every frame as
+ * received on queue 0, so the context cannot say it), with the port's
+ * cookie; the program takes the metadata off before it sends. */
+struct live_meta {
+	__u32 q;
+	__u32 cookie;
+};
+const volatile __u32 pm_cookie = 0;
 
 struct live_mark {
 	__u32 q;          /* the queue whose frames are in flight */
@@ -92,7 +97,21 @@ struct {
 SEC("xdp")
 int pktmap_tx(struct xdp_md *ctx)
 {
-	__u32 q = pm_queue, zero = 0;
+	void *data = (void *)(long)ctx->data;
+	struct live_meta *mt = (void *)(long)ctx->data_meta;
+	/* Not one of our runs (the copy that keeps the program in the
+	 * kernel's XDP dispatcher sits on an idle device): let it be. */
+	if ((void *)(mt + 1) > data)
+		return XDP_PASS;
+	__u32 q = mt->q & (64 - 1), zero = 0;
+	if (mt->cookie != pm_cookie) {
+		/* Metadata overwritten (a receiver wrote into a recycled
+		 * page): the frame is lost, and counted (user space sees
+		 * fewer frames run than it asked for). */
+		return XDP_DROP;
+	}
+	if (bpf_xdp_adjust_meta(ctx, (int)sizeof(*mt)))
+		return XDP_DROP;
 	struct live_ctl *c = bpf_map_lookup_elem(&pktmap_tx_ctl, &q);
 	struct live_mark *m = bpf_map_lookup_elem(&pktmap_tx_mark, &zero);
 	if (!c || !m)

@@ -21,6 +21,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,7 @@ extern const size_t pm_xdp_tx_bpf_obj_len;
 #define LIVE_SLOT 2048u  /* the slot with its header */
 #define LIVE_TMPL 64u    /* the frame each run starts from, resized */
 #define LIVE_BATCH 64u   /* frames per flush to the device */
+#define LIVE_META 8u     /* struct live_meta: queue, cookie */
 
 /* bpf/pktmap_tx.bpf.c's struct live_ctl, 128 bytes per queue. */
 struct live_ctl {
@@ -52,8 +58,9 @@ struct live_frame {
 };
 
 struct pm_xdp_live {
-	int prog_fd[PM_MAX_RINGS]; /* one copy of pktmap_tx per bound queue */
+	int prog_fd;
 	int frames_fd, ctl_fd, mark_fd;
+	int hold_link, hold_ns;    /* see hold_dispatcher() */
 	int tp_fd[2];              /* the tracepoints' links */
 	uint8_t *frames;
 	size_t frames_len;
@@ -61,7 +68,10 @@ struct pm_xdp_live {
 	size_t ctl_len;
 	uint32_t nslots;           /* frame slots per queue */
 	uint64_t drops;            /* atomic: read by pktmap_stats() */
-	uint8_t tmpl[LIVE_TMPL];
+	uint32_t cookie;
+	/* What each run starts from: the metadata (queue, cookie), then a
+	 * frame the program resizes and overwrites. */
+	uint8_t tmpl[PM_MAX_RINGS][LIVE_META + LIVE_TMPL];
 };
 
 static int live_error(struct pktmap_port *p, int err, const char *what)
@@ -83,8 +93,8 @@ static int dup_fd(int fd)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
 
-/* Set the object's read-only `pm_queue` (its .rodata) to qid. */
-static int set_queue(struct bpf_object *obj, uint32_t qid)
+/* Set the object's read-only `pm_cookie` (its .rodata). */
+static int set_cookie(struct bpf_object *obj, uint32_t cookie)
 {
 	struct bpf_map *m;
 	bpf_object__for_each_map(m, obj) {
@@ -94,21 +104,19 @@ static int set_queue(struct bpf_object *obj, uint32_t qid)
 			continue;
 		size_t sz = 0;
 		const void *v = bpf_map__initial_value(m, &sz);
-		if (!v || sz < sizeof(qid) || sz > 64)
+		if (!v || sz < sizeof(cookie) || sz > 64)
 			return -ENOENT;
 		uint8_t data[64];
 		memcpy(data, v, sz);
-		memcpy(data, &qid, sizeof(qid)); /* pm_queue, its only variable */
+		memcpy(data, &cookie, sizeof(cookie)); /* its only variable */
 		return bpf_map__set_initial_value(m, data, sz);
 	}
 	return -ENOENT;
 }
 
-/* Load one copy of the object for queue qid. The first (j == 0) creates
- * the maps and keeps the tracepoint programs; the others share its maps
- * and load only pktmap_tx. */
-static int load_copy(struct pktmap_port *p, struct xdp_priv *xp,
-		     struct pm_xdp_live *lv, uint32_t j, uint32_t nb)
+/* Load the object: pktmap_tx, its maps, and the tracepoint programs,
+ * attached. */
+static int load(struct pktmap_port *p, struct pm_xdp_live *lv, uint32_t nb)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "pktmap_tx");
 	struct bpf_object *obj = bpf_object__open_mem(pm_xdp_tx_bpf_obj,
@@ -124,41 +132,25 @@ static int load_copy(struct pktmap_port *p, struct xdp_priv *xp,
 	int ret = -ENOENT;
 	if (!frames || !ctl || !mark || !tx || !xm || !re)
 		goto out;
-	ret = set_queue(obj, xp->q[j].qid);
+	ret = set_cookie(obj, lv->cookie);
+	ret = ret ? ret : bpf_map__set_max_entries(frames, nb * lv->nslots);
+	ret = ret ? ret : bpf_object__load(obj);
 	if (ret)
 		goto out;
-	if (j == 0) {
-		ret = bpf_map__set_max_entries(frames, nb * lv->nslots);
-	} else {
-		ret = bpf_map__reuse_fd(frames, lv->frames_fd);
-		ret = ret ? ret : bpf_map__reuse_fd(ctl, lv->ctl_fd);
-		ret = ret ? ret : bpf_map__reuse_fd(mark, lv->mark_fd);
-		bpf_program__set_autoload(xm, false);
-		bpf_program__set_autoload(re, false);
+	lv->prog_fd = dup_fd(bpf_program__fd(tx));
+	lv->frames_fd = dup_fd(bpf_map__fd(frames));
+	lv->ctl_fd = dup_fd(bpf_map__fd(ctl));
+	lv->mark_fd = dup_fd(bpf_map__fd(mark));
+	lv->tp_fd[0] = bpf_raw_tracepoint_open("xdp_devmap_xmit", bpf_program__fd(xm));
+	lv->tp_fd[1] = lv->tp_fd[0] < 0 ? -1 :
+		bpf_raw_tracepoint_open("xdp_redirect_err", bpf_program__fd(re));
+	if (lv->tp_fd[0] < 0 || lv->tp_fd[1] < 0) {
+		ret = -errno;
+		bpf_object__close(obj);
+		return live_error(p, ret, "cannot attach the drop counters to the "
+				  "xdp tracepoints");
 	}
-	if (ret)
-		goto out;
-	ret = bpf_object__load(obj);
-	if (ret)
-		goto out;
-	lv->prog_fd[j] = dup_fd(bpf_program__fd(tx));
-	if (j == 0) {
-		lv->frames_fd = dup_fd(bpf_map__fd(frames));
-		lv->ctl_fd = dup_fd(bpf_map__fd(ctl));
-		lv->mark_fd = dup_fd(bpf_map__fd(mark));
-		lv->tp_fd[0] = bpf_raw_tracepoint_open("xdp_devmap_xmit",
-						       bpf_program__fd(xm));
-		lv->tp_fd[1] = lv->tp_fd[0] < 0 ? -1 :
-			bpf_raw_tracepoint_open("xdp_redirect_err",
-						bpf_program__fd(re));
-		if (lv->tp_fd[0] < 0 || lv->tp_fd[1] < 0) {
-			ret = -errno;
-			bpf_object__close(obj);
-			return live_error(p, ret, "cannot attach the drop counters "
-					  "to the xdp tracepoints");
-		}
-	}
-	ret = lv->prog_fd[j] < 0 || lv->frames_fd < 0 || lv->ctl_fd < 0 ||
+	ret = lv->prog_fd < 0 || lv->frames_fd < 0 || lv->ctl_fd < 0 ||
 	      lv->mark_fd < 0 ? -errno : 0;
 out:
 	bpf_object__close(obj);
@@ -172,18 +164,18 @@ out:
 	return ret ? live_error(p, ret, "cannot load the TX program") : 0;
 }
 
-/* One BPF_PROG_RUN of pktmap_tx for queue j: `repeat` frames. */
-static int live_run(struct pm_xdp_live *lv, struct xdp_priv *xp, uint32_t j,
+/* One BPF_PROG_RUN of pktmap_tx for queue qid: `repeat` frames. */
+static int live_run(struct pm_xdp_live *lv, struct xdp_priv *xp, uint32_t qid,
 		    uint32_t repeat)
 {
-	struct xdp_md ctx = { .data_end = LIVE_TMPL,
+	struct xdp_md ctx = { .data = LIVE_META, .data_end = LIVE_META + LIVE_TMPL,
 			      .ingress_ifindex = (uint32_t)xp->ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = lv->tmpl,
-		    .data_size_in = LIVE_TMPL, .ctx_in = &ctx,
+	LIBBPF_OPTS(bpf_test_run_opts, ro, .data_in = lv->tmpl[qid],
+		    .data_size_in = LIVE_META + LIVE_TMPL, .ctx_in = &ctx,
 		    .ctx_size_in = sizeof(ctx),
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = repeat,
 		    .batch_size = LIVE_BATCH);
-	int r = bpf_prog_test_run_opts(lv->prog_fd[j], &ro);
+	int r = bpf_prog_test_run_opts(lv->prog_fd, &ro);
 	return r < 0 ? -errno : 0;
 }
 
@@ -194,7 +186,7 @@ static int live_probe(struct pktmap_port *p, struct xdp_priv *xp,
 {
 	struct live_ctl *c = &lv->ctl[xp->q[0].qid];
 	c->next = c->end = 0;
-	int ret = live_run(lv, xp, 0, 1);
+	int ret = live_run(lv, xp, xp->q[0].qid, 1);
 	uint64_t bad = c->bad;
 	c->bad = 0;
 	if (ret == -EINVAL || ret == -EOPNOTSUPP)
@@ -227,6 +219,60 @@ static int live_map(struct pktmap_port *p, struct pm_xdp_live *lv, uint32_t nb)
 	return 0;
 }
 
+/* The kernel puts a program run with BPF_PROG_RUN (repeat > 1) into its
+ * XDP dispatcher for the length of the call, and takes it out after, each
+ * time waiting for an RCU grace period: two per sync, milliseconds on a
+ * busy machine, whatever the batch. A program attached to a device stays
+ * in the dispatcher, and a run then only counts one more user. So the
+ * program is attached, in generic mode through a BPF link, to the
+ * loopback device of a network namespace of its own, made for that by a
+ * short-lived thread (unshare): `lo` there is down and nothing can reach
+ * it, and the program passes anything without our metadata. The port
+ * holds the link and the namespace (a descriptor each); both go when it
+ * closes or the process dies. Needs CAP_SYS_ADMIN. */
+struct hold_arg {
+	int prog_fd, link_fd, ns_fd, err;
+};
+
+static void *hold_main(void *arg)
+{
+	struct hold_arg *h = arg;
+	if (unshare(CLONE_NEWNET) != 0) {
+		h->err = -errno;
+		return NULL;
+	}
+	h->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int lo = (int)if_nametoindex("lo");
+	if (h->ns_fd < 0 || lo == 0) {
+		h->err = -errno;
+		return NULL;
+	}
+	LIBBPF_OPTS(bpf_link_create_opts, o, .flags = XDP_FLAGS_SKB_MODE);
+	h->link_fd = bpf_link_create(h->prog_fd, lo, BPF_XDP, &o);
+	if (h->link_fd < 0)
+		h->err = h->link_fd;
+	return NULL;
+}
+
+static int hold_dispatcher(struct pm_xdp_live *lv)
+{
+	struct hold_arg h = { .prog_fd = lv->prog_fd, .link_fd = -1, .ns_fd = -1 };
+	pthread_t t;
+	if (pthread_create(&t, NULL, hold_main, &h) != 0)
+		return -EAGAIN;
+	pthread_join(t, NULL);
+	if (h.err || h.link_fd < 0) {
+		if (h.link_fd >= 0)
+			close(h.link_fd);
+		if (h.ns_fd >= 0)
+			close(h.ns_fd);
+		return h.err ? h.err : -EIO;
+	}
+	lv->hold_link = h.link_fd;
+	lv->hold_ns = h.ns_fd;
+	return 0;
+}
+
 static int live_txsync(struct pktmap_port *p, struct pm_kring *k);
 
 int pm_xdp_live_open(struct pktmap_port *p, struct xdp_priv *xp,
@@ -247,14 +293,17 @@ int pm_xdp_live_open(struct pktmap_port *p, struct xdp_priv *xp,
 	xp->live = lv;
 	lv->frames_fd = lv->ctl_fd = lv->mark_fd = -1;
 	lv->tp_fd[0] = lv->tp_fd[1] = -1;
-	for (uint32_t j = 0; j < PM_MAX_RINGS; j++)
-		lv->prog_fd[j] = -1;
+	lv->prog_fd = lv->hold_link = lv->hold_ns = -1;
 	lv->nslots = tx_slots;
+	if (getrandom(&lv->cookie, sizeof(lv->cookie), 0) != sizeof(lv->cookie))
+		lv->cookie = (uint32_t)getpid() * 2654435761u;
+	for (uint32_t qid = 0; qid < PM_MAX_RINGS; qid++) {
+		memcpy(lv->tmpl[qid], &qid, 4);
+		memcpy(lv->tmpl[qid] + 4, &lv->cookie, 4);
+	}
 
 	pm_xdp_libbpf_enter(p);
-	int ret = 0;
-	for (uint32_t j = 0; j < nb && !ret; j++)
-		ret = load_copy(p, xp, lv, j, nb);
+	int ret = load(p, lv, nb);
 	pm_xdp_libbpf_leave();
 	if (ret)
 		return ret;
@@ -270,6 +319,12 @@ int pm_xdp_live_open(struct pktmap_port *p, struct xdp_priv *xp,
 	ret = live_probe(p, xp, lv);
 	if (ret)
 		return ret;
+	ret = hold_dispatcher(lv);
+	if (ret)
+		pm_log(p, PKTMAP_LOG_WARN, "%s: cannot keep the TX program in the "
+		       "kernel's XDP dispatcher (%s: needs CAP_SYS_ADMIN): each "
+		       "sync waits for two RCU grace periods, milliseconds",
+		       p->name, strerror(-ret));
 	for (uint32_t j = 0; j < nb; j++)
 		pm_txkring(p, xp->lo + j)->sync = live_txsync;
 	return 0;
@@ -349,7 +404,7 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		struct live_ctl before = *c;
 		c->next = 0;
 		c->end = nf;
-		int err = live_run(lv, xp, j, nf);
+		int err = live_run(lv, xp, q->qid, nf);
 		live_account(p, xp, lv, c, &before, nf, err);
 	}
 	k->hwcur = head;
@@ -374,9 +429,12 @@ void pm_xdp_live_close(struct xdp_priv *xp)
 		munmap(lv->frames, lv->frames_len);
 	if (lv->ctl)
 		munmap(lv->ctl, lv->ctl_len);
-	for (uint32_t j = 0; j < PM_MAX_RINGS; j++)
-		if (lv->prog_fd[j] >= 0)
-			close(lv->prog_fd[j]);
+	if (lv->hold_link >= 0)
+		close(lv->hold_link);
+	if (lv->hold_ns >= 0)
+		close(lv->hold_ns);
+	if (lv->prog_fd >= 0)
+		close(lv->prog_fd);
 	if (lv->frames_fd >= 0)
 		close(lv->frames_fd);
 	if (lv->ctl_fd >= 0)

@@ -581,7 +581,8 @@ static uint64_t drop_backend(struct pktmap_port *p)
 	return s.drop_backend;
 }
 
-/* BPF objects (programs, maps, links) this process holds descriptors of. */
+/* BPF objects (programs, maps, links) and network namespaces this
+ * process holds descriptors of. */
 static int bpf_fds(void)
 {
 	char path[64], target[64];
@@ -592,7 +593,8 @@ static int bpf_fds(void)
 		if (l <= 0)
 			continue;
 		target[l] = 0;
-		n += strncmp(target, "anon_inode:bpf-", 15) == 0;
+		n += strncmp(target, "anon_inode:bpf-", 15) == 0 ||
+		     strncmp(target, "net:[", 5) == 0;
 	}
 	return n;
 }
