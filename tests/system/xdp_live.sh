@@ -20,6 +20,8 @@
 #    1b: with vethB's NAPI threaded the veth's ring overflows: gen's count
 #    of the drops equals the veth's own xdp_xmit_errors.
 # 2. two queues: gen -p 2 on xdp:vethC, recv -p 2 on xdp:vethD.
+# 2b. without CAP_SYS_ADMIN (the program cannot be kept in the kernel's XDP
+#    dispatcher): a one-line notice, every frame still arrives.
 # 3. no XDP program on the peer: the veth drops every redirected frame;
 #    gen counts all of them (drop_backend) and says why in one line.
 # 4. errors: one line with the remedy.
@@ -160,6 +162,23 @@ if [ "$(nproc)" -ge 2 ]; then
 	no_leftovers
 else
 	echo "   (one CPU: skipped)"
+fi
+
+echo "== 2b. without CAP_SYS_ADMIN: slower (a notice says why), every frame"
+if command -v setpriv >/dev/null; then
+	n2=$N
+	N=3000
+	start_recv "$TMP/r2b.json" -i "xdp:vethB$RX"
+	wait_lines "$TMP/r2b.json.err" 'XDP program' 1
+	inA setpriv --bounding-set=-sys_admin "$PKTMAP" gen -i "xdp:vethA$LIVE" -n "$N" \
+		-T 0 -q --json >"$TMP/g2b.json" 2>"$TMP/g2b.err"
+	wait %1 || fail "recv failed: $(cat "$TMP/r2b.json.err")"
+	sed 's/^/   /' "$TMP/g2b.err"
+	grep -q "cannot keep the TX program in the kernel's XDP dispatcher .*needs CAP_SYS_ADMIN" \
+		"$TMP/g2b.err" || fail "no notice without CAP_SYS_ADMIN"
+	check "$TMP/g2b.json" "$TMP/r2b.json"
+	N=$n2
+	no_leftovers
 fi
 
 echo "== 3. no XDP program on vethB: every frame dropped by the veth, and counted"
