@@ -578,7 +578,8 @@ const struct pm_port_ops pm_xdp_ops = {
 		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C][@conf:tx=live]",
 		.mode = "zerocopy, copy or live (TX)",
 		.summary = "AF_XDP socket per queue, the region is the UMEM; "
-			   "zero-copy where the driver supports it",
+			   "zero-copy where the driver supports it; @conf:tx=live "
+			   "sends through BPF_PROG_RUN live frames (no skb)",
 	},
 	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY | PM_CAP_HOST,
 	.open = xdp_open,
