@@ -27,7 +27,7 @@
 # 4. errors: one line with the remedy.
 # After each step no XDP program is left on any interface; the namespaces
 # go on exit. Needs root; under CI=true it may not skip.
-set -eu
+set -euo pipefail
 
 PKTMAP=${PKTMAP:-pktmap}
 N=${N:-200000}
@@ -35,34 +35,20 @@ RX=@conf:rx-slots=4096
 LIVE=@conf:tx=live
 A=pmlA$$
 B=pmlB$$
-TMP=$(mktemp -d /tmp/xdp_live.XXXXXX)
+BG_TIMEOUT=120
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: $* (CI may not skip)" >&2
-		exit 1
-	fi
-	echo "SKIP: $*" >&2
-	exit 77
-}
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/netns.sh
 . "$(dirname "$0")/../../scripts/netns.sh"
-cleanup() {
-	set +e
-	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	netns_del "$A" "$B"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
+'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
+'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
 
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v ip >/dev/null || skip "needs iproute2"
-command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
+need_root
+need_cmd ip
+need_cmd ethtool
+need_cmd python3
 
 netns_new "$A" "$B"
 netns_veth "$A" vethA "$B" vethB
@@ -70,27 +56,22 @@ netns_veth "$A" vethC "$B" vethD 2
 
 inA() { ip netns exec "$A" "$@"; }
 inB() { ip netns exec "$B" "$@"; }
-json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 no_leftovers() {
 	local l
 	l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 }
-# wait_lines FILE PATTERN N: until N lines of FILE match (up to 30 s).
-wait_lines() {
-	local i
-	for i in $(seq 300); do
-		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	fail "$1: fewer than $3 lines matching '$2' after 30 s: $(cat "$1")"
-}
-# recv in B until it has every frame or 5 s of silence; its open's info
-# line (in $1.err) says when its sockets are in the program's map.
+# recv in B until it has every frame or 5 s of silence. Its open's info
+# line (in FILE.err) says when its sockets are in the program's map.
 start_recv() {
 	local out=$1
 	shift
-	timeout 120 ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q \
-		--json -v >"$out" 2>"$out.err" &
+	bg ip netns exec "$B" "$PKTMAP" recv "$@" -n "$N" --idle 5 -T 0 -q --json -v \
+		>"$out" 2>"$out.err"
+	RECV=$BG_PID
+}
+wait_recv() {
+	wait_bg "$RECV"
+	[ "$WAIT_RC" = 0 ] || fail "recv failed ($WAIT_RC): $(cat "$1.err")"
 }
 # check FILE_GEN FILE_RECV: every frame gen submitted arrived intact and
 # in order, or was counted dropped by one of the two ports.
@@ -100,22 +81,22 @@ check() {
 	got=$(json "$r" packets)
 	drops=$(($(json "$g" drop_backend) + $(json "$r" drop_backend)))
 	echo "   gen $sent (dropped after the program: $(json "$g" drop_backend)), received $got, gaps $(json "$r" gaps), bad $(json "$r" bad), recv drops $(json "$r" drop_backend)"
-	[ "$sent" = "$N" ] || fail "gen submitted $sent of $N"
+	expect_eq "frames gen submitted" "$sent" "$N"
 	[ "$got" -gt 0 ] || fail "received nothing"
-	[ $((got + drops)) = "$N" ] || fail "received $got + $drops counted drops of $N"
+	expect_eq "received + counted drops" $((got + drops)) "$N"
 	[ "$(json "$r" gaps)" -le "$drops" ] || fail "gaps beyond the counted drops"
-	[ "$(json "$r" reordered)" = 0 ] || fail "reordered frames"
-	[ "$(json "$r" bad)" = 0 ] || fail "bad frames"
-	[ "$(json "$g" drop_invalid)" = 0 ] && [ "$(json "$g" drop_too_long)" = 0 ] ||
-		fail "gen's port refused frames"
+	expect_eq "reordered frames" "$(json "$r" reordered)" 0
+	expect_eq "bad frames" "$(json "$r" bad)" 0
+	expect_eq "frames gen's port refused" \
+		$(($(json "$g" drop_invalid) + $(json "$g" drop_too_long))) 0
 }
 
 echo "== 1. xdp:vethA$LIVE -> xdp:vethB, $N frames of 60..1514 bytes, full speed"
 start_recv "$TMP/r1.json" -i "xdp:vethB$RX"
-wait_lines "$TMP/r1.json.err" 'XDP program' 1
+wait_for "$TMP/r1.json.err" 'XDP program'
 inA "$PKTMAP" gen -i "xdp:vethA$LIVE" -n "$N" -l 60-1514 -T 0 -q --json -v \
 	>"$TMP/g1.json" 2>"$TMP/g1.err"
-wait %1 || fail "recv failed: $(cat "$TMP/r1.json.err")"
+wait_recv "$TMP/r1.json"
 sed 's/^/   /' "$TMP/g1.err"
 grep -q "xdp:vethA$LIVE: veth queue 0 of 1, TX live (BPF_PROG_RUN)" "$TMP/g1.err" ||
 	fail "gen's open does not report the live mode"
@@ -130,18 +111,19 @@ echo "== 1b. vethB's NAPI in a thread of its own: its ring of 256 frames overflo
 # other frame must arrive.
 xmit_err() { inA ethtool -S vethA | awk '/tx_queue_0_xdp_xmit_errors/ { print $2 }'; }
 start_recv "$TMP/r1b.json" -i "xdp:vethB$RX"
-wait_lines "$TMP/r1b.json.err" 'XDP program' 1
+wait_for "$TMP/r1b.json.err" 'XDP program'
 inB sh -c 'echo 1 > /sys/class/net/vethB/threaded' || fail "cannot thread vethB's NAPI"
 e0=$(xmit_err)
 inA "$PKTMAP" gen -i "xdp:vethA$LIVE" -n "$N" -l 60-1514 -T 0 -q --json \
 	>"$TMP/g1b.json" 2>/dev/null
-wait %1 || fail "recv failed: $(cat "$TMP/r1b.json.err")"
 e1=$(xmit_err)
+# (while recv's program keeps the veth's NAPI: without it, no setting)
+inB sh -c 'echo 0 > /sys/class/net/vethB/threaded' || fail "cannot unthread vethB's NAPI"
+wait_recv "$TMP/r1b.json"
 check "$TMP/g1b.json" "$TMP/r1b.json"
 echo "   veth's tx_queue_0_xdp_xmit_errors +$((e1 - e0))"
 [ "$(json "$TMP/g1b.json" drop_backend)" = $((e1 - e0)) ] ||
 	fail "gen counted $(json "$TMP/g1b.json" drop_backend) drops, the veth $((e1 - e0))"
-inB sh -c 'echo 0 > /sys/class/net/vethB/threaded' 2>/dev/null || true
 no_leftovers
 
 echo "== 2. two queues: gen -p 2 on xdp:vethC$LIVE, recv -p 2 on xdp:vethD"
@@ -150,10 +132,11 @@ echo "== 2. two queues: gen -p 2 on xdp:vethC$LIVE, recv -p 2 on xdp:vethD"
 # so its stream reaches recv's thread I, which checks its sequence.
 if [ "$(nproc)" -ge 2 ]; then
 	start_recv "$TMP/r2.json" -i "xdp:vethD$RX" -p 2
-	wait_lines "$TMP/r2.json.err" 'XDP program' 2
+	wait_for "$TMP/r2.json.err" 'vethD-0.*XDP program'
+	wait_for "$TMP/r2.json.err" 'vethD-1.*XDP program'
 	inA "$PKTMAP" gen -i "xdp:vethC$LIVE" -p 2 -a 0 -n "$N" -l 60-1514 -T 0 -q \
 		--json >"$TMP/g2.json"
-	wait %1 || fail "recv failed: $(cat "$TMP/r2.json.err")"
+	wait_recv "$TMP/r2.json"
 	check "$TMP/g2.json" "$TMP/r2.json"
 	for t in 0 1; do
 		python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["threads"][int(sys.argv[2])]["packets"] == 0)' \
@@ -169,10 +152,10 @@ if command -v setpriv >/dev/null; then
 	n2=$N
 	N=3000
 	start_recv "$TMP/r2b.json" -i "xdp:vethB$RX"
-	wait_lines "$TMP/r2b.json.err" 'XDP program' 1
+	wait_for "$TMP/r2b.json.err" 'XDP program'
 	inA setpriv --bounding-set=-sys_admin "$PKTMAP" gen -i "xdp:vethA$LIVE" -n "$N" \
 		-T 0 -q --json >"$TMP/g2b.json" 2>"$TMP/g2b.err"
-	wait %1 || fail "recv failed: $(cat "$TMP/r2b.json.err")"
+	wait_recv "$TMP/r2b.json"
 	sed 's/^/   /' "$TMP/g2b.err"
 	grep -q "cannot keep the TX program in the kernel's XDP dispatcher .*needs CAP_SYS_ADMIN" \
 		"$TMP/g2b.err" || fail "no notice without CAP_SYS_ADMIN"
@@ -195,16 +178,6 @@ grep -q "a veth delivers only to a peer that runs an XDP program" "$TMP/g3.err" 
 no_leftovers
 
 echo "== 4. errors"
-expect_err() {
-	local want=$1 msg
-	shift
-	if msg=$("$@" 2>&1); then
-		fail "no error from: $*"
-	fi
-	echo "   $msg"
-	[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "not one line: $msg"
-	printf '%s\n' "$msg" | grep -qF "$want" || fail "message: $msg"
-}
 expect_err "xdp:vethA@conf:tx=fast: '@conf:tx=fast': expected live (BPF_PROG_RUN live frames) or xsk (AF_XDP)" \
 	inA "$PKTMAP" gen -i "xdp:vethA@conf:tx=fast" -n 1 -q
 expect_err "xdp:eth9$LIVE: no such interface" inA "$PKTMAP" gen -i "xdp:eth9$LIVE" -n 1 -q
