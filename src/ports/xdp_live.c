@@ -357,8 +357,9 @@ static void live_account(struct pktmap_port *p, struct xdp_priv *xp,
 	else
 		pm_log_ratelimited(p, &p->rl_ring, "%s: the kernel dropped %llu of "
 				   "%u frames redirected to %s (a veth delivers "
-				   "only to a peer that runs an XDP program; a "
-				   "full device ring drops too): counted in "
+				   "only to a peer with NAPI on: an XDP program "
+				   "there, or GRO: ethtool -K PEER gro on; a full "
+				   "device ring drops too): counted in "
 				   "drop_backend", p->name,
 				   (unsigned long long)drops, nf, xp->ifname);
 }
