@@ -324,6 +324,8 @@ int pm_xdp_umem_register(struct pktmap_port *p, int fd);
 
 /* xdp_sync.c */
 void pm_xdp_fill_refill(struct xdp_priv *xp, struct xdp_queue *q);
+/* The interface went away under queue q: say so once, set EOF. */
+void pm_xdp_queue_gone(struct pktmap_port *p, struct xdp_queue *q);
 int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_poll_arm(struct pktmap_port *p, short events);

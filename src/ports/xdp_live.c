@@ -349,7 +349,7 @@ static void live_account(struct pktmap_port *p, struct xdp_priv *xp,
 	if (pm_likely(drops == 0 && !err))
 		return;
 	pm_stat_inc(&lv->drops, drops);
-	if (err)
+	if (err && err != -ENODEV)
 		pm_log_ratelimited(p, &p->rl_ring, "%s: BPF_PROG_RUN: %s: %llu "
 				   "frames not sent (counted in drop_backend)",
 				   p->name, strerror(-err),
@@ -379,6 +379,8 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t i = k->hwcur, nf = 0;
 	bool chain = false; /* inside an NS_MOREFRAG chain */
 
+	if (pm_unlikely(q->dead))
+		return -ENODEV;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];
 		uint32_t idx = s->buf_idx, len = s->len;
@@ -407,6 +409,12 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		c->end = nf;
 		int err = live_run(lv, xp, q->qid, nf);
 		live_account(p, xp, lv, c, &before, nf, err);
+		if (err == -ENODEV) { /* the interface went away */
+			q->dead = true;
+			pm_xdp_queue_gone(p, q);
+			k->hwcur = head;
+			return -ENODEV;
+		}
 	}
 	k->hwcur = head;
 	k->hwtail = head == 0 ? n - 1 : head - 1;

@@ -56,7 +56,7 @@ static bool rx_kick(struct xdp_queue *q)
 
 /* The interface went away (deleted, moved to another namespace): the
  * kernel unbound the socket. For a reader that is the end of the source. */
-static void queue_gone(struct pktmap_port *p, struct xdp_queue *q)
+void pm_xdp_queue_gone(struct pktmap_port *p, struct xdp_queue *q)
 {
 	if (!(pm_info_flags(p) & PKTMAP_INFO_EOF))
 		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
@@ -90,7 +90,7 @@ static int tx_kick(struct pktmap_port *p, struct xdp_queue *q)
 			return 0;
 		if (err == ENXIO || err == ENODEV) {
 			q->dead = true;
-			queue_gone(p, q);
+			pm_xdp_queue_gone(p, q);
 			return -ENODEV;
 		}
 		pm_log_ratelimited(p, &p->rl_ring, "%s: queue %u: sendto: %s: "
@@ -337,7 +337,7 @@ int pm_xdp_poll_arm(struct pktmap_port *p, short events)
 			/* Also the only way to learn that the device is gone:
 			 * an unbound socket polls as idle, not as an error. */
 			if (!rx_kick(q)) {
-				queue_gone(p, q);
+				pm_xdp_queue_gone(p, q);
 				ready = 1;
 			}
 		}

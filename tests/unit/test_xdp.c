@@ -1119,6 +1119,24 @@ static void test_device_gone(void)
 	}
 	pktmap_close(rx);
 	pktmap_close(tx);
+
+	/* The same for a live-frames writer: its frames counted dropped. */
+	if (t_run("ip link add xg type veth peer name xh && "
+		  "ip link set dev xg up && ip link set dev xh up"))
+		return;
+	tx = open_port("xdp:xg@conf:tx=live", PKTMAP_DIR_TX);
+	t_run("ip link del xg");
+	if (tx) {
+		uint32_t seq = 0;
+		fill_tx(tx, 0, 60, &seq, 8);
+		CHECK_EQ(pktmap_txsync(tx), -ENODEV);
+		struct pktmap_stats s = { .sz = sizeof(s) };
+		pktmap_stats(tx, &s);
+		CHECK_EQ(s.drop_backend, 8);
+		fill_tx(tx, 0, 60, &seq, 8);
+		CHECK_EQ(pktmap_txsync(tx), -ENODEV);
+	}
+	pktmap_close(tx);
 }
 
 int main(void)
