@@ -376,13 +376,15 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 	const uint32_t j = (uint32_t)(q - xp->q);
 	struct live_frame *fr = (struct live_frame *)(lv->frames +
 						      (size_t)j * lv->nslots * LIVE_SLOT);
-	uint32_t i = k->hwcur, nf = 0;
+	uint32_t i = k->hwcur, nf = 0, chain_at = i;
 	bool chain = false; /* inside an NS_MOREFRAG chain */
 
 	if (pm_unlikely(q->dead))
 		return -ENODEV;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];
+		if (!chain)
+			chain_at = i;
 		uint32_t idx = s->buf_idx, len = s->len;
 		bool more = s->flags & NS_MOREFRAG;
 		enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
@@ -402,6 +404,11 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		chain = more;
 		i = i + 1 == n ? 0 : i + 1;
 	}
+	/* A chain not yet submitted whole waits for its end (unless it
+	 * fills the ring), so that its tail is never sent as a frame. */
+	uint32_t done = head;
+	if (chain && pm_ring_dist(chain_at, head, n) < n - 1)
+		done = chain_at;
 	if (nf) {
 		struct live_ctl *c = &lv->ctl[q->qid];
 		struct live_ctl before = *c;
@@ -412,12 +419,12 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		if (err == -ENODEV) { /* the interface went away */
 			q->dead = true;
 			pm_xdp_queue_gone(p, q);
-			k->hwcur = head;
+			k->hwcur = done;
 			return -ENODEV;
 		}
 	}
-	k->hwcur = head;
-	k->hwtail = head == 0 ? n - 1 : head - 1;
+	k->hwcur = done;
+	k->hwtail = done == 0 ? n - 1 : done - 1;
 	return 0;
 }
 

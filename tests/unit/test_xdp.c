@@ -685,6 +685,21 @@ static void test_live(void)
 	CHECK_EQ(s.drop_too_long, 1);
 	CHECK_EQ(s.tx_packets, sent0);
 	ring->slot[(ring->head + ring->num_slots - 2) % ring->num_slots].flags = 0;
+	/* A chain submitted in two syncs waits for its end; its tail is
+	 * never sent as a frame of its own. */
+	ring->slot[ring->head].len = 100;
+	ring->slot[ring->head].flags = NS_MOREFRAG;
+	ring->head = ring->cur = nm_ring_next(ring, ring->head);
+	pktmap_txsync(tx);
+	CHECK(nm_tx_pending(ring), "the chain's first slot waits");
+	uint32_t seq0 = 0;
+	fill_tx(tx, 0, 100, &seq0, 1);
+	pktmap_txsync(tx);
+	CHECK(!nm_tx_pending(ring), "the whole chain went");
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.drop_too_long, 2);
+	CHECK_EQ(s.tx_packets, sent0);
+	ring->slot[(ring->head + ring->num_slots - 2) % ring->num_slots].flags = 0;
 
 	/* No XDP program on the peer: a veth drops what is redirected to
 	 * it, after our program ran. Counted, and said once. */
