@@ -6,13 +6,13 @@
 #   skip MSG        exit 77 ("skipped"); under CI=true exit 1 instead: CI
 #                   runs as root with every tool a test needs installed
 #   need_root       skip unless running as root
+#   expect_err TEXT CMD...  CMD fails with one line of output containing TEXT
 #   need_cmd CMD    skip unless CMD is installed
 #   bg CMD...       start CMD in the background (under timeout); its PID is
 #                   killed at exit; wait_bg PID waits for it
 #   wait_for FILE RE wait until a line of FILE matches RE
 #   json FILE KEY   a top-level number or string of a JSON summary
 #   expect_eq WHAT GOT WANT
-#   expect_err TEXT CMD...  CMD fails with one line of output containing TEXT
 #   wait_output WANT CMD...  wait until CMD prints WANT (then assert it)
 #   switch_wait_ports SWITCH PORT...  wait until `pktmap switch --list
 #                   SWITCH` lists every PORT
@@ -63,6 +63,19 @@ need_cmd() {
 	command -v "$1" >/dev/null 2>&1 || skip "needs $1"
 }
 
+# expect_err TEXT CMD...: CMD must fail, printing one line (stdout and
+# stderr) that contains TEXT.
+expect_err() {
+	local want=$1 msg
+	shift
+	if msg=$("$@" 2>&1); then
+		fail "no error from: $*"
+	fi
+	echo "   $msg"
+	[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "not one line: $msg"
+	printf '%s\n' "$msg" | grep -qF -- "$want" || fail "message: $msg"
+}
+
 # Start a command in the background, bounded by `timeout` (BG_TIMEOUT
 # seconds, default 60), and remember its PID for cleanup. The PID is left
 # in BG_PID.
@@ -87,19 +100,6 @@ json() {
 
 expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got $2, want $3"
-}
-
-# expect_err TEXT CMD...: CMD must fail, printing one line (stdout and
-# stderr) that contains TEXT.
-expect_err() {
-	local want=$1 msg
-	shift
-	if msg=$("$@" 2>&1); then
-		fail "no error from: $*"
-	fi
-	echo "   $msg"
-	[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "not one line: $msg"
-	printf '%s\n' "$msg" | grep -qF -- "$want" || fail "message: $msg"
 }
 
 # Wait for background PID $1 (started with bg, so bounded by its timeout);
