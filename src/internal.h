@@ -56,11 +56,11 @@ struct pm_conf {
 	int nanosec;                       /* pcap writing: -1 unset, 0 us, 1 ns */
 	uint32_t spin_us;                  /* poll: spin this long before sleeping */
 	int spin_set;                      /* spin_us was given */
+	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
 	char region[64];                   /* "" = the back end's choice */
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;
 	uint32_t headroom;                 /* back end's own: 0 = default */
-	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
 };
 
 struct pm_name {

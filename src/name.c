@@ -12,10 +12,10 @@
  *                   end is "vale" followed by anything up to the ':')
  *
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
+ *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
- *   hugepages, loop, linktype, nanosec, spin-us, region, share, tx (xdp:
- *   live or xsk).
+ *   hugepages, loop, linktype, nanosec, spin-us, region, share.
  *
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
@@ -190,11 +190,11 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					k = &conf_keys[i];
 			if (!k)
 				return err_out(err, errlen, name,
-					       "'@conf:%s': unknown key (known: rings, "
+					       "'@conf:%s': unknown key (known: tx, rings, "
 					       "tx-rings, rx-rings, host-rings, slots, "
 					       "tx-slots, rx-slots, bufs, buf-size, "
 					       "extra-bufs, hugepages, loop, linktype, "
-					       "nanosec, spin-us, region, share, tx)", key);
+					       "nanosec, spin-us, region, share)", key);
 			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
 				char m[96];
 				snprintf(m, sizeof(m),
