@@ -249,9 +249,9 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	out->ring = -1;
 	out->pipe_id = -1;
 	out->reg = NR_REG_ALL_NIC;
+	out->conf.tx_live = -1;
 	out->conf.hugepages = -1;
 	out->conf.nanosec = -1;
-	out->conf.tx_live = -1;
 
 	if (!name || !*name)
 		return err_out(err, errlen, "(empty)", "%s",
