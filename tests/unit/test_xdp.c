@@ -721,8 +721,8 @@ static void test_live(void)
 	pktmap_close(tx);
 	tx = NULL;
 
-	/* Two queues, one run each per sync: each queue's own frames (a
-	 * copy of the program per queue), each frame once. */
+	/* Two queues, one run each per sync: each queue's own frames (the
+	 * run's metadata names the queue), each frame once. */
 	rx = open_port("xdp:qb@conf:rx-slots=4096", PKTMAP_DIR_RX);
 	tx = open_port("xdp:qa@conf:tx=live", PKTMAP_DIR_TX);
 	if (!rx || !tx)
@@ -760,7 +760,7 @@ static void test_live(void)
 	CHECK_EQ(got + d, 2000);
 	CHECK_EQ(dup, 0);
 	/* (A lost frame is counted, but a queue whose frames all went
-	 * missing sends through the wrong copy of the program.) */
+	 * missing had its runs read another queue's slots.) */
 	CHECK(per_q[0] > 0 && per_q[1] > 0, "queue 0 sent %llu, queue 1 %llu",
 	      (unsigned long long)per_q[0], (unsigned long long)per_q[1]);
 out:
