@@ -7,6 +7,8 @@
 # warm-up:
 #
 #   pktmap_xdp     pktmap gen -i xdp:vethA (every frame stamped)
+#   pktmap_xdp_live  pktmap gen -i xdp:vethA@conf:tx=live (BPF_PROG_RUN live
+#                  frames redirected to vethA: ndo_xdp_xmit, no skb)
 #   pktmap_pkt     pktmap gen -i pkt:vethA (AF_PACKET, for reference)
 #   sendto         an AF_PACKET raw socket, one sendto() per frame
 #                  (bench/sendto_loop.c)
@@ -15,7 +17,10 @@
 #   netns pxA$$                          netns pxB$$
 #   [ sender, pinned to CPU 0 ] vethA ==== vethB [ kernel counts rx_packets ]
 #
-# Every sender's frames have the destination MAC 02:00:00:00:00:00 (what
+# The receiving vethB runs an XDP_PASS program (bench/xdp_pass.bpf.c) for
+# every tool, since a veth takes redirected frames (pktmap_xdp_live) only
+# while its peer runs one; RX_XDP=0 runs without it, and without
+# pktmap_xdp_live. Every sender's frames have the destination MAC 02:00:00:00:00:00 (what
 # testpmd txonly sends), not vethB's: the receiving stack drops them right
 # after counting (PACKET_OTHERHOST), the same work for every sender. By
 # default no RPS: the receiving veth's kernel work runs on the sending core;
@@ -25,7 +30,7 @@
 # Output: bench/results/xdp_veth.json.
 #
 # Usage: bench/xdp_veth.sh [PKTMAP]
-#        (env: SIZES="60" RUNS=3 SECS=3 WARM=1 RPS=0 OUT=...)
+#        (env: SIZES="60" RUNS=3 SECS=3 WARM=1 RPS=0 RX_XDP=1 OUT=...)
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +50,7 @@ SECS=${SECS:-3}
 WARM=${WARM:-1}
 CPU=${CPU:-0}
 RPS=${RPS:-0}
+RX_XDP=${RX_XDP:-1}
 DMAC=02:00:00:00:00:00
 OUT=${OUT:-$ROOT/bench/results/xdp_veth.json}
 A=pxA$$
@@ -64,6 +70,7 @@ trap cleanup EXIT
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
 TOOLS="pktmap_xdp pktmap_pkt sendto"
+[ "$RX_XDP" = 1 ] && TOOLS="pktmap_xdp pktmap_xdp_live pktmap_pkt sendto"
 if command -v dpdk-testpmd >/dev/null; then
 	TOOLS="$TOOLS testpmd_xdp"
 else
@@ -80,6 +87,21 @@ if [ "$RPS" = 1 ]; then
 	RPS_WHAT="RPS: the receiving veth's kernel work on CPU 1"
 	# The receiving veth's kernel work on CPU 1, away from the sender.
 	ip netns exec "$B" sh -c 'echo 2 > /sys/class/net/vethB/queues/rx-0/rps_cpus'
+fi
+
+RX_WHAT="vethB runs no XDP program"
+if [ "$RX_XDP" = 1 ]; then
+	RX_WHAT="vethB runs an XDP_PASS program for every tool"
+	multiarch=$(cc -print-multiarch 2>/dev/null || true)
+	clang -O2 -target bpf ${multiarch:+-I/usr/include/$multiarch} \
+		-c "$ROOT/bench/xdp_pass.bpf.c" -o "$TMP/xdp_pass.o"
+	# (ip may attach nothing while other namespaces come and go: retry.)
+	for _ in 1 2 3 4 5; do
+		ip -n "$B" link set dev vethB xdpdrv obj "$TMP/xdp_pass.o" sec xdp || true
+		ip -n "$B" link show dev vethB | grep -q prog/xdp && break
+	done
+	ip -n "$B" link show dev vethB | grep -q prog/xdp ||
+		{ echo "cannot attach the XDP_PASS program to vethB" >&2; exit 1; }
 fi
 
 rx() { ip netns exec "$B" cat /sys/class/net/vethB/statistics/rx_packets; }
@@ -109,6 +131,7 @@ for size in $SIZES; do
 		for tool in $TOOLS; do
 			case $tool in
 			pktmap_xdp) v=$(measure "$PKTMAP" gen -i xdp:vethA -l "$size" -D "$DMAC" -T 0 -q) ;;
+			pktmap_xdp_live) v=$(measure "$PKTMAP" gen -i "xdp:vethA@conf:tx=live" -l "$size" -D "$DMAC" -T 0 -q) ;;
 			pktmap_pkt) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -D "$DMAC" -T 0 -q) ;;
 			sendto) v=$(measure "$TMP/sendto_loop" vethA "$TMP/f.pcap") ;;
 			testpmd_xdp)
@@ -127,4 +150,4 @@ for size in $SIZES; do
 	done
 done
 
-write_tx_json xdp_veth "TX packets/s on veth, counted by the peer's rx_packets over ${SECS} s after ${WARM} s; sender pinned to CPU $CPU; $RPS_WHAT; frames to a foreign unicast MAC" "\"warmup\": $WARM, \"rps\": $RPS," pktmap_xdp
+write_tx_json xdp_veth "TX packets/s on veth, counted by the peer's rx_packets over ${SECS} s after ${WARM} s; sender pinned to CPU $CPU; $RPS_WHAT; $RX_WHAT; frames to a foreign unicast MAC" "\"warmup\": $WARM, \"rps\": $RPS, \"rx_xdp\": $RX_XDP," pktmap_xdp

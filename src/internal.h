@@ -56,6 +56,7 @@ struct pm_conf {
 	int nanosec;                       /* pcap writing: -1 unset, 0 us, 1 ns */
 	uint32_t spin_us;                  /* poll: spin this long before sleeping */
 	int spin_set;                      /* spin_us was given */
+	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
 	char region[64];                   /* "" = the back end's choice */
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;

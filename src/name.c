@@ -12,6 +12,7 @@
  *                   end is "vale" followed by anything up to the ':')
  *
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
+ *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
  *   hugepages, loop, linktype, nanosec, spin-us, region, share.
@@ -165,6 +166,19 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "'@conf:share=group:%s': no such group",
 					       g);
 			}
+		} else if (strcmp(key, "tx") == 0) {
+			/* xdp: how TX reaches the device (docs/xdp.md). */
+			if (vlen == 4 && memcmp(val, "live", 4) == 0)
+				c->tx_live = 1;
+			else if (vlen == 3 && memcmp(val, "xsk", 3) == 0)
+				c->tx_live = 0;
+			else {
+				char v[32];
+				snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+				return err_out(err, errlen, name, "'@conf:tx=%s': "
+					       "expected live (BPF_PROG_RUN live "
+					       "frames) or xsk (AF_XDP)", v);
+			}
 		} else if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
 			   strcmp(key, "host-rings") == 0) {
 			uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
@@ -189,7 +203,7 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					k = &conf_keys[i];
 			if (!k)
 				return err_out(err, errlen, name,
-					       "'@conf:%s': unknown key (known: rings, "
+					       "'@conf:%s': unknown key (known: tx, rings, "
 					       "tx-rings, rx-rings, host-rings, slots, "
 					       "tx-slots, rx-slots, bufs, buf-size, "
 					       "extra-bufs, hugepages, loop, linktype, "
@@ -248,6 +262,7 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	out->ring = -1;
 	out->pipe_id = -1;
 	out->reg = NR_REG_ALL_NIC;
+	out->conf.tx_live = -1;
 	out->conf.hugepages = -1;
 	out->conf.nanosec = -1;
 

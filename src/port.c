@@ -812,6 +812,7 @@ static const char *mode_name(enum pktmap_mode m)
 	switch (m) {
 	case PKTMAP_MODE_ZEROCOPY: return "zerocopy";
 	case PKTMAP_MODE_COPY: return "copy";
+	case PKTMAP_MODE_LIVE: return "live";
 	default: return "emulated";
 	}
 }

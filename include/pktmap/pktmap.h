@@ -94,6 +94,7 @@ enum pktmap_mode {
 	PKTMAP_MODE_ZEROCOPY = 0, /* buffers shared end to end */
 	PKTMAP_MODE_COPY = 1,     /* the kernel copies once (AF_XDP copy mode) */
 	PKTMAP_MODE_EMULATED = 2, /* a socket or file interface, one copy */
+	PKTMAP_MODE_LIVE = 3,     /* xdp: TX through BPF_PROG_RUN live frames */
 };
 
 #define PKTMAP_INFO_EOF 0x1u       /* the source has ended (pcap file read) */
@@ -105,7 +106,7 @@ struct pktmap_info {
 	char backend[16];   /* "pipe", "null", "pcap", "xdp", ... */
 	char region[64];    /* the region the buffers live in */
 	enum pktmap_mode mode;
-	const char *mode_name; /* "zerocopy", "copy", "emulated" */
+	const char *mode_name; /* "zerocopy", "copy", "emulated", "live" */
 	uint32_t reg;       /* NR_REG_* */
 	uint32_t dir;       /* PKTMAP_DIR_* the port was opened for */
 	uint32_t tx_rings, rx_rings, host_tx_rings, host_rx_rings;

@@ -400,6 +400,11 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		if (ret)
 			return ret;
 	}
+	if (xp->tx && c->tx_live == 1) {
+		ret = pm_xdp_live_open(p, xp, txs);
+		if (ret)
+			return ret;
+	}
 	if (xp->host) {
 		/* (Native XDP only with NIC rings: a generic-mode program
 		 * would see the frames given to the host stack again.) */
@@ -427,7 +432,8 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 					     strerror(errno));
 	}
 	p->fd = xp->epfd;
-	p->mode = xp->zc ? PKTMAP_MODE_ZEROCOPY : PKTMAP_MODE_COPY;
+	p->mode = xp->live ? PKTMAP_MODE_LIVE :
+		  xp->zc ? PKTMAP_MODE_ZEROCOPY : PKTMAP_MODE_COPY;
 	char qs[64];
 	if (nb == 0)
 		snprintf(qs, sizeof(qs), "host rings");
@@ -437,8 +443,11 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	else
 		snprintf(qs, sizeof(qs), "queues %u-%u of %u%s", xp->lo, xp->hi - 1,
 			 xp->nq, xp->host ? " and host rings" : "");
-	pm_log(p, PKTMAP_LOG_INFO, "%s: %s %s, %s mode%s%s, XDP program %s",
-	       p->name, xp->driver, qs, xp->zc ? "zero-copy" : "copy",
+	pm_log(p, PKTMAP_LOG_INFO, "%s: %s %s, %s%s mode%s%s, XDP program %s",
+	       p->name, xp->driver, qs,
+	       !xp->live ? "" : xp->rx ? "TX live (BPF_PROG_RUN), RX " :
+	       "TX live (BPF_PROG_RUN), sockets in ",
+	       xp->zc ? "zero-copy" : "copy",
 	       xp->umem_from[0] ? ", UMEM shared with " : "", xp->umem_from,
 	       !xp->rx || !nb ? "not needed" :
 	       xp->prog.generic ? "in generic mode" : "in native mode");
@@ -541,6 +550,7 @@ static void xdp_close(struct pktmap_port *p)
 		pm_xdp_prog_release(p, &xp->prog, xp->ifindex, NULL, 0);
 	}
 	pm_xdp_host_close(p, &xp->hostr);
+	pm_xdp_live_close(xp);
 	if (xp->bufs_taken)
 		return_buffers(p, xp);
 	if (xp->host_claimed)
@@ -566,10 +576,11 @@ static void xdp_close(struct pktmap_port *p)
 const struct pm_port_ops pm_xdp_ops = {
 	.desc = {
 		.name = "xdp",
-		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C]",
-		.mode = "zerocopy or copy",
+		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C][@conf:tx=live]",
+		.mode = "zerocopy, copy or live (TX)",
 		.summary = "AF_XDP socket per queue, the region is the UMEM; "
-			   "zero-copy where the driver supports it",
+			   "zero-copy where the driver supports it; @conf:tx=live "
+			   "sends through BPF_PROG_RUN live frames (no skb)",
 	},
 	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY | PM_CAP_HOST,
 	.open = xdp_open,

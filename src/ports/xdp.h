@@ -147,6 +147,8 @@ void pm_xdp_prog_init(struct pm_xdp_prog *pr);
 /* Around calls into libbpf: its messages go to p's log (debug level). */
 void pm_xdp_libbpf_enter(const struct pktmap_port *p);
 void pm_xdp_libbpf_leave(void);
+/* The kernel's last error message libbpf relayed ("" if none). */
+const char *pm_xdp_libbpf_last(void);
 
 /* ------------------------------------------------------------------ */
 /* Host rings (xdp_host.c). */
@@ -182,6 +184,21 @@ extern const struct pm_ring_ops pm_xdp_host_ring_ops;
 bool pm_xdp_host_rx_ready(const struct pm_xdp_host *h);
 /* Detach, restore the offloads, unmap. Safe on a partly opened `h`. */
 void pm_xdp_host_close(struct pktmap_port *p, struct pm_xdp_host *h);
+
+/* ------------------------------------------------------------------ */
+/* Live-frames TX (xdp_live.c, @conf:tx=live). */
+
+struct pm_xdp_live;
+struct xdp_priv;
+/* Load the TX program (one copy per bound queue, the maps shared), attach
+ * its tracepoint counters, map the frame slots and probe the kernel for
+ * live frames (sending nothing); on success the TX krings sync through
+ * it. Returns 0 or -errno with the open error set. */
+int pm_xdp_live_open(struct pktmap_port *p, struct xdp_priv *xp,
+		     uint32_t tx_slots);
+void pm_xdp_live_close(struct xdp_priv *xp);
+/* Frames the kernel or the program dropped (drop_backend). */
+uint64_t pm_xdp_live_drops(const struct xdp_priv *xp);
 
 /* ------------------------------------------------------------------ */
 /* The port's state (xdp.c, xdp_sock.c, xdp_umem.c, xdp_sync.c). */
@@ -258,6 +275,7 @@ struct xdp_priv {
 	bool host;              /* host rings too (xdp:IF^, xdp:IF*) */
 	bool host_claimed;
 	struct pm_xdp_host hostr;
+	struct pm_xdp_live *live; /* TX through live frames, or NULL */
 	struct umem_share *share;
 	struct xdp_priv *share_next;
 };
@@ -306,6 +324,8 @@ int pm_xdp_umem_register(struct pktmap_port *p, int fd);
 
 /* xdp_sync.c */
 void pm_xdp_fill_refill(struct xdp_priv *xp, struct xdp_queue *q);
+/* The interface went away under queue q: say so once, set EOF. */
+void pm_xdp_queue_gone(struct pktmap_port *p, struct xdp_queue *q);
 int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_poll_arm(struct pktmap_port *p, short events);

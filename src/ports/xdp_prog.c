@@ -81,6 +81,11 @@ void pm_xdp_libbpf_leave(void)
 	libbpf_port = NULL;
 }
 
+const char *pm_xdp_libbpf_last(void)
+{
+	return libbpf_last;
+}
+
 void pm_xdp_prog_init(struct pm_xdp_prog *pr)
 {
 	memset(pr, 0, sizeof(*pr));

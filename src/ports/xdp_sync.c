@@ -56,7 +56,7 @@ static bool rx_kick(struct xdp_queue *q)
 
 /* The interface went away (deleted, moved to another namespace): the
  * kernel unbound the socket. For a reader that is the end of the source. */
-static void queue_gone(struct pktmap_port *p, struct xdp_queue *q)
+void pm_xdp_queue_gone(struct pktmap_port *p, struct xdp_queue *q)
 {
 	if (!(pm_info_flags(p) & PKTMAP_INFO_EOF))
 		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
@@ -90,7 +90,7 @@ static int tx_kick(struct pktmap_port *p, struct xdp_queue *q)
 			return 0;
 		if (err == ENXIO || err == ENODEV) {
 			q->dead = true;
-			queue_gone(p, q);
+			pm_xdp_queue_gone(p, q);
 			return -ENODEV;
 		}
 		pm_log_ratelimited(p, &p->rl_ring, "%s: queue %u: sendto: %s: "
@@ -337,7 +337,7 @@ int pm_xdp_poll_arm(struct pktmap_port *p, short events)
 			/* Also the only way to learn that the device is gone:
 			 * an unbound socket polls as idle, not as an error. */
 			if (!rx_kick(q)) {
-				queue_gone(p, q);
+				pm_xdp_queue_gone(p, q);
 				ready = 1;
 			}
 		}
@@ -354,6 +354,9 @@ int pm_xdp_poll_arm(struct pktmap_port *p, short events)
 		if ((want & EPOLLIN) &&
 		    __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) !=
 			    q->rx.cached_cons)
+			ready = 1;
+		/* Live-frames TX frees its slots within the sync. */
+		if ((events & POLLOUT) && xp->live)
 			ready = 1;
 		if ((want & EPOLLOUT) && q->tx_inflight) {
 			if (__atomic_load_n(q->cq.producer, __ATOMIC_ACQUIRE) !=
@@ -426,5 +429,5 @@ void pm_xdp_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 			st->drop_backend += xs.rx_dropped + xs.rx_ring_full +
 					    xs.rx_invalid_descs + xs.tx_invalid_descs;
 	}
-	st->drop_backend += xp->bad_desc + xp->hostr.drops;
+	st->drop_backend += xp->bad_desc + xp->hostr.drops + pm_xdp_live_drops(xp);
 }

@@ -6,6 +6,7 @@
 #   skip MSG        exit 77 ("skipped"); under CI=true exit 1 instead: CI
 #                   runs as root with every tool a test needs installed
 #   need_root       skip unless running as root
+#   expect_err TEXT CMD...  CMD fails with one line of output containing TEXT
 #   need_cmd CMD    skip unless CMD is installed
 #   bg CMD...       start CMD in the background (under timeout); its PID is
 #                   killed at exit; wait_bg PID waits for it
@@ -60,6 +61,19 @@ need_root() {
 
 need_cmd() {
 	command -v "$1" >/dev/null 2>&1 || skip "needs $1"
+}
+
+# expect_err TEXT CMD...: CMD must fail, printing one line (stdout and
+# stderr) that contains TEXT.
+expect_err() {
+	local want=$1 msg
+	shift
+	if msg=$("$@" 2>&1); then
+		fail "no error from: $*"
+	fi
+	echo "   $msg"
+	[ "$(printf '%s\n' "$msg" | wc -l)" = 1 ] || fail "not one line: $msg"
+	printf '%s\n' "$msg" | grep -qF -- "$want" || fail "message: $msg"
 }
 
 # Start a command in the background, bounded by `timeout` (BG_TIMEOUT

@@ -57,6 +57,9 @@ static const struct name_case cases[] = {
 	{ "null:{0", 0, NULL, NULL, 0, 0, 0, 0, "pipe back end" },
 	{ "pcap:", 0, NULL, NULL, 0, 0, 0, 0, "needs a file name" },
 	{ "pcap:x@conf:loop=2", 0, NULL, NULL, 0, 0, 0, 0, "needs a number" },
+	{ "xdp:eth0@conf:tx=livex,slots=8", 0, NULL, NULL, 0, 0, 0, 0,
+	  "'@conf:tx=livex': expected live" },
+	{ "xdp:eth0@conf:tx=", 0, NULL, NULL, 0, 0, 0, 0, "'@conf:tx=': expected" },
 	{ "pipe:a b{0", 0, NULL, NULL, 0, 0, 0, 0, "bad character" },
 };
 
@@ -111,6 +114,14 @@ int main(void)
 			    sizeof(err)) == 0, "%s", err);
 	CHECK_EQ(nm.conf.loop, 1);
 	CHECK(strcmp(nm.body, "/tmp/a.pcap") == 0, "body %s", nm.body);
+	CHECK_EQ(nm.conf.tx_live, -1);
+	CHECK(pm_name_parse("xdp:eth0@conf:slots=64,tx=live", &nm, err,
+			    sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(nm.conf.tx_live, 1);
+	CHECK_EQ(nm.conf.tx_slots, 64);
+	CHECK(pm_name_parse("xdp:eth0@conf:tx=xsk", &nm, err, sizeof(err)) == 0,
+	      "%s", err);
+	CHECK_EQ(nm.conf.tx_live, 0);
 	CHECK(pm_name_parse("null:@3", &nm, err, sizeof(err)) == 0, "%s", err);
 	CHECK(strcmp(nm.conf.region, "mem3") == 0, "region %s", nm.conf.region);
 

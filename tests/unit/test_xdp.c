@@ -573,6 +573,212 @@ static void test_errors(void)
 	CHECK(prog_id("xa") == 0, "nothing left on xa");
 }
 
+/* ---- live-frames TX (@conf:tx=live) */
+
+static uint64_t drop_backend(struct pktmap_port *p)
+{
+	struct pktmap_stats s = { .sz = sizeof(s) };
+	pktmap_stats(p, &s);
+	return s.drop_backend;
+}
+
+/* BPF objects (programs, maps, links) and network namespaces this
+ * process holds descriptors of. */
+static int bpf_fds(void)
+{
+	char path[64], target[64];
+	int n = 0;
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ssize_t l = readlink(path, target, sizeof(target) - 1);
+		if (l <= 0)
+			continue;
+		target[l] = 0;
+		n += strncmp(target, "anon_inode:bpf-", 15) == 0 ||
+		     strncmp(target, "net:[", 5) == 0;
+	}
+	return n;
+}
+
+/* Send `count` frames of lengths lo..hi (varying) from TX ring r, `batch`
+ * per txsync, receiving on rx until every frame arrived or was counted
+ * dropped (by either port). Returns the drops. */
+static uint64_t live_traffic(struct pktmap_port *tx, uint32_t r,
+			     struct pktmap_port *rx, uint32_t count, uint32_t lo,
+			     uint32_t hi, uint32_t batch, struct rxstate *st)
+{
+	struct netmap_ring *ring = NETMAP_TXRING(pktmap_nifp(tx), r);
+	uint64_t d0 = drop_backend(tx) + drop_backend(rx), drops = 0;
+	uint32_t seq = st->next, sent = 0;
+	while (sent < count) {
+		for (uint32_t b = 0; b < batch && sent < count; b++, sent++) {
+			uint32_t len = lo + (seq * 37u) % (hi - lo + 1);
+			fill_tx(tx, r, len, &seq, 1);
+		}
+		pktmap_txsync(tx);
+		/* The kernel copied the frames: every slot is free again. */
+		CHECK_EQ(nm_ring_space(ring), ring->num_slots - 1);
+		drain(rx, st, true);
+	}
+	int64_t end = now_ms() + 10000;
+	while (now_ms() < end) {
+		drain(rx, st, true);
+		drops = drop_backend(tx) + drop_backend(rx) - d0;
+		if (st->got + drops >= count)
+			break;
+		pktmap_poll(rx, POLLIN, 10);
+	}
+	return drops;
+}
+
+static void test_live(void)
+{
+	int fds0 = bpf_fds();
+	struct pktmap_port *rx = open_port("xdp:xb@conf:rx-slots=4096", PKTMAP_DIR_RX);
+	struct pktmap_port *tx = open_port("xdp:xa@conf:tx=live", PKTMAP_DIR_TX);
+	if (!rx || !tx)
+		goto out;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(tx, &info);
+	CHECK(strcmp(info.mode_name, "live") == 0, "mode %s", info.mode_name);
+	CHECK_EQ(info.mode, PKTMAP_MODE_LIVE);
+	CHECK(prog_id("xa") == 0, "no XDP program attached for TX");
+
+	/* Every frame, every byte, in order; a frame the kernel dropped
+	 * (a receiver starved of CPU) is counted, never silent. */
+	uint32_t lens[][2] = { { 60, 60 }, { 1514, 1514 }, { 60, 1514 } };
+	uint32_t batches[] = { 1, 64, 1023 };
+	uint64_t total = 0;
+	for (unsigned i = 0; i < 3; i++) {
+		struct rxstate st = { 0 };
+		uint64_t d = live_traffic(tx, 0, rx, 20000, lens[i][0], lens[i][1],
+					  batches[i], &st);
+		fprintf(stderr, "  live %u-%u, batch %u: %llu received, %llu "
+			"dropped (counted)\n", lens[i][0], lens[i][1], batches[i],
+			(unsigned long long)st.got, (unsigned long long)d);
+		CHECK_EQ(st.got + d, 20000);
+		CHECK_EQ(st.bad, 0);
+		CHECK_EQ(st.foreign, 0);
+		CHECK(st.misorder <= d, "%llu out of order, %llu dropped",
+		      (unsigned long long)st.misorder, (unsigned long long)d);
+		total += 20000;
+	}
+	struct pktmap_stats s = { .sz = sizeof(s) };
+	pktmap_stats(tx, &s);
+	CHECK(s.tx_packets + s.drop_backend == total, "tx %llu + dropped %llu "
+	      "of %llu", (unsigned long long)s.tx_packets,
+	      (unsigned long long)s.drop_backend, (unsigned long long)total);
+
+	/* The checker: bad lengths and chains are dropped and counted,
+	 * nothing reaches the kernel. */
+	struct netmap_ring *ring = NETMAP_TXRING(pktmap_nifp(tx), 0);
+	uint64_t sent0 = s.tx_packets, inv0 = s.drop_invalid;
+	uint32_t bad_lens[] = { 3000, 10, 100, 100 };
+	for (unsigned i = 0; i < 4; i++) {
+		struct netmap_slot *sl = &ring->slot[ring->head];
+		sl->len = (uint16_t)bad_lens[i];
+		sl->flags = i == 2 ? NS_MOREFRAG : 0; /* a chain of two */
+		ring->head = ring->cur = nm_ring_next(ring, ring->head);
+	}
+	pktmap_txsync(tx);
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.drop_invalid - inv0, 2);
+	CHECK_EQ(s.drop_too_long, 1);
+	CHECK_EQ(s.tx_packets, sent0);
+	ring->slot[(ring->head + ring->num_slots - 2) % ring->num_slots].flags = 0;
+	/* A chain submitted in two syncs waits for its end; its tail is
+	 * never sent as a frame of its own. */
+	ring->slot[ring->head].len = 100;
+	ring->slot[ring->head].flags = NS_MOREFRAG;
+	ring->head = ring->cur = nm_ring_next(ring, ring->head);
+	pktmap_txsync(tx);
+	CHECK(nm_tx_pending(ring), "the chain's first slot waits");
+	uint32_t seq0 = 0;
+	fill_tx(tx, 0, 100, &seq0, 1);
+	pktmap_txsync(tx);
+	CHECK(!nm_tx_pending(ring), "the whole chain went");
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.drop_too_long, 2);
+	CHECK_EQ(s.tx_packets, sent0);
+	ring->slot[(ring->head + ring->num_slots - 2) % ring->num_slots].flags = 0;
+
+	/* No XDP program on the peer: a veth drops what is redirected to
+	 * it, after our program ran. Counted, and said once. */
+	pktmap_close(rx);
+	rx = NULL;
+	logbuf[0] = 0;
+	uint64_t peer0 = t_if_counter("xb", "rx_packets");
+	uint64_t dr0 = drop_backend(tx);
+	uint32_t seq = 0;
+	fill_tx(tx, 0, 60, &seq, 1000);
+	pktmap_txsync(tx);
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.drop_backend - dr0, 1000);
+	CHECK_EQ(s.tx_packets, sent0);
+	CHECK_EQ(t_if_counter("xb", "rx_packets") - peer0, 0);
+	CHECK(strstr(logbuf, "the kernel dropped 1000 of 1000 frames redirected "
+		     "to xa (a veth delivers only to a peer with NAPI on: an "
+		     "XDP program there, or GRO") != NULL, "log: %s", logbuf);
+	pktmap_close(tx);
+	tx = NULL;
+
+	/* Two queues, one run each per sync: each queue's own frames (the
+	 * run's metadata names the queue), each frame once. */
+	rx = open_port("xdp:qb@conf:rx-slots=4096", PKTMAP_DIR_RX);
+	tx = open_port("xdp:qa@conf:tx=live", PKTMAP_DIR_TX);
+	if (!rx || !tx)
+		goto out;
+	static uint8_t seen[2000];
+	memset(seen, 0, sizeof(seen));
+	uint64_t d0 = drop_backend(tx) + drop_backend(rx), got = 0, dup = 0, d = 0;
+	uint64_t per_q[2] = { 0, 0 };
+	seq = 0;
+	fill_tx(tx, 0, 100, &seq, 1000);
+	fill_tx(tx, 1, 200, &seq, 1000);
+	pktmap_txsync(tx);
+	int64_t end = now_ms() + 10000;
+	struct netmap_if *nifp = pktmap_nifp(rx);
+	while (got + d < 2000 && now_ms() < end) {
+		pktmap_poll(rx, POLLIN, 10);
+		for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
+			struct netmap_ring *in = NETMAP_RXRING(nifp, r);
+			for (; !nm_ring_empty(in); in->head = in->cur = nm_ring_next(in, in->head)) {
+				struct netmap_slot *sl = &in->slot[in->head];
+				uint32_t sq = UINT32_MAX;
+				int v = t_frame_check((uint8_t *)NETMAP_BUF(in, sl->buf_idx),
+						      sl->len, &sq);
+				CHECK(v == 1 && sq < 2000 && sl->len == (sq < 1000 ? 100u : 200u),
+				      "frame %d seq %u len %u", v, sq, sl->len);
+				if (v == 1 && sq < 2000) {
+					dup += seen[sq]++ != 0;
+					per_q[sq >= 1000]++;
+				}
+				got++;
+			}
+		}
+		d = drop_backend(tx) + drop_backend(rx) - d0;
+	}
+	CHECK_EQ(got + d, 2000);
+	CHECK_EQ(dup, 0);
+	/* (A lost frame is counted, but a queue whose frames all went
+	 * missing had its runs read another queue's slots.) */
+	CHECK(per_q[0] > 0 && per_q[1] > 0, "queue 0 sent %llu, queue 1 %llu",
+	      (unsigned long long)per_q[0], (unsigned long long)per_q[1]);
+out:
+	pktmap_close(rx);
+	pktmap_close(tx);
+	CHECK(prog_id("xa") == 0 && prog_id("xb") == 0, "no XDP program left");
+	CHECK_EQ(bpf_fds(), fds0);
+	expect_error("xdp:xa@conf:tx=fast", PKTMAP_DIR_TX,
+		     "'@conf:tx=fast': expected live (BPF_PROG_RUN live frames) "
+		     "or xsk (AF_XDP)");
+	expect_error("xdp:xa^@conf:tx=live", PKTMAP_DIR_TX,
+		     "tx=live applies to the NIC rings");
+	expect_error("xdp:nosuch9@conf:tx=live", PKTMAP_DIR_TX,
+		     "xdp:nosuch9@conf:tx=live: no such interface");
+	CHECK_EQ(bpf_fds(), fds0);
+}
+
 /* ---- host rings: the machine's own ping and TCP through the application */
 
 static atomic_int bridge_stop;
@@ -929,6 +1135,24 @@ static void test_device_gone(void)
 	}
 	pktmap_close(rx);
 	pktmap_close(tx);
+
+	/* The same for a live-frames writer: its frames counted dropped. */
+	if (t_run("ip link add xg type veth peer name xh && "
+		  "ip link set dev xg up && ip link set dev xh up"))
+		return;
+	tx = open_port("xdp:xg@conf:tx=live", PKTMAP_DIR_TX);
+	t_run("ip link del xg");
+	if (tx) {
+		uint32_t seq = 0;
+		fill_tx(tx, 0, 60, &seq, 8);
+		CHECK_EQ(pktmap_txsync(tx), -ENODEV);
+		struct pktmap_stats s = { .sz = sizeof(s) };
+		pktmap_stats(tx, &s);
+		CHECK_EQ(s.drop_backend, 8);
+		fill_tx(tx, 0, 60, &seq, 8);
+		CHECK_EQ(pktmap_txsync(tx), -ENODEV);
+	}
+	pktmap_close(tx);
 }
 
 int main(void)
@@ -943,6 +1167,7 @@ int main(void)
 		return 1;
 	test_errors();
 	test_basic();
+	test_live();
 	test_multiqueue();
 	test_shared_region();
 	test_stale_program();
