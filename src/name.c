@@ -173,11 +173,11 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 			else if (vlen == 3 && memcmp(val, "xsk", 3) == 0)
 				c->tx_live = 0;
 			else {
-				char v[32];
-				snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+				char what[32];
+				snprintf(what, sizeof(what), "%.*s", (int)vlen, val);
 				return err_out(err, errlen, name, "'@conf:tx=%s': "
 					       "expected live (BPF_PROG_RUN live "
-					       "frames) or xsk (AF_XDP)", v);
+					       "frames) or xsk (AF_XDP)", what);
 			}
 		} else if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
 			   strcmp(key, "host-rings") == 0) {
