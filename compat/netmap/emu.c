@@ -35,6 +35,7 @@
 
 #include "pktmap/pktmap.h"
 #include "emu.h"
+#include "vale_ctl.h"
 
 #define NME_MAX_FD 65536
 #define NME_IF_SLOT 4096u            /* bytes per netmap_if in a memory */
@@ -855,6 +856,18 @@ static int port_info(struct nme_file *f, struct nme_req *r,
 	return 0;
 }
 
+/* vale-ctl's requests: the running switch serves them (vale_ctl.c). */
+static int vale(uint16_t reqtype, char *name, void *body)
+{
+	char err[300];
+	int ret = nme_vale_request(reqtype, name, body, err, sizeof(err));
+	if (ret == -ENOENT && reqtype == NETMAP_REQ_VALE_LIST) {
+		errno = ENOENT; /* the end of a listing: not an error to print */
+		return -1;
+	}
+	return ret ? fail(-ret, "%s", err) : 0;
+}
+
 static int ctrl(struct nme_file *f, struct nmreq_header *h)
 {
 	if (!h)
@@ -872,7 +885,9 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	if (memchr(h->nr_name, 0, sizeof(h->nr_name)) == NULL)
 		return fail(EINVAL, "NIOCCTRL: nr_name is not terminated");
 	void *body = (void *)(uintptr_t)h->nr_body;
-	if (!body && h->nr_reqtype != NETMAP_REQ_SYNC_KLOOP_STOP)
+	if (!body && h->nr_reqtype != NETMAP_REQ_SYNC_KLOOP_STOP &&
+	    h->nr_reqtype != NETMAP_REQ_VALE_DELIF &&
+	    h->nr_reqtype != NETMAP_REQ_VALE_DETACH)
 		return fail(EINVAL, "%s: request without a body", h->nr_name);
 
 	switch (h->nr_reqtype) {
@@ -954,9 +969,7 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	case NETMAP_REQ_VALE_DELIF:
 	case NETMAP_REQ_VALE_POLLING_ENABLE:
 	case NETMAP_REQ_VALE_POLLING_DISABLE:
-		return fail(EOPNOTSUPP, "%s: vale-ctl requests are not served "
-			    "through /dev/netmap: use 'pktmap switch NAME -a/-d/-n' "
-			    "(docs/switch.md)", h->nr_name);
+		return vale(h->nr_reqtype, h->nr_name, body);
 	case NETMAP_REQ_SYNC_KLOOP_START:
 	case NETMAP_REQ_SYNC_KLOOP_STOP:
 	case NETMAP_REQ_CSB_ENABLE:
@@ -965,6 +978,46 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	default:
 		return fail(EINVAL, "%s: unknown request type %u", h->nr_name,
 			    h->nr_reqtype);
+	}
+}
+
+/* vale-ctl's legacy commands (nr_cmd NETMAP_BDG_*), as netmap turns them
+ * into NETMAP_REQ_VALE_* requests. */
+static int legacy_vale(struct nmreq *nmr, char *name)
+{
+	char nm[NETMAP_REQ_IFNAMSIZ];
+	snprintf(nm, sizeof(nm), "%s", name);
+	if (nmr->nr_cmd == NETMAP_BDG_LIST) {
+		struct nmreq_vale_list l = { .nr_bridge_idx = nmr->nr_arg1,
+					     .nr_port_idx = nmr->nr_arg2 };
+		if (vale(NETMAP_REQ_VALE_LIST, nm, &l))
+			return -1;
+		memcpy(nmr->nr_name, nm, IFNAMSIZ);
+		nmr->nr_name[IFNAMSIZ - 1] = 0;
+		nmr->nr_arg1 = l.nr_bridge_idx;
+		nmr->nr_arg2 = (uint16_t)l.nr_port_idx;
+		return 0;
+	}
+	struct nmreq_vale_attach a = { 0 };
+	struct nmreq_vale_newif n = { 0 };
+	switch (nmr->nr_cmd) {
+	case NETMAP_BDG_ATTACH:
+		a.reg.nr_mode = nmr->nr_arg1 == NETMAP_BDG_HOST ||
+			(nmr->nr_flags & NR_REG_MASK) == NR_REG_NIC_SW ?
+			NR_REG_NIC_SW : NR_REG_ALL_NIC;
+		return vale(NETMAP_REQ_VALE_ATTACH, nm, &a);
+	case NETMAP_BDG_DETACH:
+		return vale(NETMAP_REQ_VALE_DETACH, nm, NULL);
+	case NETMAP_BDG_NEWIF:
+		return vale(NETMAP_REQ_VALE_NEWIF, nm, &n);
+	case NETMAP_BDG_DELIF:
+		return vale(NETMAP_REQ_VALE_DELIF, nm, NULL);
+	case NETMAP_BDG_POLLING_ON:
+	case NETMAP_BDG_POLLING_OFF:
+		return vale(NETMAP_REQ_VALE_POLLING_ENABLE, nm, NULL);
+	default: /* REGOPS */
+		return fail(EOPNOTSUPP, "%s: NETMAP_BDG_REGOPS (a kernel lookup "
+			    "function) is not available on pktmap", name);
 	}
 }
 
@@ -983,14 +1036,11 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 	char name[IFNAMSIZ + 1];
 	memcpy(name, nmr->nr_name, IFNAMSIZ);
 	name[IFNAMSIZ] = 0;
-	if (nmr->nr_cmd == NETMAP_BDG_ATTACH || nmr->nr_cmd == NETMAP_BDG_DETACH ||
-	    nmr->nr_cmd == NETMAP_BDG_LIST || nmr->nr_cmd == NETMAP_BDG_NEWIF ||
-	    nmr->nr_cmd == NETMAP_BDG_DELIF || nmr->nr_cmd == NETMAP_BDG_REGOPS ||
-	    nmr->nr_cmd == NETMAP_BDG_POLLING_ON ||
-	    nmr->nr_cmd == NETMAP_BDG_POLLING_OFF)
-		return fail(EOPNOTSUPP, "%s: vale-ctl requests are not served "
-			    "through /dev/netmap: use 'pktmap switch NAME -a/-d/-n' "
-			    "(docs/switch.md)", name);
+	if (nmr->nr_cmd && nmr->nr_cmd <= NETMAP_BDG_POLLING_OFF &&
+	    nmr->nr_cmd != NETMAP_BDG_VNET_HDR &&
+	    nmr->nr_cmd != NETMAP_PT_HOST_CREATE &&
+	    nmr->nr_cmd != NETMAP_PT_HOST_DELETE)
+		return legacy_vale(nmr, name);
 	if (nmr->nr_cmd == NETMAP_VNET_HDR_GET) {
 		nmr->nr_arg1 = 0;
 		return 0;

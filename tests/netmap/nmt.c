@@ -774,9 +774,9 @@ static int bad(const char *pipe)
 		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_REGISTER, &r), ENXIO);
 	struct nmreq_vale_list_body { uint16_t b; uint16_t pad; uint32_t p; } vl;
 	memset(&vl, 0, sizeof(vl));
-	expect_errno("vale-ctl request (VALE_LIST)",
+	expect_errno("vale-ctl request (VALE_LIST), no switch running",
 		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_VALE_LIST, &vl),
-		     EOPNOTSUPP);
+		     ENXIO);
 	r.nr_flags = NR_MONITOR_TX;
 	expect_errno("monitor /t",
 		     ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EOPNOTSUPP);

@@ -262,8 +262,9 @@ int main(void)
 		CHECK(ioctl(lfd, NIOCGINFO, &gi) < 0 && errno == EINVAL &&
 		      gi.nr_version == NETMAP_API, "NIOCGINFO, API 9: EINVAL");
 		nmr.nr_cmd = NETMAP_BDG_LIST;
-		CHECK(ioctl(lfd, NIOCREGIF, &nmr) < 0 && errno == EOPNOTSUPP,
-		      "legacy vale-ctl command: EOPNOTSUPP");
+		CHECK(ioctl(lfd, NIOCREGIF, &nmr) < 0 && errno == EINVAL,
+		      "legacy vale-ctl list of a name that is no valeX:PORT: "
+		      "EINVAL");
 		close(lfd);
 	}
 
@@ -287,7 +288,10 @@ int main(void)
 	CHECK(ctrl(fd, "valenone1:x", NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0 &&
 	      errno == ENXIO, "vale port of a switch not running: ENXIO");
 	CHECK(ctrl(fd, "valenone1:x", NETMAP_API, NETMAP_REQ_VALE_LIST, &r) < 0 &&
-	      errno == EOPNOTSUPP, "vale-ctl request: EOPNOTSUPP");
+	      errno == ENXIO, "vale-ctl request, switch not running: ENXIO");
+	CHECK(ctrl(fd, "valenone1:x", NETMAP_API,
+		   NETMAP_REQ_VALE_POLLING_ENABLE, &r) < 0 &&
+	      errno == EOPNOTSUPP, "vale-ctl polling: EOPNOTSUPP");
 	CHECK(ioctl(fd, NIOCTXSYNC, NULL) < 0 && errno == ENXIO,
 	      "sync unbound: ENXIO");
 	CHECK(ioctl(fd, 0x1234, NULL) < 0 && errno == ENOTTY, "other ioctl: ENOTTY");
