@@ -14,6 +14,12 @@
  *   nmt fwd  PORT_IN PORT_OUT COUNT [WAIT]  zero-copy: swap buffers
  *   nmt extra PORT COUNT LEN NBUFS [WAIT]   send from NBUFS extra buffers
  *   nmt bad  IFACE                          netmap's errno for bad requests
+ *   nmt tlem A B COUNT [WAIT]               as tlem opens its ports: A and B
+ *                                           twice each (one binding reads,
+ *                                           one writes); copy COUNT from A
+ *                                           to B
+ *   nmt excl PIPE                           "/x" (NR_EXCLUSIVE) against a
+ *                                           ring already bound, and back
  *   nmt lgen  PORT COUNT LEN                 (nmt_lib) send with nm_inject
  *   nmt lrecv PORT COUNT LEN                 (nmt_lib) nm_dispatch/nm_nextpkt
  *   nmt lmem  PORT1 PORT2                    (nmt_lib) nm_open both: one mem?
@@ -650,6 +656,68 @@ static int fwd(const char *in, const char *out, uint64_t count)
 	return 0;
 }
 
+/* As tlem opens its two ports: for each direction, one open of the port
+ * it reads and one of the port it writes, so that each port is bound
+ * twice in this process and each binding uses one direction. Packets go
+ * A -> B, copied (tlem copies through its delay line); the B -> A
+ * bindings stay idle. */
+static int tlem(const char *a_name, const char *b_name, uint64_t count)
+{
+	struct port pa, pb, pa2, pb2; /* read A, write B; read B, write A */
+	port_open(&pa, a_name, 0);
+	port_open(&pb, b_name, 0);
+	port_open(&pa2, b_name, 0);
+	port_open(&pb2, a_name, 0);
+	/* netmap's rule: two bindings of a ring are one ring */
+	if (NETMAP_RXRING(pa.nifp, pa.first_rx) != NETMAP_RXRING(pb2.nifp, pb2.first_rx) ||
+	    NETMAP_TXRING(pb.nifp, pb.first_tx) != NETMAP_TXRING(pa2.nifp, pa2.first_tx))
+		die("tlem: two bindings of one port have different rings");
+	if (pa.fd == pb2.fd)
+		die("tlem: one file descriptor for two opens");
+	printf("ready bound twice\n");
+	fflush(stdout);
+	uint64_t done = 0;
+	while (done < count) {
+		struct netmap_ring *rx = NETMAP_RXRING(pa.nifp, pa.first_rx);
+		struct netmap_ring *tx = NETMAP_TXRING(pb.nifp, pb.first_tx);
+		uint32_t n = nm_ring_space(rx), m = nm_ring_space(tx);
+		if (m < n)
+			n = m;
+		for (uint32_t k = 0; k < n; k++) {
+			struct netmap_slot *rs = &rx->slot[rx->head];
+			struct netmap_slot *ts = &tx->slot[tx->head];
+			memcpy(NETMAP_BUF(tx, ts->buf_idx), NETMAP_BUF(rx, rs->buf_idx),
+			       rs->len);
+			ts->len = rs->len;
+			ts->flags = 0;
+			done++;
+			rx->head = rx->cur = nm_ring_next(rx, rx->head);
+			tx->head = tx->cur = nm_ring_next(tx, tx->head);
+		}
+		if (done >= count)
+			break;
+		/* the reading binding syncs RX, the writing one TX */
+		if (ioctl(pb.fd, NIOCTXSYNC, NULL) < 0)
+			die("%s: NIOCTXSYNC: %s", b_name, strerror(errno));
+		struct port *ps[2] = { &pa, &pb };
+		short evs[2] = { POLLIN, (short)(nm_ring_empty(tx) ? POLLOUT : 0) };
+		if (wait_ports(ps, evs, 2) == 0)
+			die("tlem: stuck for 10 s after %" PRIu64 " packets", done);
+	}
+	drain(&pb);
+	if (ioctl(pa.fd, NIOCRXSYNC, NULL) < 0)
+		die("%s: NIOCRXSYNC: %s", a_name, strerror(errno));
+	struct netmap_ring *idle = NETMAP_RXRING(pa2.nifp, pa2.first_rx);
+	if (ioctl(pa2.fd, NIOCRXSYNC, NULL) < 0 || !nm_ring_empty(idle))
+		die("tlem: %s received something", b_name);
+	printf("copied %" PRIu64 " packets, each port bound twice\n", done);
+	port_close(&pa2);
+	port_close(&pb2);
+	port_close(&pa);
+	port_close(&pb);
+	return 0;
+}
+
 /* The extra buffers: a list through each buffer's first word. */
 static uint32_t list_count(struct netmap_ring *ring, uint32_t head, uint32_t max)
 {
@@ -746,6 +814,48 @@ static int ctrl(int fd, const char *name, uint16_t version, uint16_t type,
 	h.nr_body = (uintptr_t)body;
 	snprintf(h.nr_name, sizeof(h.nr_name), "%s", name);
 	return ioctl(fd, NIOCCTRL, &h);
+}
+
+/* NR_EXCLUSIVE ("/x"): refused on a ring another open binds, and an open
+ * of a ring bound exclusively is refused; without /x, two opens share. */
+static int excl(const char *pipe)
+{
+	struct nmreq_register r;
+	int fd[3];
+	for (int i = 0; i < 3; i++) {
+		fd[i] = open(NETMAP_DEVICE_NAME, O_RDWR);
+		if (fd[i] < 0)
+			die("%s: %s", NETMAP_DEVICE_NAME, strerror(errno));
+	}
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	if (ctrl(fd[0], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s: %s", pipe, strerror(errno));
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	if (ctrl(fd[1], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s, a second open: %s", pipe, strerror(errno));
+	printf("ok two opens share %s\n", pipe);
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	r.nr_flags = NR_EXCLUSIVE;
+	expect_errno("/x on a bound ring",
+		     ctrl(fd[2], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EBUSY);
+	close(fd[0]);
+	close(fd[1]);
+	/* now unbound: /x binds, and then nobody else may */
+	if (ctrl(fd[2], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s/x, unbound: %s", pipe, strerror(errno));
+	printf("ok /x on an unbound ring\n");
+	fd[0] = open(NETMAP_DEVICE_NAME, O_RDWR);
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	expect_errno("an open of a ring bound with /x",
+		     ctrl(fd[0], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EBUSY);
+	close(fd[0]);
+	close(fd[2]);
+	printf("exclusive as netmap\n");
+	return 0;
 }
 
 static int bad(const char *pipe)
@@ -985,6 +1095,12 @@ int main(int argc, char **argv)
 	const char *role = argv[1];
 	if (!strcmp(role, "bad"))
 		return bad(argv[2]);
+	if (!strcmp(role, "excl"))
+		return excl(argv[2]);
+	if (!strcmp(role, "tlem") && argc >= 5) {
+		wait_parse(argc > 5 ? argv[5] : NULL);
+		return tlem(argv[2], argv[3], strtoull(argv[4], NULL, 0));
+	}
 #ifdef NMT_LIB
 	if (!strcmp(role, "lmem") && argc >= 4)
 		return lmem(argv[2], argv[3]);

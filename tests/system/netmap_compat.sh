@@ -105,6 +105,32 @@ expect_eq "recv after fwd" "$(tail -n 1 "$TMP/zq.rx")" \
 	"received $N in order, bytes ok"
 echo "  $(tail -n 1 "$TMP/zq.fwd") / $(tail -n 1 "$TMP/zq.rx")"
 
+echo "4b. shared bindings (tlem's way): each pipe end bound twice in one process"
+for prog in lib raw; do
+	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
+	bg "$LIB" recv "netmap:${PIPE}tb$prog}0" "$N" 300 poll >"$TMP/tl.$prog.rx" 2>&1
+	rpid=$BG_PID
+	wait_for "$TMP/tl.$prog.rx" '^ready'
+	bg "${cmd[@]}" tlem "netmap:${PIPE}ta$prog{0" "netmap:${PIPE}tb$prog{0" "$N" poll \
+		>"$TMP/tl.$prog" 2>&1
+	tpid=$BG_PID
+	wait_for "$TMP/tl.$prog" '^ready'
+	"${RUN[@]}" "$RAW" gen "netmap:${PIPE}ta$prog}0" "$N" 300 poll \
+		>"$TMP/tl.$prog.tx" 2>&1 || fail "tlem gen: $(cat "$TMP/tl.$prog.tx")"
+	wait_bg "$tpid"
+	[ "$WAIT_RC" = 0 ] || fail "tlem ($prog): $(cat "$TMP/tl.$prog")"
+	wait_bg "$rpid"
+	[ "$WAIT_RC" = 0 ] || fail "tlem recv ($prog): $(cat "$TMP/tl.$prog.rx")"
+	expect_eq "tlem ($prog)" "$(tail -n 1 "$TMP/tl.$prog")" \
+		"copied $N packets, each port bound twice"
+	expect_eq "tlem recv ($prog)" "$(tail -n 1 "$TMP/tl.$prog.rx")" \
+		"received $N in order, bytes ok"
+	PKTMAP_NETMAP_QUIET=1 "${cmd[@]}" excl "${PIPE}x$prog{0" >"$TMP/x.$prog" 2>&1 ||
+		fail "excl ($prog): $(cat "$TMP/x.$prog")"
+	expect_eq "excl ($prog)" "$(grep -c '^ok ' "$TMP/x.$prog")" 4
+done
+echo "  $(tail -n 1 "$TMP/tl.raw") / $(tail -n 1 "$TMP/tl.raw.rx"); /x: $(tail -n 1 "$TMP/x.raw")"
+
 echo "5. extra buffers (lb's way: build in one, swap it into the slot)"
 pair extra_lib "$LIB" recv "netmap:${PIPE}e}0" 50000 300 select -- \
 	"$LIB" extra "netmap:${PIPE}e{0" 50000 300 3000 poll
