@@ -20,6 +20,10 @@
  *                                           to B
  *   nmt excl PIPE                           "/x" (NR_EXCLUSIVE) against a
  *                                           ring already bound, and back
+ *   nmt lb IN OUT N COUNT NBUFS [WAIT]      as lb: N pipes OUT{k/xT in IN's
+ *                                           memory, packet s to pipe s % N,
+ *                                           zero-copy, every 7th through
+ *                                           one of NBUFS extra buffers
  *   nmt lgen  PORT COUNT LEN                 (nmt_lib) send with nm_inject
  *   nmt lrecv PORT COUNT LEN                 (nmt_lib) nm_dispatch/nm_nextpkt
  *   nmt lmem  PORT1 PORT2                    (nmt_lib) nm_open both: one mem?
@@ -31,6 +35,7 @@
  * NETMAP_BUF_OFFSET() and the receiver checks that they arrive at N.
  * WAIT is poll, select or epoll. MODE "frag": every packet goes as two
  * slots chained by NS_MOREFRAG; "stamp" and "fast" (bench/netmap.py):
+ * NMT_STRIDE=N:K: recv expects packets K, K+N, K+2N... (behind nmt lb).
  * only the sequence number is written and checked, or nothing at all. Packets: 8-byte sequence number, then
  * byte i = (seq + i) & 0xff. Exit 0 only if every check held.
  */
@@ -137,6 +142,8 @@ static void port_open(struct port *p, const char *name, uint32_t extra)
 			r.nr_flags |= NR_TX_RINGS_ONLY;
 		if (strchr(slash, 'R'))
 			r.nr_flags |= NR_RX_RINGS_ONLY;
+		if (strchr(slash, 'x'))
+			r.nr_flags |= NR_EXCLUSIVE;
 		*slash = 0;
 	}
 	h.nr_version = NETMAP_API;
@@ -225,7 +232,7 @@ static int wait_ports(struct port **ps, const short *evs, int n)
 {
 	int ret = 0;
 	if (wait_kind == W_POLL || wait_kind == W_POLLMIX) {
-		struct pollfd pfd[5];
+		struct pollfd pfd[9];
 		static int idle[2] = { -1, -1 };
 		for (int i = 0; i < n; i++) {
 			pfd[i].fd = ps[i]->fd;
@@ -287,8 +294,8 @@ static int wait_ports(struct port **ps, const short *evs, int n)
 			if (epoll_ctl(epfd, EPOLL_CTL_MOD, ps[i]->fd, &ev) < 0)
 				die("epoll_ctl MOD: %s", strerror(errno));
 		}
-		struct epoll_event out[4];
-		ret = epoll_wait(epfd, out, 4, wait_ms);
+		struct epoll_event out[8];
+		ret = epoll_wait(epfd, out, 8, wait_ms);
 		if (ret < 0)
 			die("epoll_wait: %s", strerror(errno));
 	}
@@ -504,8 +511,14 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 	return 0;
 }
 
+/* NMT_STRIDE=N:K (behind lb): the receiver gets packets K, K+N, K+2N... */
+static uint64_t stride = 1, stride_first;
+
 static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 {
+	const char *es = getenv("NMT_STRIDE");
+	if (es && sscanf(es, "%" SCNu64 ":%" SCNu64, &stride, &stride_first) != 2)
+		die("NMT_STRIDE=%s: N:K", es);
 	/* NMT_OFFSET=N: the port uses buffer offsets, packets arrive at N */
 	const char *eo = getenv("NMT_OFFSET");
 	int rx_offset = eo ? atoi(eo) : -1;
@@ -582,7 +595,7 @@ static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 					lost += at - seq;
 					seq = at;
 				}
-				check(pkt, seq, have, len);
+				check(pkt, stride_first + seq * stride, have, len);
 				seq++;
 				received++;
 				have = frags = 0;
@@ -730,6 +743,155 @@ static uint32_t list_count(struct netmap_ring *ring, uint32_t head, uint32_t max
 		b = *(uint32_t *)(void *)NETMAP_BUF(ring, b);
 	}
 	return n;
+}
+
+#define LB_MAX 8
+
+/* A queue of buffers waiting for room in an output ring (lb's overflow
+ * queues, in extra buffers). */
+struct lbq {
+	uint32_t *buf, *len, head, n, cap;
+};
+
+/* Move queued buffers into q's output ring while it has room; the
+ * slots' old buffers go to the free list. Returns packets moved. */
+static uint64_t lb_flush(struct lbq *q, struct netmap_ring *tx,
+			 struct netmap_if *nifp)
+{
+	uint64_t moved = 0;
+	while (q->n && nm_ring_space(tx)) {
+		struct netmap_slot *ts = &tx->slot[tx->head];
+		*(uint32_t *)(void *)NETMAP_BUF(tx, ts->buf_idx) = nifp->ni_bufs_head;
+		nifp->ni_bufs_head = ts->buf_idx;
+		ts->buf_idx = q->buf[q->head];
+		ts->len = (uint16_t)q->len[q->head];
+		ts->flags = NS_BUF_CHANGED;
+		q->head = (q->head + 1) % q->cap;
+		q->n--;
+		moved++;
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	}
+	return moved;
+}
+
+/* One RX packet to output k: straight into its ring (buffers swapped) if
+ * it has room and nothing queued, else (and for every 7th packet) into
+ * an extra buffer's place on k's queue. Returns 0 when neither can take
+ * it (no room, no free extra buffer). */
+static int lb_one(struct netmap_ring *rx, struct netmap_ring *tx,
+		  struct lbq *q, struct netmap_if *in_nifp, uint64_t seq)
+{
+	struct netmap_slot *rs = &rx->slot[rx->head];
+	if (!q->n && nm_ring_space(tx) && seq % 7) {
+		struct netmap_slot *ts = &tx->slot[tx->head];
+		uint32_t b = ts->buf_idx;
+		ts->buf_idx = rs->buf_idx;
+		ts->len = rs->len;
+		ts->flags = NS_BUF_CHANGED;
+		rs->buf_idx = b;
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	} else {
+		uint32_t f = in_nifp->ni_bufs_head;
+		if (!f || q->n == q->cap)
+			return 0;
+		in_nifp->ni_bufs_head = *(uint32_t *)(void *)NETMAP_BUF(rx, f);
+		uint32_t at = (q->head + q->n++) % q->cap;
+		q->buf[at] = rs->buf_idx;
+		q->len[at] = rs->len;
+		rs->buf_idx = f;
+	}
+	rs->flags = NS_BUF_CHANGED;
+	rx->head = rx->cur = nm_ring_next(rx, rx->head);
+	return 1;
+}
+
+/* As lb: N output pipes OUT{k in the input port's memory (lb names them
+ * "OUT{k/xT@<the input's nr_mem_id>"), packet s to pipe s % N by moving
+ * buffers; its receivers open OUT}k by name. */
+static int lb(const char *in_name, const char *out, unsigned n, uint64_t count,
+	      uint32_t nbufs)
+{
+	struct port in, o[LB_MAX];
+	struct lbq q[LB_MAX];
+	char names[LB_MAX][NETMAP_REQ_IFNAMSIZ];
+	if (n < 1 || n > LB_MAX)
+		die("lb: 1 to %d outputs", LB_MAX);
+	port_open(&in, in_name, nbufs);
+	struct netmap_ring *rx = NETMAP_RXRING(in.nifp, in.first_rx);
+	if (in.extra_bufs != nbufs ||
+	    list_count(rx, in.nifp->ni_bufs_head, nbufs) != nbufs)
+		die("%s: %u extra buffers, asked %u", in_name, in.extra_bufs, nbufs);
+	for (unsigned k = 0; k < n; k++) {
+		snprintf(names[k], sizeof(names[k]), "netmap:%s{%u/xT@%u", out, k,
+			 in.mem_id);
+		port_open(&o[k], names[k], 0);
+		if (o[k].mem_id != in.mem_id)
+			die("%s: memory %u, not the input's %u: no zero-copy",
+			    names[k], o[k].mem_id, in.mem_id);
+		q[k].cap = nbufs;
+		q[k].head = q[k].n = 0;
+		q[k].buf = calloc(nbufs, sizeof(uint32_t));
+		q[k].len = calloc(nbufs, sizeof(uint32_t));
+		if (!q[k].buf || !q[k].len)
+			die("out of memory");
+	}
+	printf("ready zerocopy memory %u, %u pipes\n", in.mem_id, n);
+	fflush(stdout);
+	uint64_t seq = 0, sent = 0, queued = 0;
+	while (sent < count) {
+		for (unsigned k = 0; k < n; k++)
+			sent += lb_flush(&q[k], NETMAP_TXRING(o[k].nifp, o[k].first_tx),
+					 in.nifp);
+		while (!nm_ring_empty(rx)) {
+			struct netmap_slot *rs = &rx->slot[rx->head];
+			uint64_t s = seq_of((uint8_t *)NETMAP_BUF(rx, rs->buf_idx));
+			if (s != seq)
+				die("lb: packet %" PRIu64 " where %" PRIu64 " was due",
+				    s, seq);
+			unsigned k = (unsigned)(s % n);
+			struct netmap_ring *tx = NETMAP_TXRING(o[k].nifp, o[k].first_tx);
+			uint32_t was = q[k].n;
+			if (!lb_one(rx, tx, &q[k], in.nifp, s))
+				break;
+			if (q[k].n > was)
+				queued++;
+			else
+				sent++;
+			seq++;
+		}
+		/* wait for packets (when all are taken) and for room where
+		 * a ring is full */
+		struct port *ps[LB_MAX + 1];
+		short evs[LB_MAX + 1];
+		ps[0] = &in;
+		evs[0] = (short)(nm_ring_empty(rx) ? POLLIN : 0);
+		for (unsigned k = 0; k < n; k++) {
+			struct netmap_ring *tx = NETMAP_TXRING(o[k].nifp, o[k].first_tx);
+			sent += lb_flush(&q[k], tx, in.nifp);
+			if (ioctl(o[k].fd, NIOCTXSYNC, NULL) < 0)
+				die("%s: NIOCTXSYNC: %s", names[k], strerror(errno));
+			ps[k + 1] = &o[k];
+			evs[k + 1] = (short)(!nm_ring_space(tx) ? POLLOUT : 0);
+		}
+		if (sent < count && wait_ports(ps, evs, (int)n + 1) == 0)
+			die("lb: stuck for 10 s after %" PRIu64 " packets", sent);
+	}
+	for (unsigned k = 0; k < n; k++)
+		drain(&o[k]);
+	if (ioctl(in.fd, NIOCRXSYNC, NULL) < 0)
+		die("%s: NIOCRXSYNC: %s", in_name, strerror(errno));
+	uint32_t back = list_count(rx, in.nifp->ni_bufs_head, nbufs);
+	if (back != nbufs)
+		die("lb: %u of %u extra buffers back", back, nbufs);
+	printf("forwarded %" PRIu64 " to %u pipes, %" PRIu64 " through extra "
+	       "buffers\n", sent, n, queued);
+	for (unsigned k = 0; k < n; k++) {
+		port_close(&o[k]);
+		free(q[k].buf);
+		free(q[k].len);
+	}
+	port_close(&in);
+	return 0;
 }
 
 static int extra(const char *name, uint64_t count, unsigned len, uint32_t nbufs)
@@ -1097,6 +1259,11 @@ int main(int argc, char **argv)
 		return bad(argv[2]);
 	if (!strcmp(role, "excl"))
 		return excl(argv[2]);
+	if (!strcmp(role, "lb") && argc >= 7) {
+		wait_parse(argc > 7 ? argv[7] : NULL);
+		return lb(argv[2], argv[3], (unsigned)atoi(argv[4]),
+			  strtoull(argv[5], NULL, 0), (uint32_t)atoi(argv[6]));
+	}
 	if (!strcmp(role, "tlem") && argc >= 5) {
 		wait_parse(argc > 5 ? argv[5] : NULL);
 		return tlem(argv[2], argv[3], strtoull(argv[4], NULL, 0));
