@@ -816,9 +816,13 @@ static struct nme_bind *bind_get(const struct nme_req *r,
 		return NULL;
 	shown_name(r->name, shown, sizeof(shown));
 	bool excl = r->flags & NR_EXCLUSIVE;
+	/* The same port: the same name up to its options ("@N", "@conf:"),
+	 * which do not change what an existing port is. */
+	size_t plen = strcspn(name, "@");
 	pthread_mutex_lock(&bind_lock);
 	struct nme_bind *b = binds;
-	while (b && strcmp(b->pname, name) != 0)
+	while (b && (strncmp(b->pname, name, plen) != 0 ||
+		     strcspn(b->pname, "@") != plen))
 		b = b->next;
 	if (b && (b->excl || excl || r->offsets)) {
 		pthread_mutex_unlock(&bind_lock);

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <linux/if_tun.h>
@@ -348,7 +349,15 @@ static int vale_persistent(const char *name, bool create, char *err,
 	if (!create && (!exists || !is_tap(name)))
 		return verr(err, errlen, -ENXIO, "%s: no such persistent port (a "
 			    "TAP device made by NEWIF)", name);
+	/* A switch closes a detached port in a thread of its own, just
+	 * after it answers DETACH: give it a moment before calling the
+	 * device busy. */
 	int fd = tap_fd(name, err, errlen);
+	for (int i = 0; fd == -EBUSY && !create && i < 200; i++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		fd = tap_fd(name, err, errlen);
+	}
 	if (fd < 0)
 		return fd;
 	int ret = 0;
