@@ -656,8 +656,8 @@ static bool is_companion(const char *fname, const char *base)
 }
 
 /* Remove the region's file and the companion files back ends made for it
- * (the pipes' wake-up FIFOs, next to it), each by its exact name and only
- * if it is ours. */
+ * (the pipes' wake-up FIFOs, next to it, and the locators of pipes made
+ * in it), each by its exact name and only if it is ours. */
 static void region_unlink(struct pm_region *r)
 {
 	unlink(r->path);
@@ -674,6 +674,17 @@ static void region_unlink(struct pm_region *r)
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		struct stat st;
+		char to[64];
+		ssize_t n;
+		/* a pipe's locator naming this region (src/ports/pipe.c) */
+		if (strncmp(e->d_name, ".pipe.", 6) == 0 &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode) && st.st_uid == geteuid() &&
+		    (n = readlinkat(dirfd(d), e->d_name, to, sizeof(to) - 1)) > 0 &&
+		    (to[n] = 0, strcmp(to, r->name) == 0)) {
+			unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
 		if (!is_companion(e->d_name, base) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISFIFO(st.st_mode) || st.st_uid != geteuid())

@@ -565,40 +565,24 @@ void swa_serve(struct swa *a, struct pollfd *pfd, unsigned n)
 
 static int ctl_connect(const char *sw, bool quiet_if_absent)
 {
-	struct sockaddr_un sa;
 	char dir[64], err[300];
 	if (pktmap_user_dir(dir, sizeof(dir), err, sizeof(err)) != 0) {
 		if (!quiet_if_absent)
 			cli_err("switch %s: %s", sw, err);
 		return -1;
 	}
-	socklen_t sl = vale_sockaddr(&sa, dir, sw, "sock");
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || !sl) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sl) != 0) {
-		if (!quiet_if_absent)
+	int fd = vale_ctl_connect(dir, sw);
+	if (fd < 0 && !quiet_if_absent) {
+		if (fd == -ECONNREFUSED)
 			cli_err("switch %s is not running (start it with 'pktmap "
 				"switch %s')", sw, sw);
-		close(fd);
-		return -1;
-	}
-	struct ucred cr;
-	socklen_t cl = sizeof(cr);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
-	    cr.uid != geteuid()) {
-		if (!quiet_if_absent)
+		else if (fd == -EPERM)
 			cli_err("switch %s: its socket belongs to another user",
 				sw);
-		close(fd);
-		return -1;
+		else
+			cli_err("switch %s: %s", sw, strerror(-fd));
 	}
-	struct timeval tv = { 5, 0 };
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 bool swa_running(const char *sw)

@@ -35,6 +35,7 @@
 
 #include "pktmap/pktmap.h"
 #include "emu.h"
+#include "vale_ctl.h"
 
 #define NME_MAX_FD 65536
 #define NME_IF_SLOT 4096u            /* bytes per netmap_if in a memory */
@@ -54,10 +55,24 @@ struct nme_mem {
 	struct nme_mem *next;
 };
 
+/* A pktmap port bound by one or more opens of this process: netmap lets
+ * several opens bind the same rings (each with its own netmap_if listing
+ * them) unless one asks NR_EXCLUSIVE ("/x"). The port's rings are then
+ * the same rings for every open, as netmap's krings are, and each sync
+ * call still goes through the port's checker. */
+struct nme_bind {
+	struct pktmap_port *port;
+	char pname[256];           /* the pktmap name it was opened by */
+	int refs;                  /* opens bound to it */
+	bool excl;                 /* one of them asked NR_EXCLUSIVE */
+	struct nme_bind *next;
+};
+
 /* One open of /dev/netmap (shared by dup()s of its descriptor). */
 struct nme_file {
 	int refs;                  /* descriptors pointing here */
 	struct pktmap_port *port;  /* NULL until registered */
+	struct nme_bind *bind;     /* port's binding, shared with other opens */
 	struct nme_mem *mem;
 	uint32_t slot;             /* netmap_if slot in mem */
 	struct netmap_if *nifp;    /* the program's netmap_if */
@@ -70,6 +85,8 @@ struct nme_libc nme_libc;
 static _Atomic(struct nme_file *) files[NME_MAX_FD];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nme_mem *mems;
+static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nme_bind *binds;
 static uint16_t next_auto_id = NME_AUTO_MEM_ID;
 
 static __thread char last_err[256];
@@ -471,16 +488,37 @@ static void fill_nifp(struct nme_file *f, const struct pktmap_info *info)
 }
 
 static void off_free(struct nme_file *f);
+/* Let go of one open's binding; the last closes the port. */
+static void bind_put(struct nme_bind *b)
+{
+	pthread_mutex_lock(&bind_lock);
+	bool last = --b->refs == 0;
+	if (last)
+		for (struct nme_bind **pp = &binds; *pp; pp = &(*pp)->next)
+			if (*pp == b) {
+				*pp = b->next;
+				break;
+			}
+	pthread_mutex_unlock(&bind_lock);
+	if (!last)
+		return;
+	pktmap_close(b->port);
+	free(b);
+}
+
 
 static void unbind(struct nme_file *f)
 {
 	if (!f->port)
 		return;
 	/* Extra buffers: netmap takes back the list ni_bufs_head holds at
-	 * close; hand it to the port, which frees from its own netmap_if. */
-	pktmap_nifp(f->port)->ni_bufs_head = f->nifp->ni_bufs_head;
+	 * close; hand it to the port, which frees from its own netmap_if
+	 * when the last open bound to it closes. */
+	if (f->nifp->ni_bufs_head)
+		pktmap_nifp(f->port)->ni_bufs_head = f->nifp->ni_bufs_head;
 	off_free(f);
-	pktmap_close(f->port);
+	bind_put(f->bind);
+	f->bind = NULL;
 	f->port = NULL;
 	pthread_mutex_lock(&lock);
 	f->mem->used[f->slot] = 0;
@@ -731,13 +769,12 @@ static void log_to_buf(void *ctx, enum pktmap_log_level lvl, const char *msg)
 	(void)msg; /* the open error arrives through errbuf */
 }
 
-/* Open the port for request r. On success *out and *info are set. */
-static int open_port(const struct nme_req *r, struct pktmap_port **out,
-		     struct pktmap_info *info)
+/* Open the port named `name` for request r. On success *out and *info are
+ * set. */
+static int open_named(const struct nme_req *r, const char *name,
+		      struct pktmap_port **out, struct pktmap_info *info)
 {
-	char name[256], err[256] = "";
-	if (map_name(r, name, sizeof(name)))
-		return -1;
+	char err[256] = "";
 	struct pktmap_open_opts o = {
 		.sz = sizeof(o),
 		.extra_bufs = r->extra_bufs,
@@ -762,14 +799,83 @@ static int open_port(const struct nme_req *r, struct pktmap_port **out,
 	return 0;
 }
 
+static int open_port(const struct nme_req *r, struct pktmap_port **out,
+		     struct pktmap_info *info)
+{
+	char name[256];
+	if (map_name(r, name, sizeof(name)))
+		return -1;
+	return open_named(r, name, out, info);
+}
+
+/* The binding for request r: the port another open of this process has
+ * bound by the same name (shared, netmap's rule, unless either asks
+ * NR_EXCLUSIVE), else a new one. *shared says which. Returns it or NULL
+ * with errno and the reason. */
+static struct nme_bind *bind_get(const struct nme_req *r,
+				 struct pktmap_info *info, bool *shared)
+{
+	char name[256], shown[NETMAP_REQ_IFNAMSIZ + 8];
+	if (map_name(r, name, sizeof(name)))
+		return NULL;
+	shown_name(r->name, shown, sizeof(shown));
+	bool excl = r->flags & NR_EXCLUSIVE;
+	/* The same port: the same name up to its options ("@N", "@conf:"),
+	 * which do not change what an existing port is. */
+	size_t plen = strcspn(name, "@");
+	pthread_mutex_lock(&bind_lock);
+	struct nme_bind *b = binds;
+	while (b && (strncmp(b->pname, name, plen) != 0 ||
+		     strcspn(b->pname, "@") != plen))
+		b = b->next;
+	if (b && (b->excl || excl || r->offsets)) {
+		pthread_mutex_unlock(&bind_lock);
+		fail(EBUSY, "%s: %s", shown, b->excl ?
+		     "its rings are bound by another open that asked for them "
+		     "alone (/x, NR_EXCLUSIVE)" : excl ?
+		     "its rings are bound by another open: /x (NR_EXCLUSIVE) "
+		     "needs them unbound" :
+		     "buffer offsets need the rings unshared: close the other "
+		     "open of this port");
+		return NULL;
+	}
+	*shared = b != NULL;
+	if (b) {
+		b->refs++;
+		pthread_mutex_unlock(&bind_lock);
+		memset(info, 0, sizeof(*info));
+		info->sz = sizeof(*info);
+		pktmap_info(b->port, info);
+		return b;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b || open_named(r, name, &b->port, info)) {
+		pthread_mutex_unlock(&bind_lock);
+		if (!b)
+			fail(ENOMEM, "%s: out of memory", shown);
+		free(b);
+		return NULL;
+	}
+	snprintf(b->pname, sizeof(b->pname), "%s", name);
+	b->refs = 1;
+	b->excl = excl;
+	b->next = binds;
+	binds = b;
+	pthread_mutex_unlock(&bind_lock);
+	return b;
+}
+
 static int do_register(struct nme_file *f, struct nme_req *r)
 {
 	struct pktmap_info info;
 	if (f->port)
 		return fail(EBUSY, "netmap:%s: this file descriptor is already "
 			    "bound to %s", r->name, f->name);
-	if (open_port(r, &f->port, &info))
+	bool shared = false;
+	f->bind = bind_get(r, &info, &shared);
+	if (!f->bind)
 		return -1;
+	f->port = f->bind->port;
 	pthread_mutex_lock(&lock);
 	struct nme_mem *m = mem_get(info.region);
 	uint32_t slot = NME_IF_SLOTS;
@@ -778,7 +884,8 @@ static int do_register(struct nme_file *f, struct nme_req *r)
 			;
 	if (!m || slot == NME_IF_SLOTS) {
 		pthread_mutex_unlock(&lock);
-		pktmap_close(f->port);
+		bind_put(f->bind);
+		f->bind = NULL;
 		f->port = NULL;
 		return fail(ENOMEM, "netmap:%s: too many ports in one memory",
 			    r->name);
@@ -792,6 +899,8 @@ static int do_register(struct nme_file *f, struct nme_req *r)
 	f->flags = r->flags;
 	snprintf(f->name, sizeof(f->name), "%s", r->name);
 	fill_nifp(f, &info);
+	if (shared) /* the extra buffers are the first open's */
+		f->nifp->ni_bufs_head = 0;
 	if (r->offsets && off_setup(f, r->offsets, &info)) {
 		int e = errno;
 		unbind(f);
@@ -859,6 +968,18 @@ static int port_info(struct nme_file *f, struct nme_req *r,
 	return 0;
 }
 
+/* vale-ctl's requests: the running switch serves them (vale_ctl.c). */
+static int vale(uint16_t reqtype, char *name, void *body)
+{
+	char err[300];
+	int ret = nme_vale_request(reqtype, name, body, err, sizeof(err));
+	if (ret == -ENOENT && reqtype == NETMAP_REQ_VALE_LIST) {
+		errno = ENOENT; /* the end of a listing: not an error to print */
+		return -1;
+	}
+	return ret ? fail(-ret, "%s", err) : 0;
+}
+
 static int ctrl(struct nme_file *f, struct nmreq_header *h)
 {
 	if (!h)
@@ -876,7 +997,9 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	if (memchr(h->nr_name, 0, sizeof(h->nr_name)) == NULL)
 		return fail(EINVAL, "NIOCCTRL: nr_name is not terminated");
 	void *body = (void *)(uintptr_t)h->nr_body;
-	if (!body && h->nr_reqtype != NETMAP_REQ_SYNC_KLOOP_STOP)
+	if (!body && h->nr_reqtype != NETMAP_REQ_SYNC_KLOOP_STOP &&
+	    h->nr_reqtype != NETMAP_REQ_VALE_DELIF &&
+	    h->nr_reqtype != NETMAP_REQ_VALE_DETACH)
 		return fail(EINVAL, "%s: request without a body", h->nr_name);
 
 	switch (h->nr_reqtype) {
@@ -958,9 +1081,7 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	case NETMAP_REQ_VALE_DELIF:
 	case NETMAP_REQ_VALE_POLLING_ENABLE:
 	case NETMAP_REQ_VALE_POLLING_DISABLE:
-		return fail(EOPNOTSUPP, "%s: vale-ctl requests are not served "
-			    "through /dev/netmap: use 'pktmap switch NAME -a/-d/-n' "
-			    "(docs/switch.md)", h->nr_name);
+		return vale(h->nr_reqtype, h->nr_name, body);
 	case NETMAP_REQ_SYNC_KLOOP_START:
 	case NETMAP_REQ_SYNC_KLOOP_STOP:
 	case NETMAP_REQ_CSB_ENABLE:
@@ -969,6 +1090,46 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	default:
 		return fail(EINVAL, "%s: unknown request type %u", h->nr_name,
 			    h->nr_reqtype);
+	}
+}
+
+/* vale-ctl's legacy commands (nr_cmd NETMAP_BDG_*), as netmap turns them
+ * into NETMAP_REQ_VALE_* requests. */
+static int legacy_vale(struct nmreq *nmr, char *name)
+{
+	char nm[NETMAP_REQ_IFNAMSIZ];
+	snprintf(nm, sizeof(nm), "%s", name);
+	if (nmr->nr_cmd == NETMAP_BDG_LIST) {
+		struct nmreq_vale_list l = { .nr_bridge_idx = nmr->nr_arg1,
+					     .nr_port_idx = nmr->nr_arg2 };
+		if (vale(NETMAP_REQ_VALE_LIST, nm, &l))
+			return -1;
+		memcpy(nmr->nr_name, nm, IFNAMSIZ);
+		nmr->nr_name[IFNAMSIZ - 1] = 0;
+		nmr->nr_arg1 = l.nr_bridge_idx;
+		nmr->nr_arg2 = (uint16_t)l.nr_port_idx;
+		return 0;
+	}
+	struct nmreq_vale_attach a = { 0 };
+	struct nmreq_vale_newif n = { 0 };
+	switch (nmr->nr_cmd) {
+	case NETMAP_BDG_ATTACH:
+		a.reg.nr_mode = nmr->nr_arg1 == NETMAP_BDG_HOST ||
+			(nmr->nr_flags & NR_REG_MASK) == NR_REG_NIC_SW ?
+			NR_REG_NIC_SW : NR_REG_ALL_NIC;
+		return vale(NETMAP_REQ_VALE_ATTACH, nm, &a);
+	case NETMAP_BDG_DETACH:
+		return vale(NETMAP_REQ_VALE_DETACH, nm, NULL);
+	case NETMAP_BDG_NEWIF:
+		return vale(NETMAP_REQ_VALE_NEWIF, nm, &n);
+	case NETMAP_BDG_DELIF:
+		return vale(NETMAP_REQ_VALE_DELIF, nm, NULL);
+	case NETMAP_BDG_POLLING_ON:
+	case NETMAP_BDG_POLLING_OFF:
+		return vale(NETMAP_REQ_VALE_POLLING_ENABLE, nm, NULL);
+	default: /* REGOPS */
+		return fail(EOPNOTSUPP, "%s: NETMAP_BDG_REGOPS (a kernel lookup "
+			    "function) is not available on pktmap", name);
 	}
 }
 
@@ -987,14 +1148,11 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 	char name[IFNAMSIZ + 1];
 	memcpy(name, nmr->nr_name, IFNAMSIZ);
 	name[IFNAMSIZ] = 0;
-	if (nmr->nr_cmd == NETMAP_BDG_ATTACH || nmr->nr_cmd == NETMAP_BDG_DETACH ||
-	    nmr->nr_cmd == NETMAP_BDG_LIST || nmr->nr_cmd == NETMAP_BDG_NEWIF ||
-	    nmr->nr_cmd == NETMAP_BDG_DELIF || nmr->nr_cmd == NETMAP_BDG_REGOPS ||
-	    nmr->nr_cmd == NETMAP_BDG_POLLING_ON ||
-	    nmr->nr_cmd == NETMAP_BDG_POLLING_OFF)
-		return fail(EOPNOTSUPP, "%s: vale-ctl requests are not served "
-			    "through /dev/netmap: use 'pktmap switch NAME -a/-d/-n' "
-			    "(docs/switch.md)", name);
+	if (nmr->nr_cmd && nmr->nr_cmd <= NETMAP_BDG_POLLING_OFF &&
+	    nmr->nr_cmd != NETMAP_BDG_VNET_HDR &&
+	    nmr->nr_cmd != NETMAP_PT_HOST_CREATE &&
+	    nmr->nr_cmd != NETMAP_PT_HOST_DELETE)
+		return legacy_vale(nmr, name);
 	if (nmr->nr_cmd == NETMAP_VNET_HDR_GET) {
 		nmr->nr_arg1 = 0;
 		return 0;

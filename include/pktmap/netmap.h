@@ -244,6 +244,47 @@ struct nmreq_port_info_get {
 
 #define NM_BDG_NAME "vale"
 
+/* vale-ctl's requests (NETMAP_REQ_VALE_*), served by a running `pktmap
+ * switch` (docs/netmap.md). The switch and port are in nr_name
+ * ("vale0:eth1"; NEWIF and DELIF: the persistent port's name alone). */
+struct nmreq_vale_attach {     /* NETMAP_REQ_VALE_ATTACH */
+	struct nmreq_register reg; /* nr_mode NR_REG_NIC_SW: host rings too */
+	uint32_t port_index;       /* out */
+	uint32_t pad1;
+};
+
+struct nmreq_vale_detach {     /* NETMAP_REQ_VALE_DETACH */
+	uint32_t port_index;       /* out */
+	uint32_t pad1;
+};
+
+/* NETMAP_REQ_VALE_LIST: with nr_name "valeX:Y", where Y is; with an empty
+ * nr_name, the first port at or after (nr_bridge_idx, nr_port_idx), its
+ * name returned in nr_name (ENOENT after the last). */
+struct nmreq_vale_list {
+	uint16_t nr_bridge_idx;
+	uint16_t pad1;
+	uint32_t nr_port_idx;
+};
+
+struct nmreq_vale_newif {      /* NETMAP_REQ_VALE_NEWIF */
+	uint32_t nr_tx_slots;
+	uint32_t nr_rx_slots;
+	uint16_t nr_tx_rings;
+	uint16_t nr_rx_rings;
+	uint16_t nr_mem_id;
+	uint16_t pad1;
+};
+
+struct nmreq_vale_polling {    /* NETMAP_REQ_VALE_POLLING_ENABLE/DISABLE */
+	uint32_t nr_mode;
+#define NETMAP_POLLING_MODE_SINGLE_CPU 1
+#define NETMAP_POLLING_MODE_MULTI_CPU 2
+	uint32_t nr_first_cpu_id;
+	uint32_t nr_num_polling_cpus;
+	uint32_t pad1;
+};
+
 /* NETMAP_REQ_PORT_HDR_SET / _GET: the virtio-net header length. */
 struct nmreq_port_hdr {
 	uint32_t nr_hdr_len;

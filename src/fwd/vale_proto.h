@@ -32,8 +32,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #define VALE_MAGIC 0x454c4156u /* "VALE" */
 #define VALE_VERSION 1u
@@ -105,6 +108,36 @@ static inline socklen_t vale_sockaddr(struct sockaddr_un *sa, const char *dir,
 	if (n < 0 || (size_t)n >= sizeof(sa->sun_path))
 		return 0;
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)n + 1);
+}
+
+/* Connect to switch `sw` of the user directory `dir` as a client: only a
+ * switch of our own uid (SO_PEERCRED), replies awaited up to 5 s. Returns
+ * the socket, or -ECONNREFUSED (not running), -EPERM (the socket is
+ * another user's), -ENAMETOOLONG or another -errno. */
+static inline int vale_ctl_connect(const char *dir, const char *sw)
+{
+	struct sockaddr_un sa;
+	socklen_t sl = vale_sockaddr(&sa, dir, sw, "sock");
+	if (!sl)
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sl) != 0) {
+		int e = errno;
+		close(fd);
+		return e == ENOENT || e == ECONNREFUSED ? -ECONNREFUSED : -e;
+	}
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
+	    cr.uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	struct timeval tv = { 5, 0 };
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
 }
 
 /* Is `s` a switch name: "vale" followed by up to 11 characters of

@@ -38,41 +38,23 @@ struct vale_priv {
 
 static int vale_connect(struct pktmap_port *p, const char *sw)
 {
-	struct sockaddr_un sa;
 	char dir[64], err[300];
 	int ret = pm_user_dir(dir, sizeof(dir), err, sizeof(err));
 	if (ret)
 		return pm_open_error(p, ret, "switch '%s': %s", sw, err);
-	socklen_t sl = vale_sockaddr(&sa, dir, sw, "sock");
-	if (!sl)
-		return pm_open_error(p, -ENAMETOOLONG, "switch name too long");
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int fd = vale_ctl_connect(dir, sw);
+	if (fd == -ENAMETOOLONG)
+		return pm_open_error(p, fd, "switch name too long");
+	if (fd == -ECONNREFUSED)
+		return pm_open_error(p, fd, "switch '%s' is not running: start it "
+				     "with 'pktmap switch %s'", sw, sw);
+	/* Only a switch of our own user. */
+	if (fd == -EPERM)
+		return pm_open_error(p, fd, "the socket of switch '%s' belongs to "
+				     "another user: not attaching", sw);
 	if (fd < 0)
-		return pm_open_error(p, -errno, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sl) != 0) {
-		int e = errno;
-		close(fd);
-		if (e == ECONNREFUSED || e == ENOENT)
-			return pm_open_error(p, -ECONNREFUSED,
-					     "switch '%s' is not running: start it "
-					     "with 'pktmap switch %s'", sw, sw);
-		return pm_open_error(p, -e, "cannot reach switch '%s': %s", sw,
-				     strerror(e));
-	}
-	/* Only a switch of our own user (an abstract name can be bound by
-	 * anyone who comes first). */
-	struct ucred cr;
-	socklen_t cl = sizeof(cr);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
-	    cr.uid != geteuid()) {
-		close(fd);
-		return pm_open_error(p, -EPERM,
-				     "the socket of switch '%s' belongs to another "
-				     "user (uid %u): not attaching", sw,
-				     (unsigned)cr.uid);
-	}
-	struct timeval tv = { VALE_REPLY_MS / 1000, (VALE_REPLY_MS % 1000) * 1000 };
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		return pm_open_error(p, fd, "cannot reach switch '%s': %s", sw,
+				     strerror(-fd));
 	return fd;
 }
 

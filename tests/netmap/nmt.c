@@ -14,6 +14,16 @@
  *   nmt fwd  PORT_IN PORT_OUT COUNT [WAIT]  zero-copy: swap buffers
  *   nmt extra PORT COUNT LEN NBUFS [WAIT]   send from NBUFS extra buffers
  *   nmt bad  IFACE                          netmap's errno for bad requests
+ *   nmt tlem A B COUNT [WAIT]               as tlem opens its ports: A and B
+ *                                           twice each (one binding reads,
+ *                                           one writes); copy COUNT from A
+ *                                           to B
+ *   nmt excl PIPE                           "/x" (NR_EXCLUSIVE) against a
+ *                                           ring already bound, and back
+ *   nmt lb IN OUT N COUNT NBUFS [WAIT]      as lb: N pipes OUT{k/xT in IN's
+ *                                           memory, packet s to pipe s % N,
+ *                                           zero-copy, every 7th through
+ *                                           one of NBUFS extra buffers
  *   nmt lgen  PORT COUNT LEN                 (nmt_lib) send with nm_inject
  *   nmt lrecv PORT COUNT LEN                 (nmt_lib) nm_dispatch/nm_nextpkt
  *   nmt lmem  PORT1 PORT2                    (nmt_lib) nm_open both: one mem?
@@ -25,6 +35,7 @@
  * NETMAP_BUF_OFFSET() and the receiver checks that they arrive at N.
  * WAIT is poll, select or epoll. MODE "frag": every packet goes as two
  * slots chained by NS_MOREFRAG; "stamp" and "fast" (bench/netmap.py):
+ * NMT_STRIDE=N:K: recv expects packets K, K+N, K+2N... (behind nmt lb).
  * only the sequence number is written and checked, or nothing at all. Packets: 8-byte sequence number, then
  * byte i = (seq + i) & 0xff. Exit 0 only if every check held.
  */
@@ -131,6 +142,8 @@ static void port_open(struct port *p, const char *name, uint32_t extra)
 			r.nr_flags |= NR_TX_RINGS_ONLY;
 		if (strchr(slash, 'R'))
 			r.nr_flags |= NR_RX_RINGS_ONLY;
+		if (strchr(slash, 'x'))
+			r.nr_flags |= NR_EXCLUSIVE;
 		*slash = 0;
 	}
 	h.nr_version = NETMAP_API;
@@ -219,7 +232,7 @@ static int wait_ports(struct port **ps, const short *evs, int n)
 {
 	int ret = 0;
 	if (wait_kind == W_POLL || wait_kind == W_POLLMIX) {
-		struct pollfd pfd[5];
+		struct pollfd pfd[9];
 		static int idle[2] = { -1, -1 };
 		for (int i = 0; i < n; i++) {
 			pfd[i].fd = ps[i]->fd;
@@ -281,8 +294,8 @@ static int wait_ports(struct port **ps, const short *evs, int n)
 			if (epoll_ctl(epfd, EPOLL_CTL_MOD, ps[i]->fd, &ev) < 0)
 				die("epoll_ctl MOD: %s", strerror(errno));
 		}
-		struct epoll_event out[4];
-		ret = epoll_wait(epfd, out, 4, wait_ms);
+		struct epoll_event out[8];
+		ret = epoll_wait(epfd, out, 8, wait_ms);
 		if (ret < 0)
 			die("epoll_wait: %s", strerror(errno));
 	}
@@ -498,8 +511,14 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 	return 0;
 }
 
+/* NMT_STRIDE=N:K (behind lb): the receiver gets packets K, K+N, K+2N... */
+static uint64_t stride = 1, stride_first;
+
 static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 {
+	const char *es = getenv("NMT_STRIDE");
+	if (es && sscanf(es, "%" SCNu64 ":%" SCNu64, &stride, &stride_first) != 2)
+		die("NMT_STRIDE=%s: N:K", es);
 	/* NMT_OFFSET=N: the port uses buffer offsets, packets arrive at N */
 	const char *eo = getenv("NMT_OFFSET");
 	int rx_offset = eo ? atoi(eo) : -1;
@@ -576,7 +595,7 @@ static int recv_(const char *name, uint64_t count, unsigned len, enum mode mode)
 					lost += at - seq;
 					seq = at;
 				}
-				check(pkt, seq, have, len);
+				check(pkt, stride_first + seq * stride, have, len);
 				seq++;
 				received++;
 				have = frags = 0;
@@ -650,6 +669,68 @@ static int fwd(const char *in, const char *out, uint64_t count)
 	return 0;
 }
 
+/* As tlem opens its two ports: for each direction, one open of the port
+ * it reads and one of the port it writes, so that each port is bound
+ * twice in this process and each binding uses one direction. Packets go
+ * A -> B, copied (tlem copies through its delay line); the B -> A
+ * bindings stay idle. */
+static int tlem(const char *a_name, const char *b_name, uint64_t count)
+{
+	struct port pa, pb, pa2, pb2; /* read A, write B; read B, write A */
+	port_open(&pa, a_name, 0);
+	port_open(&pb, b_name, 0);
+	port_open(&pa2, b_name, 0);
+	port_open(&pb2, a_name, 0);
+	/* netmap's rule: two bindings of a ring are one ring */
+	if (NETMAP_RXRING(pa.nifp, pa.first_rx) != NETMAP_RXRING(pb2.nifp, pb2.first_rx) ||
+	    NETMAP_TXRING(pb.nifp, pb.first_tx) != NETMAP_TXRING(pa2.nifp, pa2.first_tx))
+		die("tlem: two bindings of one port have different rings");
+	if (pa.fd == pb2.fd)
+		die("tlem: one file descriptor for two opens");
+	printf("ready bound twice\n");
+	fflush(stdout);
+	uint64_t done = 0;
+	while (done < count) {
+		struct netmap_ring *rx = NETMAP_RXRING(pa.nifp, pa.first_rx);
+		struct netmap_ring *tx = NETMAP_TXRING(pb.nifp, pb.first_tx);
+		uint32_t n = nm_ring_space(rx), m = nm_ring_space(tx);
+		if (m < n)
+			n = m;
+		for (uint32_t k = 0; k < n; k++) {
+			struct netmap_slot *rs = &rx->slot[rx->head];
+			struct netmap_slot *ts = &tx->slot[tx->head];
+			memcpy(NETMAP_BUF(tx, ts->buf_idx), NETMAP_BUF(rx, rs->buf_idx),
+			       rs->len);
+			ts->len = rs->len;
+			ts->flags = 0;
+			done++;
+			rx->head = rx->cur = nm_ring_next(rx, rx->head);
+			tx->head = tx->cur = nm_ring_next(tx, tx->head);
+		}
+		if (done >= count)
+			break;
+		/* the reading binding syncs RX, the writing one TX */
+		if (ioctl(pb.fd, NIOCTXSYNC, NULL) < 0)
+			die("%s: NIOCTXSYNC: %s", b_name, strerror(errno));
+		struct port *ps[2] = { &pa, &pb };
+		short evs[2] = { POLLIN, (short)(nm_ring_empty(tx) ? POLLOUT : 0) };
+		if (wait_ports(ps, evs, 2) == 0)
+			die("tlem: stuck for 10 s after %" PRIu64 " packets", done);
+	}
+	drain(&pb);
+	if (ioctl(pa.fd, NIOCRXSYNC, NULL) < 0)
+		die("%s: NIOCRXSYNC: %s", a_name, strerror(errno));
+	struct netmap_ring *idle = NETMAP_RXRING(pa2.nifp, pa2.first_rx);
+	if (ioctl(pa2.fd, NIOCRXSYNC, NULL) < 0 || !nm_ring_empty(idle))
+		die("tlem: %s received something", b_name);
+	printf("copied %" PRIu64 " packets, each port bound twice\n", done);
+	port_close(&pa2);
+	port_close(&pb2);
+	port_close(&pa);
+	port_close(&pb);
+	return 0;
+}
+
 /* The extra buffers: a list through each buffer's first word. */
 static uint32_t list_count(struct netmap_ring *ring, uint32_t head, uint32_t max)
 {
@@ -662,6 +743,155 @@ static uint32_t list_count(struct netmap_ring *ring, uint32_t head, uint32_t max
 		b = *(uint32_t *)(void *)NETMAP_BUF(ring, b);
 	}
 	return n;
+}
+
+#define LB_MAX 8
+
+/* A queue of buffers waiting for room in an output ring (lb's overflow
+ * queues, in extra buffers). */
+struct lbq {
+	uint32_t *buf, *len, head, n, cap;
+};
+
+/* Move queued buffers into q's output ring while it has room; the
+ * slots' old buffers go to the free list. Returns packets moved. */
+static uint64_t lb_flush(struct lbq *q, struct netmap_ring *tx,
+			 struct netmap_if *nifp)
+{
+	uint64_t moved = 0;
+	while (q->n && nm_ring_space(tx)) {
+		struct netmap_slot *ts = &tx->slot[tx->head];
+		*(uint32_t *)(void *)NETMAP_BUF(tx, ts->buf_idx) = nifp->ni_bufs_head;
+		nifp->ni_bufs_head = ts->buf_idx;
+		ts->buf_idx = q->buf[q->head];
+		ts->len = (uint16_t)q->len[q->head];
+		ts->flags = NS_BUF_CHANGED;
+		q->head = (q->head + 1) % q->cap;
+		q->n--;
+		moved++;
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	}
+	return moved;
+}
+
+/* One RX packet to output k: straight into its ring (buffers swapped) if
+ * it has room and nothing queued, else (and for every 7th packet) into
+ * an extra buffer's place on k's queue. Returns 0 when neither can take
+ * it (no room, no free extra buffer). */
+static int lb_one(struct netmap_ring *rx, struct netmap_ring *tx,
+		  struct lbq *q, struct netmap_if *in_nifp, uint64_t seq)
+{
+	struct netmap_slot *rs = &rx->slot[rx->head];
+	if (!q->n && nm_ring_space(tx) && seq % 7) {
+		struct netmap_slot *ts = &tx->slot[tx->head];
+		uint32_t b = ts->buf_idx;
+		ts->buf_idx = rs->buf_idx;
+		ts->len = rs->len;
+		ts->flags = NS_BUF_CHANGED;
+		rs->buf_idx = b;
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	} else {
+		uint32_t f = in_nifp->ni_bufs_head;
+		if (!f || q->n == q->cap)
+			return 0;
+		in_nifp->ni_bufs_head = *(uint32_t *)(void *)NETMAP_BUF(rx, f);
+		uint32_t at = (q->head + q->n++) % q->cap;
+		q->buf[at] = rs->buf_idx;
+		q->len[at] = rs->len;
+		rs->buf_idx = f;
+	}
+	rs->flags = NS_BUF_CHANGED;
+	rx->head = rx->cur = nm_ring_next(rx, rx->head);
+	return 1;
+}
+
+/* As lb: N output pipes OUT{k in the input port's memory (lb names them
+ * "OUT{k/xT@<the input's nr_mem_id>"), packet s to pipe s % N by moving
+ * buffers; its receivers open OUT}k by name. */
+static int lb(const char *in_name, const char *out, unsigned n, uint64_t count,
+	      uint32_t nbufs)
+{
+	struct port in, o[LB_MAX];
+	struct lbq q[LB_MAX];
+	char names[LB_MAX][NETMAP_REQ_IFNAMSIZ];
+	if (n < 1 || n > LB_MAX)
+		die("lb: 1 to %d outputs", LB_MAX);
+	port_open(&in, in_name, nbufs);
+	struct netmap_ring *rx = NETMAP_RXRING(in.nifp, in.first_rx);
+	if (in.extra_bufs != nbufs ||
+	    list_count(rx, in.nifp->ni_bufs_head, nbufs) != nbufs)
+		die("%s: %u extra buffers, asked %u", in_name, in.extra_bufs, nbufs);
+	for (unsigned k = 0; k < n; k++) {
+		snprintf(names[k], sizeof(names[k]), "netmap:%s{%u/xT@%u", out, k,
+			 in.mem_id);
+		port_open(&o[k], names[k], 0);
+		if (o[k].mem_id != in.mem_id)
+			die("%s: memory %u, not the input's %u: no zero-copy",
+			    names[k], o[k].mem_id, in.mem_id);
+		q[k].cap = nbufs;
+		q[k].head = q[k].n = 0;
+		q[k].buf = calloc(nbufs, sizeof(uint32_t));
+		q[k].len = calloc(nbufs, sizeof(uint32_t));
+		if (!q[k].buf || !q[k].len)
+			die("out of memory");
+	}
+	printf("ready zerocopy memory %u, %u pipes\n", in.mem_id, n);
+	fflush(stdout);
+	uint64_t seq = 0, sent = 0, queued = 0;
+	while (sent < count) {
+		for (unsigned k = 0; k < n; k++)
+			sent += lb_flush(&q[k], NETMAP_TXRING(o[k].nifp, o[k].first_tx),
+					 in.nifp);
+		while (!nm_ring_empty(rx)) {
+			struct netmap_slot *rs = &rx->slot[rx->head];
+			uint64_t s = seq_of((uint8_t *)NETMAP_BUF(rx, rs->buf_idx));
+			if (s != seq)
+				die("lb: packet %" PRIu64 " where %" PRIu64 " was due",
+				    s, seq);
+			unsigned k = (unsigned)(s % n);
+			struct netmap_ring *tx = NETMAP_TXRING(o[k].nifp, o[k].first_tx);
+			uint32_t was = q[k].n;
+			if (!lb_one(rx, tx, &q[k], in.nifp, s))
+				break;
+			if (q[k].n > was)
+				queued++;
+			else
+				sent++;
+			seq++;
+		}
+		/* wait for packets (when all are taken) and for room where
+		 * a ring is full */
+		struct port *ps[LB_MAX + 1];
+		short evs[LB_MAX + 1];
+		ps[0] = &in;
+		evs[0] = (short)(nm_ring_empty(rx) ? POLLIN : 0);
+		for (unsigned k = 0; k < n; k++) {
+			struct netmap_ring *tx = NETMAP_TXRING(o[k].nifp, o[k].first_tx);
+			sent += lb_flush(&q[k], tx, in.nifp);
+			if (ioctl(o[k].fd, NIOCTXSYNC, NULL) < 0)
+				die("%s: NIOCTXSYNC: %s", names[k], strerror(errno));
+			ps[k + 1] = &o[k];
+			evs[k + 1] = (short)(!nm_ring_space(tx) ? POLLOUT : 0);
+		}
+		if (sent < count && wait_ports(ps, evs, (int)n + 1) == 0)
+			die("lb: stuck for 10 s after %" PRIu64 " packets", sent);
+	}
+	for (unsigned k = 0; k < n; k++)
+		drain(&o[k]);
+	if (ioctl(in.fd, NIOCRXSYNC, NULL) < 0)
+		die("%s: NIOCRXSYNC: %s", in_name, strerror(errno));
+	uint32_t back = list_count(rx, in.nifp->ni_bufs_head, nbufs);
+	if (back != nbufs)
+		die("lb: %u of %u extra buffers back", back, nbufs);
+	printf("forwarded %" PRIu64 " to %u pipes, %" PRIu64 " through extra "
+	       "buffers\n", sent, n, queued);
+	for (unsigned k = 0; k < n; k++) {
+		port_close(&o[k]);
+		free(q[k].buf);
+		free(q[k].len);
+	}
+	port_close(&in);
+	return 0;
 }
 
 static int extra(const char *name, uint64_t count, unsigned len, uint32_t nbufs)
@@ -748,6 +978,48 @@ static int ctrl(int fd, const char *name, uint16_t version, uint16_t type,
 	return ioctl(fd, NIOCCTRL, &h);
 }
 
+/* NR_EXCLUSIVE ("/x"): refused on a ring another open binds, and an open
+ * of a ring bound exclusively is refused; without /x, two opens share. */
+static int excl(const char *pipe)
+{
+	struct nmreq_register r;
+	int fd[3];
+	for (int i = 0; i < 3; i++) {
+		fd[i] = open(NETMAP_DEVICE_NAME, O_RDWR);
+		if (fd[i] < 0)
+			die("%s: %s", NETMAP_DEVICE_NAME, strerror(errno));
+	}
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	if (ctrl(fd[0], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s: %s", pipe, strerror(errno));
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	if (ctrl(fd[1], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s, a second open: %s", pipe, strerror(errno));
+	printf("ok two opens share %s\n", pipe);
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	r.nr_flags = NR_EXCLUSIVE;
+	expect_errno("/x on a bound ring",
+		     ctrl(fd[2], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EBUSY);
+	close(fd[0]);
+	close(fd[1]);
+	/* now unbound: /x binds, and then nobody else may */
+	if (ctrl(fd[2], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
+		die("%s/x, unbound: %s", pipe, strerror(errno));
+	printf("ok /x on an unbound ring\n");
+	fd[0] = open(NETMAP_DEVICE_NAME, O_RDWR);
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	expect_errno("an open of a ring bound with /x",
+		     ctrl(fd[0], pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EBUSY);
+	close(fd[0]);
+	close(fd[2]);
+	printf("exclusive as netmap\n");
+	return 0;
+}
+
 static int bad(const char *pipe)
 {
 	int fd = open(NETMAP_DEVICE_NAME, O_RDWR);
@@ -774,9 +1046,9 @@ static int bad(const char *pipe)
 		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_REGISTER, &r), ENXIO);
 	struct nmreq_vale_list_body { uint16_t b; uint16_t pad; uint32_t p; } vl;
 	memset(&vl, 0, sizeof(vl));
-	expect_errno("vale-ctl request (VALE_LIST)",
+	expect_errno("vale-ctl request (VALE_LIST), no switch running",
 		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_VALE_LIST, &vl),
-		     EOPNOTSUPP);
+		     ENXIO);
 	r.nr_flags = NR_MONITOR_TX;
 	expect_errno("monitor /t",
 		     ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EOPNOTSUPP);
@@ -985,6 +1257,17 @@ int main(int argc, char **argv)
 	const char *role = argv[1];
 	if (!strcmp(role, "bad"))
 		return bad(argv[2]);
+	if (!strcmp(role, "excl"))
+		return excl(argv[2]);
+	if (!strcmp(role, "lb") && argc >= 7) {
+		wait_parse(argc > 7 ? argv[7] : NULL);
+		return lb(argv[2], argv[3], (unsigned)atoi(argv[4]),
+			  strtoull(argv[5], NULL, 0), (uint32_t)atoi(argv[6]));
+	}
+	if (!strcmp(role, "tlem") && argc >= 5) {
+		wait_parse(argc > 5 ? argv[5] : NULL);
+		return tlem(argv[2], argv[3], strtoull(argv[4], NULL, 0));
+	}
 #ifdef NMT_LIB
 	if (!strcmp(role, "lmem") && argc >= 4)
 		return lmem(argv[2], argv[3]);

@@ -22,7 +22,7 @@ RAW=$B/tests/nmt_raw
 RUN=("$PKTMAP" netmap-run --quiet)
 M=$((2000 + $$ % 30000))
 N=${N:-200000}
-trap 'rc=$?; rm -f /dev/shm/pktmap-$(id -u)/mem$M /dev/shm/pktmap-$(id -u)/mem$M.*; (exit $rc); cleanup' EXIT
+trap 'rc=$?; rm -f /dev/shm/pktmap-$(id -u)/mem$M /dev/shm/pktmap-$(id -u)/mem$M.* /dev/shm/pktmap-$(id -u)/.pipe.$PIPE*; (exit $rc); cleanup' EXIT
 
 [ -x "$LIB" ] && [ -x "$RAW" ] || fail "nmt_lib/nmt_raw not built"
 if ldd "$RAW" | grep -q pktmap; then
@@ -106,6 +106,32 @@ expect_eq "recv after fwd" "$(tail -n 1 "$TMP/zq.rx")" \
 	"received $N in order, bytes ok"
 echo "  $(tail -n 1 "$TMP/zq.fwd") / $(tail -n 1 "$TMP/zq.rx")"
 
+echo "4b. shared bindings (tlem's way): each pipe end bound twice in one process"
+for prog in lib raw; do
+	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
+	bg "$LIB" recv "netmap:${PIPE}tb$prog}0" "$N" 300 poll >"$TMP/tl.$prog.rx" 2>&1
+	rpid=$BG_PID
+	wait_for "$TMP/tl.$prog.rx" '^ready'
+	bg "${cmd[@]}" tlem "netmap:${PIPE}ta$prog{0" "netmap:${PIPE}tb$prog{0" "$N" poll \
+		>"$TMP/tl.$prog" 2>&1
+	tpid=$BG_PID
+	wait_for "$TMP/tl.$prog" '^ready'
+	"${RUN[@]}" "$RAW" gen "netmap:${PIPE}ta$prog}0" "$N" 300 poll \
+		>"$TMP/tl.$prog.tx" 2>&1 || fail "tlem gen: $(cat "$TMP/tl.$prog.tx")"
+	wait_bg "$tpid"
+	[ "$WAIT_RC" = 0 ] || fail "tlem ($prog): $(cat "$TMP/tl.$prog")"
+	wait_bg "$rpid"
+	[ "$WAIT_RC" = 0 ] || fail "tlem recv ($prog): $(cat "$TMP/tl.$prog.rx")"
+	expect_eq "tlem ($prog)" "$(tail -n 1 "$TMP/tl.$prog")" \
+		"copied $N packets, each port bound twice"
+	expect_eq "tlem recv ($prog)" "$(tail -n 1 "$TMP/tl.$prog.rx")" \
+		"received $N in order, bytes ok"
+	PKTMAP_NETMAP_QUIET=1 "${cmd[@]}" excl "${PIPE}x$prog{0" >"$TMP/x.$prog" 2>&1 ||
+		fail "excl ($prog): $(cat "$TMP/x.$prog")"
+	expect_eq "excl ($prog)" "$(grep -c '^ok ' "$TMP/x.$prog")" 4
+done
+echo "  $(tail -n 1 "$TMP/tl.raw") / $(tail -n 1 "$TMP/tl.raw.rx"); /x: $(tail -n 1 "$TMP/x.raw")"
+
 echo "5. extra buffers (lb's way: build in one, swap it into the slot)"
 pair extra_lib "$LIB" recv "netmap:${PIPE}e}0" 50000 300 select -- \
 	"$LIB" extra "netmap:${PIPE}e{0" 50000 300 3000 poll
@@ -113,6 +139,49 @@ expect_eq extra_lib "$LAST" "received 50000 in order, bytes ok"
 pair extra_raw "$LIB" recv "netmap:${PIPE}f}0" 50000 300 poll -- \
 	"${RUN[@]}" "$RAW" extra "netmap:${PIPE}f{0" 50000 300 5000 epoll
 expect_eq extra_raw "$LAST" "received 50000 in order, bytes ok"
+
+echo "5c. lb's way: 4 output pipes made in the input's memory, receivers open them by name"
+#   gen -> ${PIPE}i{0 ==> nmt lb ${PIPE}i}0 ==> ${PIPE}o{k/xT@<input's id> -> recv ${PIPE}o}k
+# every packet s goes to pipe s % 4 by moving buffers (through one of 4096
+# extra buffers when a ring is full, and every 7th)
+LBN=100000
+U=/dev/shm/pktmap-$(id -u)
+for prog in lib raw; do
+	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
+	I=${PIPE}i$prog
+	O=${PIPE}o$prog
+	bg "${cmd[@]}" lb "netmap:$I}0" "$O" 4 "$LBN" 4096 poll >"$TMP/lb.$prog" 2>&1
+	lbpid=$BG_PID
+	wait_for "$TMP/lb.$prog" '^ready'
+	grep -q "^ready zerocopy memory [0-9]*, 4 pipes\$" "$TMP/lb.$prog" ||
+		fail "lb ($prog): $(cat "$TMP/lb.$prog")"
+	rpids=()
+	for k in 0 1 2 3; do
+		bg env NMT_STRIDE=4:$k "${cmd[@]}" recv "netmap:$O}$k" $((LBN / 4)) 200 poll \
+			>"$TMP/lb.$prog.$k" 2>&1
+		rpids+=("$BG_PID")
+		wait_for "$TMP/lb.$prog.$k" '^ready'
+	done
+	# the receivers joined lb's pipes in the input's memory: no pipe of
+	# their own was made
+	[ ! -e "$U/pipe.$O" ] || fail "lb ($prog): a receiver made pipe.$O"
+	"${RUN[@]}" "$RAW" gen "netmap:$I{0" "$LBN" 200 poll >"$TMP/lb.$prog.tx" 2>&1 ||
+		fail "lb gen ($prog): $(cat "$TMP/lb.$prog.tx")"
+	wait_bg "$lbpid"
+	[ "$WAIT_RC" = 0 ] || fail "lb ($prog): $(cat "$TMP/lb.$prog")"
+	case "$(tail -n 1 "$TMP/lb.$prog")" in
+	"forwarded $LBN to 4 pipes, "*" through extra buffers") ;;
+	*) fail "lb ($prog): $(cat "$TMP/lb.$prog")" ;;
+	esac
+	for k in 0 1 2 3; do
+		wait_bg "${rpids[$k]}"
+		[ "$WAIT_RC" = 0 ] || fail "lb recv $k ($prog): $(cat "$TMP/lb.$prog.$k")"
+		expect_eq "lb recv $k ($prog)" "$(tail -n 1 "$TMP/lb.$prog.$k")" \
+			"received $((LBN / 4)) in order, bytes ok"
+	done
+	echo "  $prog: $(tail -n 1 "$TMP/lb.$prog"); 4 x $(tail -n 1 "$TMP/lb.$prog.0")"
+done
+ls -a "$U" | grep -q "^\.pipe\.${PIPE}o" && fail "lb: locators left: $(ls -a "$U" | grep "^\.pipe\.")"
 
 echo "5a. buffer offsets (NETMAP_REQ_OPT_OFFSETS): packets at NETMAP_BUF_OFFSET"
 # a sender at offset 100 (libnetmap's nmport_offset), a receiver at 200

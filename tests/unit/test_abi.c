@@ -82,6 +82,17 @@ int main(void)
 	OFF(nmreq_port_info_get, nr_host_tx_rings, 20);
 	OFF(nmreq_port_info_get, nr_mem_id, 24);
 	CHECK_EQ(sizeof(struct nmreq_port_hdr), 8);
+	CHECK_EQ(sizeof(struct nmreq_vale_attach), 64);
+	OFF(nmreq_vale_attach, port_index, 56);
+	CHECK_EQ(sizeof(struct nmreq_vale_detach), 8);
+	CHECK_EQ(sizeof(struct nmreq_vale_list), 8);
+	OFF(nmreq_vale_list, nr_port_idx, 4);
+	CHECK_EQ(sizeof(struct nmreq_vale_newif), 16);
+	OFF(nmreq_vale_newif, nr_tx_rings, 8);
+	OFF(nmreq_vale_newif, nr_mem_id, 12);
+	CHECK_EQ(sizeof(struct nmreq_vale_polling), 16);
+	OFF(nmreq_vale_polling, nr_num_polling_cpus, 8);
+	CHECK_EQ(NETMAP_POLLING_MODE_MULTI_CPU, 2);
 	CHECK_EQ(sizeof(struct nmreq_pools_info), 64);
 	OFF(nmreq_pools_info, nr_mem_id, 8);
 	OFF(nmreq_pools_info, nr_if_pool_offset, 16);
