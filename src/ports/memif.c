@@ -395,8 +395,20 @@ static int srv_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		}
 		i = end;
 	}
+	/* Copied frames free their slots at once; the room shown is the
+	 * buffers the client has posted, so that what the application
+	 * submits fits (never less than what is pending, never less than
+	 * shown before: tail does not go back). */
+	uint32_t shown = pm_ring_dist(k->hwcur, k->hwtail, n);
+	uint32_t moved = pm_ring_dist(k->hwcur, i, n);
+	uint32_t room = avail < n - 1 ? avail : n - 1;
+	uint32_t pending = pm_ring_dist(i, rhead, n);
+	if (room < pending)
+		room = pending;
+	if (room < shown - moved)
+		room = shown - moved;
 	k->hwcur = i;
-	k->hwtail = i == 0 ? n - 1 : i - 1; /* copied: every slot is free */
+	k->hwtail = pm_ring_add(i, room, n);
 	if (q->mine != mine0) {
 		/* release: the frames above are in the buffers before the
 		 * client sees tail move. */
@@ -549,7 +561,10 @@ void mif_rings_detach(struct pktmap_port *p)
 			lost = frames_between(p, k, q, q->seen, q->mine);
 			k->hwtail = k->hwcur == 0 ? k->nslots - 1 : k->hwcur - 1;
 		} else if (rx) {
-			/* Written by the peer, not taken by us yet. */
+			/* What the peer wrote before it went is still mapped:
+			 * take what fits (the next rxsync hands it out), count
+			 * the rest. */
+			(void)(mi->server ? srv_rxsync(p, k, q) : cli_rxsync(p, k, q));
 			uint16_t w = mi->server ? PM_READ_ONCE(q->r->head) :
 						  PM_READ_ONCE(q->r->tail);
 			uint16_t from = mi->server ? q->mine : q->seen;

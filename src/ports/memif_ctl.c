@@ -821,10 +821,9 @@ static int parse_where(struct pktmap_port *p, const char *body, int abstract)
 				     "characters", sizeof(mi->addr.sun_path) - 2);
 	mi->addr.sun_family = AF_UNIX;
 	memcpy(mi->addr.sun_path + (abs ? 1 : 0), name, n);
-	/* An abstract name is the whole sun_path, padded with zeros, as
-	 * DPDK and VPP bind it. */
-	mi->addrlen = abs ? (socklen_t)sizeof(mi->addr) :
-			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+	/* An abstract name is as long as it is (no trailing zeros), as
+	 * DPDK and VPP bind and connect it. */
+	mi->addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 	snprintf(mi->where, sizeof(mi->where), "%s%s id %u", abs ? "@" : "", name,
 		 mi->id);
 	return 0;
