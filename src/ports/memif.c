@@ -49,17 +49,20 @@ static int64_t coarse_ms(void)
 }
 
 /* A ring index the peer wrote that cannot be: log, and have the control
- * channel disconnect the peer at its next look. */
+ * channel disconnect the peer at its next look. Returns 0: the peer's
+ * lie ends its connection, not the application's use of the port (which
+ * waits for the next peer); the log line and peer_errors report it. */
 static int mif_fault(struct pktmap_port *p, struct pm_kring *k, const char *what,
 		     unsigned a, unsigned b)
 {
 	struct mif_priv *mi = mif(p);
-	atomic_store(&mi->fault, 1);
 	atomic_store(&mi->ctl_due, 1);
-	pm_log_ratelimited(p, &mi->rl, "%s: %s ring %u: the peer broke the memif "
-			   "protocol: %s (%u, %u): disconnecting it", p->name,
-			   k->tx ? "TX" : "RX", k->ring->ringid, what, a, b);
-	return -EPROTO;
+	/* One line a connection: the disconnect follows. */
+	if (!atomic_exchange(&mi->fault, 1))
+		pm_log(p, PKTMAP_LOG_WARN, "%s: %s ring %u: the peer broke the "
+		       "memif protocol: %s (%u, %u): disconnecting it", p->name,
+		       k->tx ? "TX" : "RX", k->ring->ringid, what, a, b);
+	return 0;
 }
 
 static void bad_desc(struct pktmap_port *p, struct pm_kring *k, const char *what,
@@ -384,8 +387,8 @@ static int srv_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 			if (used == 0)
 				break;
 			if (used < 0) {
-				ret = mif_fault(p, k, "a posted buffer lies outside "
-						"the regions", q->mine, 0);
+				mif_fault(p, k, "a posted buffer lies outside the "
+					  "regions", q->mine, 0);
 				break;
 			}
 			q->mine = (uint16_t)(q->mine + used);
