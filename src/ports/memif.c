@@ -462,7 +462,7 @@ static int memif_txsync(struct pktmap_port *p, struct pm_kring *k)
 		uint32_t cur = k->hwcur;
 		ret = mi->server ? srv_txsync(p, k, q) : cli_txsync(p, k, q);
 		if (k->hwcur != cur)
-			mi->backoff_ms = 1;
+			mi->backoff_us = MIF_BACKOFF_MIN_US;
 	}
 	unlock(&mi->lk_tx);
 	return ret;
@@ -480,7 +480,7 @@ static int memif_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		uint32_t tail = k->hwtail;
 		ret = mi->server ? srv_rxsync(p, k, q) : cli_rxsync(p, k, q);
 		if (k->hwtail != tail)
-			mi->backoff_ms = 1;
+			mi->backoff_us = MIF_BACKOFF_MIN_US;
 	} else {
 		ret = pm_rx_release(p, k);
 	}
@@ -584,14 +584,14 @@ void mif_rings_detach(struct pktmap_port *p)
 /* ------------------------------------------------------------------ */
 /* poll(): the eventfds of our RX rings, the control socket, a timer. */
 
-static void arm_timer(struct mif_priv *mi, int64_t ms)
+static void arm_timer(struct mif_priv *mi, int64_t us)
 {
 	struct itimerspec its;
 	memset(&its, 0, sizeof(its));
-	if (ms < 1)
-		ms = 1;
-	its.it_value.tv_sec = ms / 1000;
-	its.it_value.tv_nsec = (ms % 1000) * 1000000;
+	if (us < 1)
+		us = 1;
+	its.it_value.tv_sec = us / 1000000;
+	its.it_value.tv_nsec = (us % 1000000) * 1000;
 	(void)timerfd_settime(mi->tfd, 0, &its, NULL);
 }
 
@@ -618,18 +618,19 @@ static int memif_poll_arm(struct pktmap_port *p, short events)
 		unlock(&mi->lk_rx);
 	}
 	/* memif has no wake-up for TX space, and a writer that does not
-	 * fence may miss our flag: a timer backs both, starting at 1 ms and
-	 * doubling while it finds nothing, up to 64 ms. Down, it is the
-	 * next connect() try or the handshake's deadline. */
-	int64_t ms = mi->backoff_ms;
+	 * fence may miss our flag: a timer backs both, starting at
+	 * MIF_BACKOFF_MIN_US and doubling while it finds nothing, up to
+	 * 64 ms. Down, it is the next connect() try or the handshake's
+	 * deadline. */
+	int64_t us = mi->backoff_us;
 	if (st == MIF_DOWN && !mi->server)
-		ms = mi->next_try_ms - mif_now_ms();
+		us = (mi->next_try_ms - mif_now_ms()) * 1000;
 	else if (st != MIF_UP && st != MIF_DOWN)
-		ms = mi->deadline_ms - mif_now_ms() + 1;
+		us = (mi->deadline_ms - mif_now_ms() + 1) * 1000;
 	if (st == MIF_UP || !mi->server || st != MIF_DOWN)
-		arm_timer(mi, ms);
-	if (mi->backoff_ms < 64)
-		mi->backoff_ms *= 2;
+		arm_timer(mi, us);
+	if (mi->backoff_us < 64000)
+		mi->backoff_us *= 2;
 	return ready;
 }
 
@@ -710,7 +711,7 @@ static int memif_open(struct pktmap_port *p, const struct pm_name *nm,
 		return -ENOMEM;
 	p->priv = mi;
 	mi->lfd = mi->cfd = mi->epfd = mi->tfd = mi->rfd = -1;
-	mi->backoff_ms = 1;
+	mi->backoff_us = MIF_BACKOFF_MIN_US;
 	mi->server = c->role == 1;
 	for (int d = 0; d < 2; d++)
 		for (uint32_t i = 0; i < PM_MAX_RINGS; i++)

@@ -139,6 +139,7 @@ static inline uint64_t mif_ring_bytes(uint32_t log2)
 #define MIF_RETRY_MS 100         /* a client tries to connect this often */
 #define MIF_SERVICE_MS 4         /* the control socket is looked at this often */
 #define MIF_MSGS_PER_SERVICE 32  /* at most this many control messages a look */
+#define MIF_BACKOFF_MIN_US 20    /* poll's first safety tick */
 
 enum mif_state {
 	MIF_DOWN = 0,     /* no peer (a client retries, a server listens) */
@@ -186,7 +187,7 @@ struct mif_priv {
 	int64_t next_service_ms;
 	int64_t deadline_ms;      /* of the handshake step under way */
 	int64_t next_try_ms;      /* client: next connect() */
-	uint32_t backoff_ms;      /* poll's safety timer */
+	uint32_t backoff_us;      /* poll's safety timer */
 
 	bool server;
 	uint32_t id;
