@@ -442,7 +442,8 @@ static void maybe_service(struct pktmap_port *p, atomic_flag *other)
 {
 	struct mif_priv *mi = mif(p);
 	if (pm_likely(!atomic_load_explicit(&mi->ctl_due, memory_order_relaxed) &&
-		      coarse_ms() < mi->next_service_ms))
+		      coarse_ms() < __atomic_load_n(&mi->next_service_ms,
+						     __ATOMIC_RELAXED)))
 		return;
 	if (!lock(other))
 		return;
@@ -462,7 +463,8 @@ static int memif_txsync(struct pktmap_port *p, struct pm_kring *k)
 		uint32_t cur = k->hwcur;
 		ret = mi->server ? srv_txsync(p, k, q) : cli_txsync(p, k, q);
 		if (k->hwcur != cur)
-			mi->backoff_us = MIF_BACKOFF_MIN_US;
+			__atomic_store_n(&mi->backoff_us, MIF_BACKOFF_MIN_US,
+					 __ATOMIC_RELAXED);
 	}
 	unlock(&mi->lk_tx);
 	return ret;
@@ -480,7 +482,8 @@ static int memif_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		uint32_t tail = k->hwtail;
 		ret = mi->server ? srv_rxsync(p, k, q) : cli_rxsync(p, k, q);
 		if (k->hwtail != tail)
-			mi->backoff_us = MIF_BACKOFF_MIN_US;
+			__atomic_store_n(&mi->backoff_us, MIF_BACKOFF_MIN_US,
+					 __ATOMIC_RELAXED);
 	} else {
 		ret = pm_rx_release(p, k);
 	}
@@ -622,15 +625,16 @@ static int memif_poll_arm(struct pktmap_port *p, short events)
 	 * MIF_BACKOFF_MIN_US and doubling while it finds nothing, up to
 	 * 64 ms. Down, it is the next connect() try or the handshake's
 	 * deadline. */
-	int64_t us = mi->backoff_us;
+	uint32_t b = __atomic_load_n(&mi->backoff_us, __ATOMIC_RELAXED);
+	int64_t us = b;
 	if (st == MIF_DOWN && !mi->server)
 		us = (mi->next_try_ms - mif_now_ms()) * 1000;
 	else if (st != MIF_UP && st != MIF_DOWN)
 		us = (mi->deadline_ms - mif_now_ms() + 1) * 1000;
 	if (st == MIF_UP || !mi->server || st != MIF_DOWN)
 		arm_timer(mi, us);
-	if (mi->backoff_us < 64000)
-		mi->backoff_us *= 2;
+	if (b < 64000)
+		__atomic_store_n(&mi->backoff_us, b * 2, __ATOMIC_RELAXED);
 	return ready;
 }
 

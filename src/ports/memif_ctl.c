@@ -397,7 +397,6 @@ static int srv_add_region(struct pktmap_port *p, const struct mif_msg *m,
 		snprintf(why, wl, "ADD_REGION without a file descriptor");
 		return -1;
 	}
-	mi->regfd[mi->nreg < MIF_MAX_REGIONS ? mi->nreg : 0] = -1;
 	int ok = idx == mi->nreg && idx < MIF_MAX_REGIONS;
 	if (!ok) {
 		snprintf(why, wl, "ADD_REGION %u out of order or beyond %u", idx,
@@ -753,7 +752,8 @@ void mif_service(struct pktmap_port *p)
 	struct mif_priv *mi = mif(p);
 	int64_t now = mif_now_ms();
 	atomic_store(&mi->ctl_due, 0);
-	mi->next_service_ms = now + MIF_SERVICE_MS;
+	__atomic_store_n(&mi->next_service_ms, now + MIF_SERVICE_MS,
+			 __ATOMIC_RELAXED);
 	if (atomic_exchange(&mi->fault, 0) && atomic_load(&mi->state) != MIF_DOWN) {
 		mi->peer_errors++;
 		mif_disconnect(p, "the peer broke the ring protocol", true);
