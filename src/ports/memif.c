@@ -400,16 +400,14 @@ static int srv_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	}
 	/* Copied frames free their slots at once; the room shown is the
 	 * buffers the client has posted, so that what the application
-	 * submits fits (never less than what is pending, never less than
-	 * shown before: tail does not go back). */
-	uint32_t shown = pm_ring_dist(k->hwcur, k->hwtail, n);
-	uint32_t moved = pm_ring_dist(k->hwcur, i, n);
+	 * submits fits. Frames still pending (submitted while no peer was
+	 * there, or chains longer than the buffers posted) leave no room:
+	 * the application then waits for POLLOUT and its next txsync sends
+	 * them, rather than waiting for input with frames stuck here. */
 	uint32_t room = avail < n - 1 ? avail : n - 1;
 	uint32_t pending = pm_ring_dist(i, rhead, n);
-	if (room < pending)
+	if (pending)
 		room = pending;
-	if (room < shown - moved)
-		room = shown - moved;
 	k->hwcur = i;
 	k->hwtail = pm_ring_add(i, room, n);
 	if (q->mine != mine0) {
@@ -451,6 +449,23 @@ static void maybe_service(struct pktmap_port *p, atomic_flag *other)
 	unlock(other);
 }
 
+/* Event-source mode: the writer kicks our RX eventfds on every burst and
+ * the control socket wakes the loop too; each rxsync takes the kicks out
+ * (so that the level-triggered fd is not readable for nothing) and looks
+ * at the control channel. */
+static void events_drain(struct pktmap_port *p, struct mif_q *q)
+{
+	struct mif_priv *mi = mif(p);
+	uint64_t v;
+	if (q->ifd >= 0) {
+		ssize_t r = read(q->ifd, &v, sizeof(v));
+		(void)r;
+	}
+	ssize_t r = read(mi->tfd, &v, sizeof(v));
+	(void)r;
+	atomic_store(&mi->ctl_due, 1);
+}
+
 static int memif_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct mif_priv *mi = mif(p);
@@ -478,6 +493,8 @@ static int memif_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	maybe_service(p, &mi->lk_tx);
 	struct mif_q *q = &mi->q[k->id];
 	int ret;
+	if (pm_unlikely(mi->events))
+		events_drain(p, q);
 	if (q->r) {
 		uint32_t tail = k->hwtail;
 		ret = mi->server ? srv_rxsync(p, k, q) : cli_rxsync(p, k, q);
@@ -520,8 +537,8 @@ void mif_rings_attach(struct pktmap_port *p)
 		q->size = 1u << mi->run_log2;
 		q->mask = q->size - 1;
 		q->mine = q->seen = 0;
-		if (rx)
-			PM_WRITE_ONCE(q->r->flags, MIF_RING_MASK_INT);
+		if (rx) /* polled, unless an event loop waits on pktmap_fd() */
+			PM_WRITE_ONCE(q->r->flags, mi->events ? 0 : MIF_RING_MASK_INT);
 		if (rx && q->ifd >= 0) {
 			struct epoll_event ev = { .events = EPOLLIN, .data.fd = q->ifd };
 			(void)epoll_ctl(mi->epfd, EPOLL_CTL_ADD, q->ifd, &ev);
@@ -645,7 +662,7 @@ static void memif_poll_disarm(struct pktmap_port *p, short events)
 	if ((events & POLLIN) && lock(&mi->lk_rx)) {
 		for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
 			struct mif_q *q = &mi->q[p->ntx + i];
-			if (q->r)
+			if (q->r && !mi->events)
 				PM_WRITE_ONCE(q->r->flags, MIF_RING_MASK_INT);
 			if (q->r && q->ifd >= 0) {
 				ssize_t r = read(q->ifd, &v, sizeof(v));
@@ -748,6 +765,36 @@ static int memif_open(struct pktmap_port *p, const struct pm_name *nm,
 	return mif_ctl_open(p, nm->body, c->abstract);
 }
 
+/* pktmap_fd(): from now on the RX rings are in interrupt mode (the peer
+ * kicks their eventfds, which are in p->fd's epoll set with the control
+ * socket and the timer). */
+static int memif_event_fd(struct pktmap_port *p)
+{
+	struct mif_priv *mi = mif(p);
+	if (!lock(&mi->lk_rx))
+		return -EBUSY;
+	mi->events = true;
+	for (uint32_t i = 0; i < p->nrx; i++) {
+		struct mif_q *q = &mi->q[p->ntx + i];
+		if (q->r)
+			PM_WRITE_ONCE(q->r->flags, 0);
+	}
+	unlock(&mi->lk_rx);
+	mif_arm_ctl_timer(p);
+	return p->fd;
+}
+
+void mif_arm_ctl_timer(struct pktmap_port *p)
+{
+	struct mif_priv *mi = mif(p);
+	int st = atomic_load(&mi->state);
+	int64_t now = mif_now_ms();
+	if (st == MIF_DOWN && !mi->server)
+		arm_timer(mi, (mi->next_try_ms - now) * 1000);
+	else if (st != MIF_UP && st != MIF_DOWN)
+		arm_timer(mi, (mi->deadline_ms - now + 1) * 1000);
+}
+
 static void memif_info(const struct pktmap_port *p, struct pktmap_info *info)
 {
 	if (atomic_load(&mif(p)->state) != MIF_UP)
@@ -787,6 +834,7 @@ const struct pm_port_ops pm_memif_ops = {
 	.rxsync = memif_rxsync,
 	.poll_arm = memif_poll_arm,
 	.poll_disarm = memif_poll_disarm,
+	.event_fd = memif_event_fd,
 	.info = memif_info,
 	.close = memif_close,
 };

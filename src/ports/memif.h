@@ -184,6 +184,7 @@ struct mif_priv {
 	_Atomic int state __attribute__((aligned(PM_CACHELINE)));
 	_Atomic int ctl_due;      /* poll woke up on the control socket */
 	_Atomic int fault;        /* a sync saw the peer break the protocol */
+	bool events;              /* pktmap_fd() was called: RX interrupts on */
 	int64_t next_service_ms;
 	int64_t deadline_ms;      /* of the handshake step under way */
 	int64_t next_try_ms;      /* client: next connect() */
@@ -234,6 +235,10 @@ void mif_ctl_close(struct pktmap_port *p);
 void mif_service(struct pktmap_port *p);
 /* Tear the connection down (both locks held), counting what was in flight. */
 void mif_disconnect(struct pktmap_port *p, const char *why, bool tell);
+
+/* Event-source mode (pktmap_fd()): arm the timer for the next connect()
+ * try or handshake deadline, which nobody's poll_arm() does there. */
+void mif_arm_ctl_timer(struct pktmap_port *p);
 
 /* memif.c: connect and detach the rings (both locks held). */
 void mif_rings_attach(struct pktmap_port *p);

@@ -791,6 +791,8 @@ void mif_service(struct pktmap_port *p)
 		mif_disconnect(p, "the peer did not finish the handshake in "
 			       "3000 ms", true);
 	}
+	if (mi->events)
+		mif_arm_ctl_timer(p);
 }
 
 /* Parse SOCKET[/ID]: a path, "@NAME" (an abstract name), or a path used

@@ -54,8 +54,10 @@ attack badsize "a malformed control message"
 attack unsealed "is not a memfd sealed against shrinking"
 attack flood "message type 1 after CONNECT"
 attack garbage "head more than a ring ahead"
-expect_eq "log lines for bad descriptors" \
-	"$(grep -c 'dropped a descriptor of the peer' "$TMP/r.err")" 1
+# Rate-limited: at least one line, one a second at most (the count of
+# the others is in the next line and in drop_invalid, checked below).
+grep -q 'dropped a descriptor of the peer' "$TMP/r.err" ||
+	fail "no log line for the bad descriptors"
 
 echo "6. an honest client: $N frames"
 timeout 60 "$PKTMAP" gen -i "memif:$S" -n "$N" -l 60-1514 -T 0 -q --json \
