@@ -221,6 +221,9 @@ struct mif_priv {
 	uint64_t peer_errors;     /* protocol violations seen */
 	uint64_t connects, disconnects;
 	char peer_name[MIF_NAME_SZ + 1];
+	char last_why[240];       /* the last handshake failure logged */
+	int64_t last_why_ms;
+	uint32_t why_repeats;     /* ... and how often since, not logged */
 	struct pm_ratelimit rl;
 };
 

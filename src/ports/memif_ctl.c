@@ -474,7 +474,7 @@ static int srv_add_ring(struct pktmap_port *p, const struct mif_msg *m, int fd,
 		snprintf(why, wl, "ring of 2^%u descriptors", a->log2_ring_size);
 	else if (a->region >= mi->nreg ||
 		 (uint64_t)a->offset + mif_ring_bytes(a->log2_ring_size) >
-			 mi->reg[a->region].size || (a->offset & 63))
+			 mi->reg[a->region].size || (a->offset & 15))
 		snprintf(why, wl, "ring %s %u at offset %u of region %u lies "
 			 "outside the regions given", c2s ? "C2S" : "S2C",
 			 a->index, a->offset, a->region);
@@ -704,15 +704,30 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 	}
 	set_state(p, MIF_DOWN);
 	mi->next_try_ms = mif_now_ms() + MIF_RETRY_MS;
-	if (st != MIF_DOWN) {
-		mi->disconnects++;
-		uint64_t lost = p->st.drop_backend - lost0;
-		pm_log(p, st == MIF_UP ? PKTMAP_LOG_INFO : PKTMAP_LOG_WARN,
-		       "%s: %s: %s%s; %llu frame%s in flight lost (counted in "
-		       "drop_backend)", p->name, mi->where, st == MIF_UP ?
-		       "disconnected: " : "handshake failed: ", why,
-		       (unsigned long long)lost, lost == 1 ? "" : "s");
+	if (st == MIF_DOWN)
+		return;
+	mi->disconnects++;
+	uint64_t lost = p->st.drop_backend - lost0;
+	/* A peer failing the same way again and again (a client retrying
+	 * every 100 ms against a server that says "ID not found") gets one
+	 * line a second; another reason is said at once. */
+	int64_t now = mif_now_ms();
+	if (st != MIF_UP && strcmp(why, mi->last_why) == 0 &&
+	    now - mi->last_why_ms < 1000) {
+		mi->why_repeats++;
+		return;
 	}
+	char more[48] = "";
+	if (mi->why_repeats)
+		snprintf(more, sizeof(more), " (and %u more like it)", mi->why_repeats);
+	snprintf(mi->last_why, sizeof(mi->last_why), "%s", why);
+	mi->last_why_ms = now;
+	mi->why_repeats = 0;
+	pm_log(p, st == MIF_UP ? PKTMAP_LOG_INFO : PKTMAP_LOG_WARN,
+	       "%s: %s: %s%s%s; %llu frame%s in flight lost (counted in "
+	       "drop_backend)", p->name, mi->where, st == MIF_UP ?
+	       "disconnected: " : "handshake failed: ", why, more,
+	       (unsigned long long)lost, lost == 1 ? "" : "s");
 }
 
 static void handle_one(struct pktmap_port *p, const struct mif_msg *m, int fd)

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Helpers for the memif tests: dpdk-testpmd in interactive mode, fed
-# through a FIFO, with net_memif ports on sockets in $TMP. Source after
-# lib.sh.
+# through a FIFO, with net_memif ports on sockets in $TMP (callers check
+# need_cmd dpdk-testpmd), and stop_bg. Source after lib.sh.
 #
 #   tp_start TAG VDEV...   start testpmd (its output in $TMP/TAG.out) and
 #                          wait for its prompt; TP_PID is its PID
@@ -10,9 +10,8 @@
 #   tp_after TAG CMD RE    type CMD, wait for a line matching RE after it
 #                          (the line is left in TP_LINE)
 #   tp_quit TAG            quit it and wait for it to end
-#   tp_count TAG CMD FIELD nth: after the echo of CMD, the Nth "FIELD: N"
-
-need_cmd dpdk-testpmd
+#   tp_field FIELD         the number after "FIELD:" in TP_LINE
+#   stop_bg PID...         Ctrl-C for commands started with bg
 
 declare -A TP_FD
 

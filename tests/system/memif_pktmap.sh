@@ -17,6 +17,7 @@
 # 4. bad names and options: one line naming the port and the remedy.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/memif_lib.sh"
 
 N=${N:-100000}
 S=$TMP/s.sock
@@ -65,7 +66,7 @@ gpid=$BG_PID
 wait_for "$TMP/r3.err" "secret does not match" 10
 wait_for "$TMP/g3.err" "the peer said: the client's secret does not match" 10
 kill -0 "$gpid" || fail "3: gen gave up"
-kill "$rpid"
+stop_bg "$rpid"
 wait_bg "$rpid"
 bg "$PKTMAP" recv -i "memif:$S@conf:role=server,secret=wrong" -n 10 -T 0 -q \
 	--json >"$TMP/r3b.json"
@@ -99,7 +100,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 bad "memif:$S@conf:role=server" "in use by another memif server"
-kill "$rpid"
+stop_bg "$rpid"
 wait_bg "$rpid"
 [ -e "$S" ] && fail "recv left its socket behind"
 echo "PASS"

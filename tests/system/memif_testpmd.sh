@@ -24,6 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/memif_lib.sh"
+need_cmd dpdk-testpmd
 
 N=${N:-200000}
 A=$TMP/a.sock

@@ -19,6 +19,7 @@
 # Nothing is left behind: no XDP program, no socket file.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/memif_lib.sh"
 need_root
 need_cmd ip
 
@@ -81,7 +82,6 @@ wait_bg "$rpid"
 expect_eq "2: recv exit status" "$WAIT_RC" 0
 check 2 "$TMP/g2.json" "$TMP/r2.json"
 
-stop_bg() { kill -INT $(pgrep -P "$1") 2>/dev/null || true; }
 stop_bg "$bpid"
 wait_bg "$bpid"
 expect_eq "bridge exit status" "$WAIT_RC" 0
