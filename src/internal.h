@@ -61,6 +61,10 @@ struct pm_conf {
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;
 	uint32_t headroom;                 /* back end's own: 0 = default */
+	/* memif: */
+	int role;                          /* -1 unset, 0 client, 1 server */
+	int abstract;                      /* -1 unset: abstract socket name */
+	char secret[25];                   /* "" = none */
 };
 
 struct pm_name {
@@ -447,5 +451,6 @@ extern const struct pm_port_ops pm_pcap_ops;
 extern const struct pm_port_ops pm_packet_ops, pm_tap_ops;
 extern const struct pm_port_ops pm_xdp_ops;
 extern const struct pm_port_ops pm_vale_ops;
+extern const struct pm_port_ops pm_memif_ops;
 
 #endif /* PKTMAP_INTERNAL_H */

@@ -15,7 +15,8 @@
  *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
- *   hugepages, loop, linktype, nanosec, spin-us, region, share.
+ *   hugepages, loop, linktype, nanosec, spin-us, region, share;
+ *   memif: role (server|client), secret, abstract.
  *
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
@@ -36,6 +37,7 @@ static const struct pm_port_ops *const known_backends[] = {
 	&pm_tap_ops,
 	&pm_xdp_ops,
 	&pm_vale_ops,
+	&pm_memif_ops,
 };
 
 void pm_printable(char *dst, size_t len, const char *src)
@@ -106,6 +108,7 @@ static const struct conf_key conf_keys[] = {
 	CK("linktype", linktype, 0, 0, 65535),
 	CK("nanosec", nanosec, 1, 0, 1),
 	CK("spin-us", spin_us, 0, 0, 1000000),
+	CK("abstract", abstract, 1, 0, 1),
 };
 
 /* Parse "k=v,k=v" into conf. */
@@ -134,6 +137,20 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "'@conf:%s=': bad region name", key);
 			memcpy(c->region, val, vlen);
 			c->region[vlen] = 0;
+		} else if (strcmp(key, "role") == 0) {
+			if (vlen == 6 && strncmp(val, "server", 6) == 0)
+				c->role = 1;
+			else if (vlen == 6 && strncmp(val, "client", 6) == 0)
+				c->role = 0;
+			else
+				return err_out(err, errlen, name, "%s",
+					       "'@conf:role=': server or client");
+		} else if (strcmp(key, "secret") == 0) {
+			if (vlen == 0 || vlen >= sizeof(c->secret))
+				return err_out(err, errlen, name, "%s",
+					       "'@conf:secret=': 1 to 24 characters");
+			memcpy(c->secret, val, vlen);
+			c->secret[vlen] = 0;
 		} else if (strcmp(key, "share") == 0) {
 			/* share=group:NAME (or group:GID): the region's files
 			 * belong to that group, mode 0660. */
@@ -207,7 +224,8 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 					       "tx-rings, rx-rings, host-rings, slots, "
 					       "tx-slots, rx-slots, bufs, buf-size, "
 					       "extra-bufs, hugepages, loop, linktype, "
-					       "nanosec, spin-us, region, share)", key);
+					       "nanosec, spin-us, region, share, role, "
+					       "secret, abstract)", key);
 			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
 				char m[96];
 				snprintf(m, sizeof(m),
@@ -265,6 +283,8 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	out->conf.tx_live = -1;
 	out->conf.hugepages = -1;
 	out->conf.nanosec = -1;
+	out->conf.role = -1;
+	out->conf.abstract = -1;
 
 	if (!name || !*name)
 		return err_out(err, errlen, "(empty)", "%s",

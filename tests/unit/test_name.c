@@ -61,6 +61,15 @@ static const struct name_case cases[] = {
 	  "'@conf:tx=livex': expected live" },
 	{ "xdp:eth0@conf:tx=", 0, NULL, NULL, 0, 0, 0, 0, "'@conf:tx=': expected" },
 	{ "pipe:a b{0", 0, NULL, NULL, 0, 0, 0, 0, "bad character" },
+	/* memif: a socket path or @abstract name, then /ID (the back end's) */
+	{ "memif:/run/m.sock/3/R", 1, "memif", "/run/m.sock/3", NR_REG_ALL_NIC, -1,
+	  -1, PKTMAP_DIR_RX, NULL },
+	{ "memif:@vpp/m@conf:role=server", 1, "memif", "@vpp/m", NR_REG_ALL_NIC, -1,
+	  -1, 0, NULL },
+	{ "memif:/x@conf:role=master", 0, NULL, NULL, 0, 0, 0, 0, "server or client" },
+	{ "memif:/x@conf:secret=0123456789012345678901234", 0, NULL, NULL, 0, 0, 0,
+	  0, "1 to 24 characters" },
+	{ "memif:/x@conf:abstract=2", 0, NULL, NULL, 0, 0, 0, 0, "needs a number" },
 };
 
 static int nlogged;
@@ -122,6 +131,14 @@ int main(void)
 	CHECK(pm_name_parse("xdp:eth0@conf:tx=xsk", &nm, err, sizeof(err)) == 0,
 	      "%s", err);
 	CHECK_EQ(nm.conf.tx_live, 0);
+	CHECK(pm_name_parse("memif:/m.sock@conf:role=server,secret=s3,abstract=1",
+			    &nm, err, sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(nm.conf.role, 1);
+	CHECK_EQ(nm.conf.abstract, 1);
+	CHECK(strcmp(nm.conf.secret, "s3") == 0, "secret %s", nm.conf.secret);
+	CHECK(pm_name_parse("memif:/m.sock", &nm, err, sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(nm.conf.role, -1);
+	CHECK_EQ(nm.conf.abstract, -1);
 	CHECK(pm_name_parse("null:@3", &nm, err, sizeof(err)) == 0, "%s", err);
 	CHECK(strcmp(nm.conf.region, "mem3") == 0, "region %s", nm.conf.region);
 
