@@ -703,8 +703,14 @@ int main(void)
 		test_pcap((enum wait_mode)m);
 	}
 	t_need_root("test_events (tap)");
-	if (t_enter_netns() != 0)
-		return t_done("events") ? 1 : 77;
+	if (t_enter_netns() != 0) {
+		/* The pipe, null and pcap sections above have run: their
+		 * failures fail the test; without namespaces the rest is a
+		 * skip, except under CI, which may not skip. */
+		if (t_done("events") || getenv("CI"))
+			return 1;
+		return 77;
+	}
 	for (int m = W_POLL; m <= W_EPOLL; m++)
 		test_tap((enum wait_mode)m);
 	/* The veth pair for xdp: (copy mode; frames into eb's program). */

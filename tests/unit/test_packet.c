@@ -131,8 +131,10 @@ int main(void)
 	if (t_enter_netns() != 0)
 		return getenv("CI") ? 1 : 77;
 	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
-		  "ip link set pb up"))
+		  "ip link set pb up")) {
+		CHECK(0, "veth pair pa/pb");
 		return t_done("packet");
+	}
 
 	struct pktmap_stats st = { .sz = sizeof(st) };
 	struct pktmap_info info = { .sz = sizeof(info) };

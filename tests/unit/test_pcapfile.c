@@ -15,8 +15,9 @@
  *    types, time stamp resolutions, SPB, obsolete PB, unknown blocks.
  * 6. Open errors: both directions, missing file, bad magic, caplen limit.
  *
- * The corpus is $PKTMAP_PCAPS, else $PKTMAP_SOURCE_ROOT/../shared/pcaps;
- * without it the test fails (it does not skip).
+ * The corpus is $PKTMAP_PCAPS, else tests/data/pcaps in the source tree
+ * (README.md there says where each file comes from); without it the test
+ * fails (it does not skip).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1287,12 +1288,12 @@ int main(void)
 	if (env && *env)
 		snprintf(pcaps, sizeof(pcaps), "%s", env);
 	else
-		snprintf(pcaps, sizeof(pcaps), "%s/../shared/pcaps",
+		snprintf(pcaps, sizeof(pcaps), "%s/tests/data/pcaps",
 			 root && *root ? root : PKTMAP_SOURCE_ROOT);
 	if (load_expected() != 0 || nexpect == 0) {
 		fprintf(stderr,
 			"FAIL: no capture corpus at %s (EXPECTED.tsv): set "
-			"PKTMAP_PCAPS to the directory of the shared pcaps\n",
+			"PKTMAP_PCAPS to the directory of tests/data/pcaps\n",
 			pcaps);
 		return 1;
 	}

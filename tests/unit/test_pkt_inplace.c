@@ -541,8 +541,10 @@ int main(void)
 	if (t_enter_netns() != 0)
 		return getenv("CI") ? 1 : 77;
 	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
-		  "ip link set pb up"))
+		  "ip link set pb up")) {
+		CHECK(0, "veth pair pa/pb");
 		return t_done("pkt_inplace");
+	}
 	struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
 	if (!a)
 		return t_done("pkt_inplace");
