@@ -15,6 +15,8 @@
 #   wait_output WANT CMD...  wait until CMD prints WANT (then assert it)
 #   switch_wait_ports SWITCH PORT...  wait until `pktmap switch --list
 #                   SWITCH` lists every PORT
+#   stage_for_others  copy pktmap and its libraries where any user can
+#                   read them: run "${OTHER_ENV[@]}" "$OTHER_PKTMAP" ...
 #
 # Everything a test makes lives in $TMP (removed at exit), and the pipes it
 # names carry $$ so that concurrent runs never meet; their leftovers in
@@ -35,6 +37,7 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	rm -rf "$TMP"
+	[ -z "${STAGE:-}" ] || rm -rf "$STAGE"
 	rm -f /dev/shm/pktmap.pipe."$PIPE"*
 	exit "$rc"
 }
@@ -133,4 +136,26 @@ wait_output() {
 		sleep 0.1
 	done
 	return 0
+}
+
+# stage_for_others: steps run as another user (nobody) cannot load the
+# build tree's libraries when the checkout is under a 0700 home (root's),
+# so copy the pktmap binary and the libraries it loads, in the build
+# tree's layout (its RUNPATH is $ORIGIN/..), into a 0755 directory under
+# /tmp, removed at exit. OTHER_PKTMAP is the copy of $PKTMAP; OTHER_ENV
+# (an env(1) command line) points the variables meson sets for the test
+# (LD_LIBRARY_PATH, PKTMAP_PCAP_LIBDIR) at the copy too.
+stage_for_others() {
+	local bld f
+	bld=$(cd "$(dirname "$PKTMAP")/.." && pwd)
+	STAGE=$(mktemp -d /tmp/pktmap-stage.XXXXXX)
+	mkdir -p "$STAGE/apps" "$STAGE/compat/pcap"
+	cp "$PKTMAP" "$STAGE/apps/pktmap"
+	cp -L "$bld/libpktmap.so.0" "$STAGE/"
+	for f in libpcap.so.0.8 libpktmap-pcap-preload.so; do
+		[ ! -e "$bld/compat/pcap/$f" ] || cp -L "$bld/compat/pcap/$f" "$STAGE/compat/pcap/"
+	done
+	chmod -R a+rX "$STAGE"
+	OTHER_PKTMAP=$STAGE/apps/pktmap
+	OTHER_ENV=(env LD_LIBRARY_PATH="$STAGE" PKTMAP_PCAP_LIBDIR="$STAGE/compat/pcap")
 }

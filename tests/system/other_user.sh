@@ -17,6 +17,8 @@ need_root
 need_cmd setpriv
 need_cmd /usr/bin/python3
 id nobody >/dev/null 2>&1 || skip "needs the user nobody"
+# nobody runs a copy it can read, whatever the checkout's permissions.
+stage_for_others
 
 as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
@@ -37,10 +39,17 @@ for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}j" ] && break; sleep 0
 [ -e "/dev/shm/pktmap.pipe.${PIPE}j" ] || fail "root's region did not appear"
 mode=$(stat -c %a "/dev/shm/pktmap.pipe.${PIPE}j")
 expect_eq "region mode" "$mode" 600
-if as_nobody "$PKTMAP" gen -i "$p{0" -n 10 -T 0 -q 2>"$TMP/join.err"; then
-	fail "nobody joined root's pipe"
-fi
-grep -q "Permission denied" "$TMP/join.err" || fail "join: $(cat "$TMP/join.err")"
+# nobody tries to inject (gen) and to read (recv) through the free end:
+# each must be pktmap's own one-line refusal naming the port (a setpriv or
+# loader failure would also say "Permission denied", but not this).
+for verb in gen recv; do
+	if as_nobody "${OTHER_ENV[@]}" "$OTHER_PKTMAP" "$verb" -i "$p{0" -n 10 -T 0 -q 2>"$TMP/join.err"; then
+		fail "nobody's $verb joined root's pipe"
+	fi
+	grep -q "^pktmap: $p{0: .*Permission denied" "$TMP/join.err" &&
+		[ "$(wc -l <"$TMP/join.err")" -eq 1 ] ||
+		fail "join ($verb): $(cat "$TMP/join.err")"
+done
 # Root's own sender still gets through, and recv counts only its frames.
 "$PKTMAP" gen -i "$p{0" -n 1000 -T 0 -q
 wait_bg "$recv_pid"
@@ -173,7 +182,7 @@ BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$sh}0@conf:share=group:nogroup" -n 200 -T 0 
 shr=$BG_PID
 for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}g.w0.0.0t" ] && break; sleep 0.05; done
 expect_eq "shared region mode" "$(stat -c '%a %G' "/dev/shm/pktmap.pipe.${PIPE}g")" "660 nogroup"
-setpriv --reuid=nobody --regid=nogroup --init-groups "$PKTMAP" gen \
+setpriv --reuid=nobody --regid=nogroup --init-groups "${OTHER_ENV[@]}" "$OTHER_PKTMAP" gen \
 	-i "$sh{0@conf:share=group:nogroup" -n 200 -T 0 -q || fail "nobody could not use the shared pipe"
 wait_bg "$shr"
 expect_eq "shared recv exit" "$WAIT_RC" 0

@@ -67,6 +67,13 @@ static inline int t_enter_netns(void)
 		perror("mount sysfs");
 		return -1;
 	}
+	/* The new sysfs hides a bpffs the host may have at /sys/fs/bpf
+	 * (systemd mounts one), while /proc/mounts still lists it: iproute2's
+	 * loader (`ip link set ... xdp obj`) then finds no usable bpffs and
+	 * fails. A bpffs of our own there makes both hosts alike; it goes
+	 * with the namespace. (Without one, only `ip ... obj` needs it.) */
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL) != 0)
+		perror("mount bpf /sys/fs/bpf");
 	t_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
 	t_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
 	return 0;
