@@ -42,6 +42,15 @@ static inline int t_run(const char *cmd)
 	return r;
 }
 
+/* Run a setup command a test section depends on: its failure is a
+ * failed check (a section never skips silently). Returns t_run()'s. */
+static inline int t_setup(const char *cmd)
+{
+	int r = t_run(cmd);
+	CHECK(r == 0, "setup failed: %s", cmd);
+	return r;
+}
+
 static inline void t_write_file(const char *path, const char *v)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);

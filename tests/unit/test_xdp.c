@@ -535,7 +535,7 @@ static void test_errors(void)
 	expect_error("xdp:xa^1", PKTMAP_DIR_RX, "host ring 1 does not exist");
 	expect_error("xdp:xa@conf:buf-size=8192", PKTMAP_DIR_RX,
 		     "2048 or 4096");
-	if (t_run("ip link set xa mtu 40000") == 0) {
+	if (t_setup("ip link set xa mtu 40000") == 0) {
 		expect_error("xdp:xa", PKTMAP_DIR_RX,
 			     "MTU 40000: frames up to 40018 bytes need more than 17 "
 			     "buffers of 1792 bytes");
@@ -557,7 +557,9 @@ static void test_errors(void)
 			       NULL);
 	int xb = (int)if_nametoindex("xb");
 	CHECK(fd >= 0, "load a foreign program: %d", fd);
-	if (fd >= 0 && bpf_xdp_attach(xb, fd, XDP_FLAGS_SKB_MODE, NULL) == 0) {
+	int att = fd >= 0 ? bpf_xdp_attach(xb, fd, XDP_FLAGS_SKB_MODE, NULL) : -1;
+	CHECK(att == 0, "attach the foreign program to xb: %d", att);
+	if (att == 0) {
 		expect_error("xdp:xb", PKTMAP_DIR_RX,
 			     "another XDP program ('other_xdp'");
 		CHECK(prog_id("xb") != 0, "the foreign program stays");
@@ -844,7 +846,7 @@ out:
  * multi-buffer), with a 9000-byte MTU. */
 static void test_multibuffer(void)
 {
-	if (t_run("ip link set dev xa mtu 9000 && ip link set dev xb mtu 9000"))
+	if (t_setup("ip link set dev xa mtu 9000 && ip link set dev xb mtu 9000"))
 		return;
 	struct pktmap_port *rx = open_port("xdp:xb", PKTMAP_DIR_RX);
 	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
@@ -907,7 +909,7 @@ static void test_device_gone(void)
 {
 	/* The interface disappears under open ports: a reader sees the end
 	 * of the source (POLLHUP), a writer an error; close still works. */
-	if (t_run("ip link add xc type veth peer name xd && "
+	if (t_setup("ip link add xc type veth peer name xd && "
 		  "ip link set dev xc up && ip link set dev xd up"))
 		return;
 	struct pktmap_port *rx = open_port("xdp:xd", PKTMAP_DIR_RX);
