@@ -817,8 +817,18 @@ static void corrupt_one(const char *file)
 		}
 		lseek(fd, 0, SEEK_SET);
 		size_t bufsz = i % 2 ? 1 + rnd() % 100 : 0;
-		if (pm_pcapr_open_fd_buf(&r, fd, true, bufsz, err, sizeof(err)) != 0)
+		/* The fd path opens exactly when the memory path does (a cut
+		 * inside the file header), and always the whole file. */
+		struct pm_pcapr *rm;
+		int mo = pm_pcapr_open_mem(&rm, orig, c, err, sizeof(err));
+		if (mo == 0)
+			pm_pcapr_close(rm);
+		if (pm_pcapr_open_fd_buf(&r, fd, true, bufsz, err, sizeof(err)) != 0) {
+			CHECK(mo != 0 && c < len, "%s fd cut %zu: open fails: %s",
+			      file, c, err);
 			continue;
+		}
+		CHECK(mo == 0, "%s fd cut %zu: opens, but not from memory", file, c);
 		struct pkts got = { 0 };
 		int ret = read_all(r, &got);
 		size_t sure = 0;
