@@ -12,6 +12,9 @@
 #   wait_for FILE RE wait until a line of FILE matches RE
 #   json FILE KEY   a top-level number or string of a JSON summary
 #   expect_eq WHAT GOT WANT
+#   refute WHAT RE CMD...  fail unless CMD succeeds and prints no line
+#                   matching RE (not `CMD | grep -q RE && fail`, which
+#                   passes when CMD fails)
 #   drops_ok WHAT DROPS TOTAL  fail when the kernel counted more than
 #                   MAX_DROP_PCT (default 5) percent of TOTAL as dropped
 #   wait_output WANT CMD...  wait until CMD prints WANT (then assert it)
@@ -91,6 +94,19 @@ json() {
 
 expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got $2, want $3"
+}
+
+# refute WHAT RE CMD...: CMD must succeed and print no line matching the
+# extended regular expression RE. A failing CMD is a failure: under
+# pipefail `CMD | grep -q RE && fail` passes when CMD fails.
+refute() {
+	local what=$1 re=$2 out
+	shift 2
+	out=$("$@") || fail "$what: $* failed"
+	if grep -Eq -- "$re" <<<"$out"; then
+		fail "$what: $(grep -E -- "$re" <<<"$out" | head -n 3)"
+	fi
+	return 0
 }
 
 # drops_ok WHAT DROPS TOTAL: a receiver starved of CPU (the suite must pass

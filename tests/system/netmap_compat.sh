@@ -194,5 +194,5 @@ echo "7. the one-line errors"
 out=$("$PKTMAP" netmap-run --map foo true 2>&1 || true)
 echo "$out" | grep -q "not xdp or pkt" || fail "--map foo: $out"
 
-ls /dev/shm | grep -q "pktmap\.mem$M\$" && fail "memory $M left in /dev/shm"
+refute "memory $M left in /dev/shm" "pktmap\.mem$M\$" ls /dev/shm
 echo "netmap_compat: ok"

@@ -97,8 +97,7 @@ prog_on() {
 	fi
 }
 no_prog() {
-	inB ip link show vb | grep -q "prog/xdp" && fail "$1: XDP program left on vb"
-	return 0
+	refute "$1: XDP program left on vb" prog/xdp inB ip link show vb
 }
 
 # Wait for a command's output to match (a tool's own status), 30 s.

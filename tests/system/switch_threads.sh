@@ -57,7 +57,7 @@ expect_eq "b packets" "$(json "$TMP/b.json" packets)" 501
 expect_eq "b gaps" "$(json "$TMP/b.json" gaps)" 0
 expect_eq "b bad (d's frame)" "$(json "$TMP/b.json" bad)" 1
 "$PKTMAP" switch "$S" -d d
-list | grep -q '^d ' && fail "d still attached after -d"
+refute "d still attached after -d" '^d ' list
 kill "$client_d"
 wait "$client_d" 2>/dev/null || true
 expect_eq "d total" "$(grep '^total' "$TMP/d.out" | cut -d' ' -f2)" 1000

@@ -124,12 +124,12 @@ expect_eq "drops to m" "$(port_json m drop_nospace)" 0
 list | grep -q "^st$$ *tap" || fail "no persistent port: $(list)"
 nsx "$B" ip link show dev "st$$" >/dev/null || fail "no tap device st$$"
 nsx "$B" "$PKTMAP" switch "$S" -d vd
-list | grep -q '^vd ' && fail "vd still attached"
+refute "vd still attached" '^vd ' list
 for _ in $(seq 100); do
 	nsx "$B" ip link show dev vd | grep -q prog/xdp || break
 	sleep 0.1
 done
-nsx "$B" ip link show dev vd | grep -q prog/xdp && fail "vd keeps its XDP program"
+refute "vd keeps its XDP program" prog/xdp nsx "$B" ip link show dev vd
 nsx "$B" "$PKTMAP" switch "$S" -a xdp:vd
 list | grep -q '^vd *nic' || fail "vd not attached again: $(list)"
 out=$(nsx "$B" "$PKTMAP" switch "$S" -d nosuch 2>&1) && fail "detached a port that is not there"
