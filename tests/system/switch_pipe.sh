@@ -81,8 +81,10 @@ for pid in "${pids[@]}"; do
 	# a bg PID is `timeout`'s: the client is its child
 	child=$(pgrep -P "$pid" | head -n 1 || true)
 	[ -n "$child" ] && pid=$child
-	awk '$2 ~ /s/ && $5 != 0 { print $4 ":" $5 }' "/proc/$pid/maps" |
-		sort -u >"$TMP/maps.$pid"
+	# shared memory objects (memfd or /dev/shm: not the C library's
+	# shared caches, which every process maps)
+	awk '$2 ~ /s/ && $5 != 0 && $6 ~ /^\/(memfd:|dev\/shm\/)/ { print $4 ":" $5 }' \
+		"/proc/$pid/maps" | sort -u >"$TMP/maps.$pid"
 	# every client maps memory it shares with the switch
 	[ -s "$TMP/maps.$pid" ] || fail "client $pid maps no shared memory"
 	cat "$TMP/maps.$pid"
