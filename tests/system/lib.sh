@@ -29,7 +29,8 @@
 
 : "${PKTMAP:?PKTMAP must name the pktmap binary}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pktmap-test.XXXXXX")
-PIPE="t$$"
+# (a letter after the PID: run 123's glob t123p* cannot match run 1234's)
+PIPE="t$$p"
 BG_PIDS=()
 
 cleanup() {
