@@ -498,8 +498,8 @@ static void test_stale_program(void)
 
 	/* One attached without a link (an older pktmap's) is replaced. */
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "ip link set dev xb xdpdrv obj %s/bpf/"
-		 "pktmap_xdp.bpf.o sec xdp.frags", getenv("PKTMAP_BUILD_ROOT") ?
+	snprintf(cmd, sizeof(cmd), "ip link set dev xb xdpdrv obj '%s/bpf/"
+		 "pktmap_xdp.bpf.o' sec xdp.frags", getenv("PKTMAP_BUILD_ROOT") ?
 		 getenv("PKTMAP_BUILD_ROOT") : ".");
 	/* (ip may attach nothing while other namespaces come and go.) */
 	for (int i = 0; i < 5 && getenv("PKTMAP_BUILD_ROOT") && !prog_id("xb"); i++)
