@@ -37,8 +37,10 @@ trap 'rc=$?; rm -f /dev/shm/pktmap."$PIPE"*; (exit $rc); cleanup' EXIT
 
 # Below what a busy 2-core machine forwards, and queues deep enough for
 # a peer descheduled for tens of milliseconds: the router drops rather
-# than wait (by design), and these tests count every frame.
-RATE=${RATE:-150k}
+# than wait (by design), and these tests count every frame and allow few
+# drops (full_ok). At 150k, two busy loops on both cores made a single
+# router thread drop 5-17% of 100000 frames; at 50k, none.
+RATE=${RATE:-50k}
 Q="--queue 4096 --stash 6144"
 
 # pyj FILE EXPR: evaluate EXPR on the JSON object j of FILE.
@@ -97,9 +99,10 @@ in_ok() {
 # full_ok TAG N: frames dropped on full queues (and still queued at exit)
 # are counted, and few: at most MAX_DROP_PCT percent of the N sent.
 full_ok() {
-	local f="$TMP/$1.json"
-	drops_ok "$1: full queues" \
-		$(($(pyj "$f" 'sum(x["full"] for x in j["queues"])') + $(json "$f" dropped_at_exit))) "$2"
+	local f="$TMP/$1.json" full
+	full=$(($(pyj "$f" 'sum(x["full"] for x in j["queues"])') + $(json "$f" dropped_at_exit)))
+	echo "  $1: $full of $2 dropped on full queues"
+	drops_ok "$1: full queues" "$full" "$2"
 }
 # out_ok FILE TAG OUTPUT WHAT: a receiver on OUTPUT.
 out_ok() {
