@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -290,4 +291,33 @@ int cli_thread_port(const char *name, unsigned nthreads, unsigned i,
 	}
 	snprintf(ring, sizeof(ring), "-%u", i);
 	return cli_insert_after_port(name, ring, out, outlen);
+}
+
+int cli_env_prepend(const char *var, const char *value)
+{
+	const char *old = getenv(var);
+	size_t n = strlen(value) + (old ? strlen(old) : 0) + 2;
+	char *s = malloc(n);
+	int rc;
+
+	if (!s)
+		return -1;
+	if (old && old[0])
+		snprintf(s, n, "%s:%s", value, old);
+	else
+		snprintf(s, n, "%s", value);
+	rc = setenv(var, s, 1);
+	free(s);
+	return rc;
+}
+
+int cli_env_preload(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 256];
+
+	if (strpbrk(dir, " \t"))
+		return cli_env_prepend("LD_LIBRARY_PATH", dir) ||
+		       cli_env_prepend("LD_PRELOAD", name) ? -1 : 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return cli_env_prepend("LD_PRELOAD", path);
 }

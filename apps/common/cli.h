@@ -86,4 +86,14 @@ int cli_insert_after_port(const char *name, const char *what, char *out,
  * with ':'). Prints one line naming the subcommand. */
 void cli_opt_error(const char *cmd, int c, char **argv);
 
+/* Put `value` in front of the colon-separated list in environment
+ * variable `var`. Returns 0 or -1 (errno set). */
+int cli_env_prepend(const char *var, const char *value);
+
+/* Preload library `name` of directory `dir` (LD_PRELOAD, in front of what
+ * is there). The dynamic loader splits LD_PRELOAD at spaces, so a
+ * directory with a space in its path goes in LD_LIBRARY_PATH instead and
+ * LD_PRELOAD names the file alone. Returns 0 or -1 (errno set). */
+int cli_env_preload(const char *dir, const char *name);
+
 #endif /* PKTMAP_APPS_CLI_H */

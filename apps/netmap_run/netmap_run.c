@@ -102,7 +102,7 @@ int cmd_netmap_run(int argc, char **argv)
 {
 	const char *map = NULL;
 	bool dry = false, quiet = false;
-	char dir[PATH_MAX], lib[PATH_MAX + 64];
+	char dir[PATH_MAX];
 	int c;
 
 	opterr = 0;
@@ -137,18 +137,7 @@ int cmd_netmap_run(int argc, char **argv)
 				"(ninja), install it, or set PKTMAP_NETMAP_LIBDIR");
 		return EXIT_RUNTIME;
 	}
-	snprintf(lib, sizeof(lib), "%s/%s", dir, NETMAP_LIB);
-	const char *old = getenv("LD_PRELOAD");
-	char *pre = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
-	if (!pre)
-		goto env_fail;
-	if (old && old[0])
-		sprintf(pre, "%s:%s", lib, old);
-	else
-		sprintf(pre, "%s", lib);
-	int rc = setenv("LD_PRELOAD", pre, 1);
-	free(pre);
-	if (rc)
+	if (cli_env_preload(dir, NETMAP_LIB))
 		goto env_fail;
 	if (map ? setenv("PKTMAP_NETMAP_MAP", map, 1)
 		: setenv("PKTMAP_NETMAP_MAP", "xdp", 0))
@@ -156,6 +145,8 @@ int cmd_netmap_run(int argc, char **argv)
 	if (quiet && setenv("PKTMAP_NETMAP_QUIET", "1", 1))
 		goto env_fail;
 	if (dry) {
+		if (strpbrk(dir, " \t")) /* see cli_env_preload() */
+			printf("LD_LIBRARY_PATH='%s' ", getenv("LD_LIBRARY_PATH"));
 		printf("LD_PRELOAD=%s PKTMAP_NETMAP_MAP=%s%s", getenv("LD_PRELOAD"),
 		       getenv("PKTMAP_NETMAP_MAP"),
 		       quiet ? " PKTMAP_NETMAP_QUIET=1" : "");

@@ -98,29 +98,11 @@ static int find_libdir(const char *name, char *out, size_t len)
 }
 
 /* Put `value` first in the colon-separated variable `var`. */
-static int prepend(const char *var, const char *value)
-{
-	const char *old = getenv(var);
-	size_t n = strlen(value) + (old ? strlen(old) : 0) + 2;
-	char *s = malloc(n);
-	int rc;
-
-	if (!s)
-		return -1;
-	if (old && old[0])
-		snprintf(s, n, "%s:%s", value, old);
-	else
-		snprintf(s, n, "%s", value);
-	rc = setenv(var, s, 1);
-	free(s);
-	return rc;
-}
-
 int cmd_pcap_run(int argc, char **argv)
 {
 	const char *map = NULL;
 	bool preload = false, dry = false;
-	char dir[PATH_MAX], lib[PATH_MAX + 64];
+	char dir[PATH_MAX];
 	int c;
 
 	opterr = 0;
@@ -160,10 +142,9 @@ int cmd_pcap_run(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	if (preload) {
-		snprintf(lib, sizeof(lib), "%s/%s", dir, PRELOAD_NAME);
-		if (prepend("LD_PRELOAD", lib))
+		if (cli_env_preload(dir, PRELOAD_NAME))
 			goto env_fail;
-	} else if (prepend("LD_LIBRARY_PATH", dir)) {
+	} else if (cli_env_prepend("LD_LIBRARY_PATH", dir)) {
 		goto env_fail;
 	}
 	/* An explicit --map wins; else keep what the caller set, else xdp. */
@@ -173,6 +154,8 @@ int cmd_pcap_run(int argc, char **argv)
 	if (dry) {
 		const char *v = getenv(preload ? "LD_PRELOAD" : "LD_LIBRARY_PATH");
 
+		if (preload && strpbrk(dir, " \t")) /* cli_env_preload() */
+			printf("LD_LIBRARY_PATH='%s' ", getenv("LD_LIBRARY_PATH"));
 		printf("%s=%s PKTMAP_PCAP_MAP=%s", preload ? "LD_PRELOAD"
 							    : "LD_LIBRARY_PATH",
 		       v, getenv("PKTMAP_PCAP_MAP"));

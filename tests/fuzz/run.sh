@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # Build one libFuzzer target with clang (ASan + UBSan) and run it for a
-# while, seeded with the shared captures for the pcap reader.
+# while, seeded with the repository's captures (tests/data/pcaps) for the
+# pcap reader.
 #
 #   tests/fuzz/run.sh [TARGET] [SECONDS]
 #     TARGET   tests/fuzz/fuzz_TARGET.c: pcapfile (default), libpcap_diff
@@ -42,7 +43,7 @@ seeds=
 case $target in
 pcapfile | libpcap_diff)
 	srcs=("$root/src/pcapfile.c")
-	seeds=${PKTMAP_PCAPS:-$root/../shared/pcaps}
+	seeds=${PKTMAP_PCAPS:-$root/tests/data/pcaps}
 	[ "$target" = libpcap_diff ] && libs=(-lpcap)
 	;;
 name)
@@ -67,8 +68,8 @@ routes)
 esac
 [ -d "$root/tests/fuzz/seeds/$target" ] && seeds="$root/tests/fuzz/seeds/$target"
 if [ -n "$seeds" ] && [ ! -d "$seeds" ]; then
-	echo "run.sh: no seeds at $seeds (set PKTMAP_PCAPS): starting from an empty corpus" >&2
-	seeds=
+	echo "run.sh: no seeds at $seeds: set PKTMAP_PCAPS to a directory of captures (default tests/data/pcaps)" >&2
+	exit 2
 fi
 for l in ${libs[@]+"${libs[@]}"}; do
 	case $l in

@@ -13,9 +13,16 @@
 #   wait_for FILE RE wait until a line of FILE matches RE
 #   json FILE KEY   a top-level number or string of a JSON summary
 #   expect_eq WHAT GOT WANT
+#   refute WHAT RE CMD...  fail unless CMD succeeds and prints no line
+#                   matching RE (not `CMD | grep -q RE && fail`, which
+#                   passes when CMD fails)
+#   drops_ok WHAT DROPS TOTAL  fail when the kernel counted more than
+#                   MAX_DROP_PCT (default 5) percent of TOTAL as dropped
 #   wait_output WANT CMD...  wait until CMD prints WANT (then assert it)
 #   switch_wait_ports SWITCH PORT...  wait until `pktmap switch --list
 #                   SWITCH` lists every PORT
+#   stage_for_others  copy pktmap and its libraries where any user can
+#                   read them: run "${OTHER_ENV[@]}" "$OTHER_PKTMAP" ...
 #
 # Everything a test makes lives in $TMP (removed at exit), and the pipes it
 # names carry $$ so that concurrent runs never meet; their leftovers in
@@ -23,7 +30,8 @@
 
 : "${PKTMAP:?PKTMAP must name the pktmap binary}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pktmap-test.XXXXXX")
-PIPE="t$$"
+# (a letter after the PID: run 123's glob t123p* cannot match run 1234's)
+PIPE="t$$p"
 BG_PIDS=()
 
 cleanup() {
@@ -36,6 +44,7 @@ cleanup() {
 		wait "$pid" 2>/dev/null
 	done
 	rm -rf "$TMP"
+	[ -z "${STAGE:-}" ] || rm -rf "$STAGE"
 	rm -f /dev/shm/pktmap-$(id -u)/pipe."$PIPE"*
 	exit "$rc"
 }
@@ -102,6 +111,30 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got $2, want $3"
 }
 
+# refute WHAT RE CMD...: CMD must succeed and print no line matching the
+# extended regular expression RE. A failing CMD is a failure: under
+# pipefail `CMD | grep -q RE && fail` passes when CMD fails.
+refute() {
+	local what=$1 re=$2 out
+	shift 2
+	out=$("$@") || fail "$what: $* failed"
+	if grep -Eq -- "$re" <<<"$out"; then
+		fail "$what: $(grep -E -- "$re" <<<"$out" | head -n 3)"
+	fi
+	return 0
+}
+
+# drops_ok WHAT DROPS TOTAL: a receiver starved of CPU (the suite must pass
+# beside two busy loops) lets a socket's ring fill, and the kernel drops
+# and counts frames. At the tests' rates that stays a small share: more
+# than MAX_DROP_PCT percent (default 5) of TOTAL is a failure, so that a
+# path dropping everything (and counting it) cannot pass.
+drops_ok() {
+	local max=${MAX_DROP_PCT:-5}
+	[ $(($2 * 100)) -le $((max * $3)) ] ||
+		fail "$1: $2 of $3 frames dropped (counted), more than $max%"
+}
+
 # Wait for background PID $1 (started with bg, so bounded by its timeout);
 # its exit status is left in WAIT_RC.
 wait_bg() {
@@ -147,4 +180,26 @@ wait_output() {
 		sleep 0.1
 	done
 	return 0
+}
+
+# stage_for_others: steps run as another user (nobody) cannot load the
+# build tree's libraries when the checkout is under a 0700 home (root's),
+# so copy the pktmap binary and the libraries it loads, in the build
+# tree's layout (its RUNPATH is $ORIGIN/..), into a 0755 directory under
+# /tmp, removed at exit. OTHER_PKTMAP is the copy of $PKTMAP; OTHER_ENV
+# (an env(1) command line) points the variables meson sets for the test
+# (LD_LIBRARY_PATH, PKTMAP_PCAP_LIBDIR) at the copy too.
+stage_for_others() {
+	local bld f
+	bld=$(cd "$(dirname "$PKTMAP")/.." && pwd)
+	STAGE=$(mktemp -d /tmp/pktmap-stage.XXXXXX)
+	mkdir -p "$STAGE/apps" "$STAGE/compat/pcap"
+	cp "$PKTMAP" "$STAGE/apps/pktmap"
+	cp -L "$bld/libpktmap.so.0" "$STAGE/"
+	for f in libpcap.so.0.8 libpktmap-pcap-preload.so; do
+		[ ! -e "$bld/compat/pcap/$f" ] || cp -L "$bld/compat/pcap/$f" "$STAGE/compat/pcap/"
+	done
+	chmod -R a+rX "$STAGE"
+	OTHER_PKTMAP=$STAGE/apps/pktmap
+	OTHER_ENV=(env LD_LIBRARY_PATH="$STAGE" PKTMAP_PCAP_LIBDIR="$STAGE/compat/pcap")
 }

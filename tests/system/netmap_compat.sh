@@ -50,14 +50,19 @@ need_cmd cc
 need_cmd pkg-config
 SRC=${PKTMAP_SOURCE_ROOT:?}
 export PKG_CONFIG_PATH=$B/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-flags=$(pkg-config --cflags --libs pktmap-netmap) || fail "pkg-config pktmap-netmap"
+# pkg-config escapes spaces in paths for the shell: eval splits its words
+# as a shell would (a checkout whose path has a space works too)
+pc=$(pkg-config --cflags --libs pktmap-netmap) || fail "pkg-config pktmap-netmap"
+eval "flags=($pc)"
 cc -Wall -Wextra -Werror -O2 -DNMT_LIB -o "$TMP/nmt_pc" "$SRC/tests/netmap/nmt.c" \
-	$flags -Wl,-rpath,"$B/compat/netmap:$B" 2>"$TMP/cc.err" ||
+	"${flags[@]}" -Wl,-rpath,"$B/compat/netmap:$B" 2>"$TMP/cc.err" ||
 	fail "cc with pkg-config flags: $(cat "$TMP/cc.err")"
 # the raw-ABI build needs the headers only (no pktmap library): it keeps
 # libc's names and runs under netmap-run
+pc=$(pkg-config --cflags pktmap-netmap) || fail "pkg-config --cflags pktmap-netmap"
+eval "flags=($pc)"
 cc -Wall -Wextra -Werror -O2 -DPKTMAP_NETMAP_NO_REDIRECT -o "$TMP/nmt_pc_raw" \
-	"$SRC/tests/netmap/nmt.c" $(pkg-config --cflags pktmap-netmap) 2>"$TMP/cc.err" ||
+	"$SRC/tests/netmap/nmt.c" "${flags[@]}" 2>"$TMP/cc.err" ||
 	fail "cc raw: $(cat "$TMP/cc.err")"
 PKTMAP_NETMAP_QUIET=1 "$TMP/nmt_pc" bad "${PIPE}c{0" >"$TMP/pc.out" 2>&1 ||
 	fail "nmt built by pkg-config: $(cat "$TMP/pc.out")"
@@ -264,5 +269,5 @@ echo "7. the one-line errors"
 out=$("$PKTMAP" netmap-run --map foo true 2>&1 || true)
 echo "$out" | grep -q "not xdp or pkt" || fail "--map foo: $out"
 
-ls /dev/shm/pktmap-$(id -u) | grep -q "^mem$M\$" && fail "memory $M left in /dev/shm"
+refute "memory $M left in /dev/shm" "^mem$M\$" ls "/dev/shm/pktmap-$(id -u)"
 echo "netmap_compat: ok"

@@ -10,7 +10,8 @@
 # 1. netmap:IFACE is xdp:IFACE (AF_XDP): frames in order, bytes intact,
 #    received + missing = sent (a veth drops what a starved receiver
 #    cannot take; netmap programs see no drop counter, the sequence
-#    numbers say) (libnetmap build, run directly).
+#    numbers say; at most MAX_DROP_PCT percent, lib.sh's drops_ok)
+#    (libnetmap build, run directly).
 # 2. netmap-run --map pkt: netmap:IFACE is pkt:IFACE (AF_PACKET), raw-ABI
 #    build with no pktmap library.
 # 3. a name that is no interface: ENXIO and one line naming it.
@@ -60,7 +61,7 @@ run() {
 	# a veth has no flow control: a receiver starved of CPU lets the
 	# kernel drop; the rest must arrive, in order and intact
 	expect_eq "$c: received + missing" $((got + miss)) "$N"
-	[ "$got" -gt 0 ] || fail "$c: received nothing"
+	drops_ok "$c: missing" "$miss" "$N"
 	echo "  $c: $(tail -n 1 "$TMP/$c.tx") / $last"
 }
 

@@ -18,6 +18,8 @@ need_root
 need_cmd setpriv
 need_cmd /usr/bin/python3
 id nobody >/dev/null 2>&1 || skip "needs the user nobody"
+# nobody runs a copy it can read, whatever the checkout's permissions.
+stage_for_others
 
 as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
@@ -39,8 +41,11 @@ for _ in $(seq 200); do [ -e "/dev/shm/pktmap-0/pipe.${PIPE}j" ] && break; sleep
 mode=$(stat -c %a "/dev/shm/pktmap-0/pipe.${PIPE}j")
 expect_eq "region mode" "$mode" 600
 # Since issue 17 the same name is nobody's own pipe, in nobody's own
-# directory: its frames go there, never into root's.
-as_nobody "$PKTMAP" gen -i "$p{0" -n 10 -T 0 -q 2>"$TMP/join.err" || true
+# directory: nobody's sender runs (with binaries it can read), and its
+# frames go there, never into root's (recv below counts root's alone).
+as_nobody "${OTHER_ENV[@]}" "$OTHER_PKTMAP" gen -i "$p{0" -n 10 -T 0 -q 2>"$TMP/join.err" ||
+	fail "nobody's gen on its own pipe: $(cat "$TMP/join.err")"
+[ -e "/dev/shm/pktmap-65534/pipe.${PIPE}j" ] && fail "nobody's pipe outlived its only user"
 # Root's own sender still gets through, and recv counts only its frames.
 "$PKTMAP" gen -i "$p{0" -n 1000 -T 0 -q
 wait_bg "$recv_pid"
@@ -172,7 +177,7 @@ BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$sh}0@conf:share=group:nogroup" -n 200 -T 0 
 shr=$BG_PID
 for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}g.w0.0.0t" ] && break; sleep 0.05; done
 expect_eq "shared region mode" "$(stat -c '%a %G' "/dev/shm/pktmap.pipe.${PIPE}g")" "660 nogroup"
-setpriv --reuid=nobody --regid=nogroup --init-groups "$PKTMAP" gen \
+setpriv --reuid=nobody --regid=nogroup --init-groups "${OTHER_ENV[@]}" "$OTHER_PKTMAP" gen \
 	-i "$sh{0@conf:share=group:nogroup" -n 200 -T 0 -q || fail "nobody could not use the shared pipe"
 wait_bg "$shr"
 expect_eq "shared recv exit" "$WAIT_RC" 0

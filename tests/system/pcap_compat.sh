@@ -141,7 +141,9 @@ LD_LIBRARY_PATH=$PKTMAP_PCAP_LIBDIR tcpdump --version 2>&1 |
 	grep -q "with pktmap" || fail "5: the library is not the one loaded"
 
 echo "6. LD_PRELOAD variant"
-bg "${RUN[@]}" --preload tcpdump -Z root -i "pipe:${PIPE}l}0" -c 1000 \
+# without the test runner's LD_LIBRARY_PATH (which names the library's
+# directory): only the preload can make tcpdump open a pipe: port
+bg env -u LD_LIBRARY_PATH "${RUN[@]}" --preload tcpdump -Z root -i "pipe:${PIPE}l}0" -c 1000 \
 	-w "$TMP/l.pcap" 2>"$TMP/l.err"
 tpid=$BG_PID
 gen_to l -n 1000

@@ -85,7 +85,7 @@ for tool in tcpdump tshark; do
 	done
 	# The system's own come first, numbered as stock libpcap numbers them.
 	stock=$(env -u LD_LIBRARY_PATH tcpdump -D 2>&1 | wc -l)
-	head -n "$stock" "$TMP/D.$tool" | grep -q "pktmap" && fail "3: $tool -D renumbers"
+	refute "3: $tool -D renumbers" pktmap head -n "$stock" "$TMP/D.$tool"
 done
 echo "   $(grep -c pktmap "$TMP/D.tcpdump") pktmap entries"
 echo "PASS"

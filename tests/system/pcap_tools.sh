@@ -97,8 +97,7 @@ prog_on() {
 	fi
 }
 no_prog() {
-	inB ip link show vb | grep -q "prog/xdp" && fail "$1: XDP program left on vb"
-	return 0
+	refute "$1: XDP program left on vb" prog/xdp inB ip link show vb
 }
 
 # Wait for a command's output to match (a tool's own status), 30 s.
@@ -307,10 +306,11 @@ bad() {
 bad "no such port" "(xdp:nosuch: no such interface)" \
 	"$PKTMAP" pcap-run tcpdump -i xdp:nosuch -c 1
 NOBODY=(setpriv --reuid nobody --regid nogroup --clear-groups)
+stage_for_others # nobody runs a copy it can read, whatever the checkout's
 bad "no permission (xdp)" "(xdp:vb: needs CAP_NET_RAW" \
-	"${NOBODY[@]}" "$PKTMAP" pcap-run tcpdump -i xdp:vb -c 1
+	"${NOBODY[@]}" "${OTHER_ENV[@]}" "$OTHER_PKTMAP" pcap-run tcpdump -i xdp:vb -c 1
 bad "no permission (pkt)" "(pkt:vb: needs CAP_NET_RAW" \
-	"${NOBODY[@]}" "$PKTMAP" pcap-run tcpdump -i pkt:vb -c 1
+	"${NOBODY[@]}" "${OTHER_ENV[@]}" "$OTHER_PKTMAP" pcap-run tcpdump -i pkt:vb -c 1
 bad "filter that does not compile" "tcpdump: can't parse filter expression" \
 	"$PKTMAP" pcap-run tcpdump -i xdp:vb -c 1 udp port
 

@@ -50,5 +50,5 @@ wait "$holder" 2>/dev/null || true
 "$PKTMAP" ports | grep -q "pipe.${PIPE}gc .*unused" || fail "stale region not listed"
 "$PKTMAP" ports --gc | grep -q "pipe.${PIPE}gc .*removed" || fail "stale region not removed"
 [ ! -e "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}gc" ] || fail "region file still there"
-ls /dev/shm/pktmap-$(id -u) | grep -q "pipe.${PIPE}gc\." && fail "companion files left"
+refute "companion files left" "pipe\.${PIPE}gc\." ls "/dev/shm/pktmap-$(id -u)"
 echo "peer_killed: ok"

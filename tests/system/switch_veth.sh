@@ -124,12 +124,12 @@ expect_eq "drops to m" "$(port_json m drop_nospace)" 0
 list | grep -q "^st$$ *tap" || fail "no persistent port: $(list)"
 nsx "$B" ip link show dev "st$$" >/dev/null || fail "no tap device st$$"
 nsx "$B" "$PKTMAP" switch "$S" -d vd
-list | grep -q '^vd ' && fail "vd still attached"
+refute "vd still attached" '^vd ' list
 for _ in $(seq 100); do
 	nsx "$B" ip link show dev vd | grep -q prog/xdp || break
 	sleep 0.1
 done
-nsx "$B" ip link show dev vd | grep -q prog/xdp && fail "vd keeps its XDP program"
+refute "vd keeps its XDP program" prog/xdp nsx "$B" ip link show dev vd
 nsx "$B" "$PKTMAP" switch "$S" -a xdp:vd
 list | grep -q '^vd *nic' || fail "vd not attached again: $(list)"
 out=$(nsx "$B" "$PKTMAP" switch "$S" -d nosuch 2>&1) && fail "detached a port that is not there"
@@ -154,8 +154,9 @@ for i in vb vd; do
 	[ -z "$f" ] || fail "TC filter left on $i: $f"
 done
 # 5. two threads (-p 2) between two-queue veths: thread T opens queue T of
-# each interface; gen fills both of va2's queues in turn, recv counts
-# every frame on vc2's two queues, each stream in order
+# each interface; gen -p 2 sends on both of va2's queues (a thread each),
+# recv counts every frame on vc2's two queues, each stream in order, and
+# each switch thread switches the frames of its own queue
 ip link add va2 numtxqueues 2 numrxqueues 2 netns "$A" type veth peer name vb2 \
 	numtxqueues 2 numrxqueues 2 netns "$B"
 ip link add vd2 numtxqueues 2 numrxqueues 2 netns "$B" type veth peer name vc2 \
@@ -179,7 +180,7 @@ for _ in $(seq 200); do
 	nsx "$C" ip link show dev vc2 | grep -q prog/xdp && break
 	sleep 0.05
 done
-nsx "$A" "$PKTMAP" gen -i xdp:va2 -S 02:00:00:00:77:01 -D 02:00:00:00:77:99 \
+nsx "$A" "$PKTMAP" gen -i xdp:va2 -p 2 -S 02:00:00:00:77:01 -D 02:00:00:00:77:99 \
 	-n 1000 -b 50 -R 20k -T 0 -q
 wait_bg "$recv_c"
 expect_eq "recv c2 exit" "$WAIT_RC" 0
@@ -190,9 +191,12 @@ kill -TERM "$sw"
 wait_bg "$sw"
 expect_eq "switch -p 2 exit" "$WAIT_RC" 0
 per=$(grep -o '"frames_per_thread":\[[0-9,]*\]' "$TMP/sw2.json" | grep -o '[0-9][0-9,]*')
-# (which queue a veth frame arrives on is the kernel's choice: the split
-# between the threads is reported, the sum is exact)
+# (the split between the threads is reported, the sum is exact, and
+# gen's thread on each of va2's queues gives each switch thread a share)
 echo "   -p 2 over two-queue veths: frames per thread $per"
+[[ $per =~ ^[0-9]+,[0-9]+$ ]] || fail "not two threads' counts: $per"
+[ "${per%%,*}" -gt 0 ] && [ "${per##*,}" -gt 0 ] ||
+	fail "a thread switched nothing (frames per thread $per): not a queue each"
 expect_eq "frames switched" "$((${per%%,*} + ${per##*,}))" 1000
 
 echo "switch_veth: ok"

@@ -19,7 +19,8 @@
 #    device's rx_packets grows by N and a pkt: recv on it sees every frame
 #    intact. pmtY stays after gen exits (pktmap did not create it).
 # 3. the host stack's own IP datagrams, sent through a created TAP, show
-#    up on the port.
+#    up on the port: exactly the five sent (49-byte frames carrying
+#    "hello1" to "hello5", seen in recv's dump), nothing else.
 # 4. errors: a name that exists but is not a TAP.
 # Needs root; under CI=true it may not skip.
 set -euo pipefail
@@ -99,7 +100,7 @@ inNS ip link del pmtY
 
 echo "== 3. the kernel's own IP traffic through tap:pmtZ"
 BG_TIMEOUT=30 bg ip netns exec "$NS" "$PKTMAP" recv -i tap:pmtZ --no-verify -n 5 \
-	-T 0 -q --json >"$TMP/r3.json"
+	--dump 5 -T 0 -q --json >"$TMP/r3.json" 2>"$TMP/r3.dump"
 RPID=$BG_PID
 wait_until exists pmtZ || fail "recv did not create pmtZ"
 inNS ip addr add 192.0.2.1/24 dev pmtZ
@@ -111,6 +112,11 @@ done
 wait_bg "$RPID"; expect_eq "recv status (124: timed out)" "$WAIT_RC" 0
 echo "   received $(json "$TMP/r3.json" packets) frames"
 [ "$(json "$TMP/r3.json" packets)" = 5 ] || fail "datagrams missing"
+# each of the five is one of ours, once: Ethernet + IPv4 + UDP + "helloN\n"
+expect_eq "49-byte frames" "$(grep -c ' len 49 ' "$TMP/r3.dump")" 5
+for i in 1 2 3 4 5; do
+	expect_eq "frames carrying hello$i" "$(grep -c "hello$i\$" "$TMP/r3.dump")" 1
+done
 wait_until sh -c "! ip netns exec $NS test -e /sys/class/net/pmtZ" ||
 	fail "pmtZ still exists"
 

@@ -42,6 +42,15 @@ static inline int t_run(const char *cmd)
 	return r;
 }
 
+/* Run a setup command a test section depends on: its failure is a
+ * failed check (a section never skips silently). Returns t_run()'s. */
+static inline int t_setup(const char *cmd)
+{
+	int r = t_run(cmd);
+	CHECK(r == 0, "setup failed: %s", cmd);
+	return r;
+}
+
 static inline void t_write_file(const char *path, const char *v)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -67,6 +76,13 @@ static inline int t_enter_netns(void)
 		perror("mount sysfs");
 		return -1;
 	}
+	/* The new sysfs hides a bpffs the host may have at /sys/fs/bpf
+	 * (systemd mounts one), while /proc/mounts still lists it: iproute2's
+	 * loader (`ip link set ... xdp obj`) then finds no usable bpffs and
+	 * fails. A bpffs of our own there makes both hosts alike; it goes
+	 * with the namespace. (Without one, only `ip ... obj` needs it.) */
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL) != 0)
+		perror("mount bpf /sys/fs/bpf");
 	t_write_file("/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
 	t_write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
 	return 0;

@@ -132,8 +132,10 @@ int main(void)
 	if (t_enter_netns() != 0)
 		return getenv("CI") ? 1 : 77;
 	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
-		  "ip link set pb up"))
+		  "ip link set pb up")) {
+		CHECK(0, "veth pair pa/pb");
 		return t_done("packet");
+	}
 
 	struct pktmap_stats st = { .sz = sizeof(st) };
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -207,7 +209,7 @@ int main(void)
 	}
 
 	/* 3. Jumbo frames: TX chains joined, RX split into chains. */
-	if (t_run("ip link set pa mtu 9000 && ip link set pb mtu 9000") == 0) {
+	if (t_setup("ip link set pa mtu 9000 && ip link set pb mtu 9000") == 0) {
 		struct pktmap_port *a = t_open_port("pkt:pa/T", 0);
 		struct pktmap_port *b = t_open_port("pkt:pb/R", 0);
 		if (a && b) {
@@ -304,7 +306,7 @@ int main(void)
 	}
 
 	/* 7. A link that is down holds frames back; they leave when it is up. */
-	if (t_run("ip link set pa down") == 0) {
+	if (t_setup("ip link set pa down") == 0) {
 		struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
 		struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
 		if (a && b) {

@@ -16,8 +16,9 @@
  *    types, time stamp resolutions, SPB, obsolete PB, unknown blocks.
  * 6. Open errors: both directions, missing file, bad magic, caplen limit.
  *
- * The corpus is $PKTMAP_PCAPS, else $PKTMAP_SOURCE_ROOT/../shared/pcaps;
- * without it the test fails (it does not skip).
+ * The corpus is $PKTMAP_PCAPS, else tests/data/pcaps in the source tree
+ * (README.md there says where each file comes from); without it the test
+ * fails (it does not skip).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -817,8 +818,18 @@ static void corrupt_one(const char *file)
 		}
 		lseek(fd, 0, SEEK_SET);
 		size_t bufsz = i % 2 ? 1 + rnd() % 100 : 0;
-		if (pm_pcapr_open_fd_buf(&r, fd, true, bufsz, err, sizeof(err)) != 0)
+		/* The fd path opens exactly when the memory path does (a cut
+		 * inside the file header), and always the whole file. */
+		struct pm_pcapr *rm;
+		int mo = pm_pcapr_open_mem(&rm, orig, c, err, sizeof(err));
+		if (mo == 0)
+			pm_pcapr_close(rm);
+		if (pm_pcapr_open_fd_buf(&r, fd, true, bufsz, err, sizeof(err)) != 0) {
+			CHECK(mo != 0 && c < len, "%s fd cut %zu: open fails: %s",
+			      file, c, err);
 			continue;
+		}
+		CHECK(mo == 0, "%s fd cut %zu: opens, but not from memory", file, c);
 		struct pkts got = { 0 };
 		int ret = read_all(r, &got);
 		size_t sure = 0;
@@ -1288,12 +1299,12 @@ int main(void)
 	if (env && *env)
 		snprintf(pcaps, sizeof(pcaps), "%s", env);
 	else
-		snprintf(pcaps, sizeof(pcaps), "%s/../shared/pcaps",
+		snprintf(pcaps, sizeof(pcaps), "%s/tests/data/pcaps",
 			 root && *root ? root : PKTMAP_SOURCE_ROOT);
 	if (load_expected() != 0 || nexpect == 0) {
 		fprintf(stderr,
 			"FAIL: no capture corpus at %s (EXPECTED.tsv): set "
-			"PKTMAP_PCAPS to the directory of the shared pcaps\n",
+			"PKTMAP_PCAPS to the directory of tests/data/pcaps\n",
 			pcaps);
 		return 1;
 	}

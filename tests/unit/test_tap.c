@@ -40,6 +40,9 @@ static int kernel_sender(const char *ifname)
 struct rxstate {
 	uint64_t got, bad, misorder, foreign;
 	uint32_t next;
+	/* per RX ring: frames, and sequence numbers going backwards */
+	uint64_t ring_got[2], ring_misorder;
+	uint32_t ring_next[2];
 };
 
 static void drain(struct pktmap_port *p, struct rxstate *st)
@@ -68,15 +71,23 @@ static void drain(struct pktmap_port *p, struct rxstate *st)
 			st->bad += v == 0;
 			st->misorder += seq != st->next;
 			st->next = seq + 1;
+			if (r < 2) {
+				st->ring_got[r]++;
+				st->ring_misorder += seq < st->ring_next[r];
+				st->ring_next[r] = seq + 1;
+			}
 		}
 		CHECK(flen == 0, "a chain was cut at the ring's tail");
 	}
 }
 
-/* The kernel sends n frames of `len` out of the TAP; the port gets them.
- * Sends in bursts smaller than the device's queue (txqueuelen 1000). */
-static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n,
-			   uint32_t len, struct rxstate *st)
+/* The kernel sends n frames of `len` out of the TAP, frame i of flow
+ * i % flows (the TAP's queue is chosen by a hash of the flow); the port
+ * gets them. Sends in bursts smaller than the device's queue (txqueuelen
+ * 1000). */
+static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
+				 uint32_t n, uint32_t len, uint32_t flows,
+				 struct rxstate *st)
 {
 	static uint8_t frame[65536];
 	int fd = kernel_sender(ifname);
@@ -100,7 +111,7 @@ static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n
 	uint32_t sent = 0;
 	for (int idle = 0; st->got < n && idle < 200;) {
 		for (uint32_t b = 0; b < 256 && sent < n; b++, sent++) {
-			t_frame(frame, len, sent, 0);
+			t_frame(frame, len, sent, sent % flows);
 			if (send(fd, frame, len, 0) != (ssize_t)len) {
 				CHECK(0, "send: %s", strerror(errno));
 				sent = n;
@@ -112,6 +123,13 @@ static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n
 		idle = st->got == before ? idle + 1 : 0;
 	}
 	close(fd);
+}
+
+/* The same, one flow. */
+static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n,
+			   uint32_t len, struct rxstate *st)
+{
+	kernel_to_port_flows(p, ifname, n, len, 1, st);
 }
 
 static void port_to_kernel(struct pktmap_port *p, uint32_t n, uint32_t len)
@@ -177,7 +195,7 @@ int main(void)
 	CHECK_EQ(t_if_counter("pmt0", "rx_packets") - k0, N);
 
 	/* Jumbo frames: chains on RX and, joined by writev, on TX. */
-	if (t_run("ip link set pmt0 mtu 9000") == 0) {
+	if (t_setup("ip link set pmt0 mtu 9000") == 0) {
 		struct rxstate rj = { 0 };
 		kernel_to_port(p, "pmt0", 500, 9000, &rj);
 		CHECK_EQ(rj.got, 500);
@@ -216,7 +234,7 @@ int main(void)
 	CHECK(!t_if_exists("pmt0"), "pmt0 removed at close");
 
 	/* 2. An existing persistent TAP is attached to and left alone. */
-	if (t_run("ip tuntap add dev pmt1 mode tap && ip link set pmt1 up") == 0) {
+	if (t_setup("ip tuntap add dev pmt1 mode tap && ip link set pmt1 up") == 0) {
 		p = t_open_port("tap:pmt1", 0);
 		if (p) {
 			struct rxstate r1 = { 0 };
@@ -228,14 +246,24 @@ int main(void)
 		t_run("ip link del pmt1");
 	}
 
-	/* 3. Multi-queue: one descriptor per ring. */
+	/* 3. Multi-queue: one descriptor per ring; 16 flows reach both
+	 * rings, each in order. */
 	p = t_open_port("tap:pmt2@conf:rings=2", 0);
 	if (p) {
 		pktmap_info(p, &info);
 		CHECK_EQ(info.rx_rings, 2);
 		struct rxstate r2 = { 0 };
-		kernel_to_port(p, "pmt2", 2000, 100, &r2);
+		kernel_to_port_flows(p, "pmt2", 2000, 100, 16, &r2);
 		CHECK_EQ(r2.got, 2000);
+		CHECK_EQ(r2.bad, 0);
+		CHECK_EQ(r2.ring_misorder, 0);
+		CHECK(r2.ring_got[0] > 0 && r2.ring_got[1] > 0,
+		      "both rings used: %llu and %llu frames",
+		      (unsigned long long)r2.ring_got[0],
+		      (unsigned long long)r2.ring_got[1]);
+		printf("multi-queue: ring 0 %llu, ring 1 %llu frames\n",
+		       (unsigned long long)r2.ring_got[0],
+		       (unsigned long long)r2.ring_got[1]);
 		pktmap_close(p);
 		CHECK(!t_if_exists("pmt2"), "pmt2 removed at close");
 	}

@@ -499,8 +499,8 @@ static void test_stale_program(void)
 
 	/* One attached without a link (an older pktmap's) is replaced. */
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "ip link set dev xb xdpdrv obj %s/bpf/"
-		 "pktmap_xdp.bpf.o sec xdp.frags", getenv("PKTMAP_BUILD_ROOT") ?
+	snprintf(cmd, sizeof(cmd), "ip link set dev xb xdpdrv obj '%s/bpf/"
+		 "pktmap_xdp.bpf.o' sec xdp.frags", getenv("PKTMAP_BUILD_ROOT") ?
 		 getenv("PKTMAP_BUILD_ROOT") : ".");
 	/* (ip may attach nothing while other namespaces come and go.) */
 	for (int i = 0; i < 5 && getenv("PKTMAP_BUILD_ROOT") && !prog_id("xb"); i++)
@@ -536,7 +536,7 @@ static void test_errors(void)
 	expect_error("xdp:xa^1", PKTMAP_DIR_RX, "host ring 1 does not exist");
 	expect_error("xdp:xa@conf:buf-size=8192", PKTMAP_DIR_RX,
 		     "2048 or 4096");
-	if (t_run("ip link set xa mtu 40000") == 0) {
+	if (t_setup("ip link set xa mtu 40000") == 0) {
 		expect_error("xdp:xa", PKTMAP_DIR_RX,
 			     "MTU 40000: frames up to 40018 bytes need more than 17 "
 			     "buffers of 1792 bytes");
@@ -558,7 +558,9 @@ static void test_errors(void)
 			       NULL);
 	int xb = (int)if_nametoindex("xb");
 	CHECK(fd >= 0, "load a foreign program: %d", fd);
-	if (fd >= 0 && bpf_xdp_attach(xb, fd, XDP_FLAGS_SKB_MODE, NULL) == 0) {
+	int att = fd >= 0 ? bpf_xdp_attach(xb, fd, XDP_FLAGS_SKB_MODE, NULL) : -1;
+	CHECK(att == 0, "attach the foreign program to xb: %d", att);
+	if (att == 0) {
 		expect_error("xdp:xb", PKTMAP_DIR_RX,
 			     "another XDP program ('other_xdp'");
 		CHECK(prog_id("xb") != 0, "the foreign program stays");
@@ -1051,7 +1053,7 @@ out:
  * multi-buffer), with a 9000-byte MTU. */
 static void test_multibuffer(void)
 {
-	if (t_run("ip link set dev xa mtu 9000 && ip link set dev xb mtu 9000"))
+	if (t_setup("ip link set dev xa mtu 9000 && ip link set dev xb mtu 9000"))
 		return;
 	struct pktmap_port *rx = open_port("xdp:xb", PKTMAP_DIR_RX);
 	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
@@ -1114,7 +1116,7 @@ static void test_device_gone(void)
 {
 	/* The interface disappears under open ports: a reader sees the end
 	 * of the source (POLLHUP), a writer an error; close still works. */
-	if (t_run("ip link add xc type veth peer name xd && "
+	if (t_setup("ip link add xc type veth peer name xd && "
 		  "ip link set dev xc up && ip link set dev xd up"))
 		return;
 	struct pktmap_port *rx = open_port("xdp:xd", PKTMAP_DIR_RX);
