@@ -877,6 +877,19 @@ int pktmap_set_rx_direction(struct pktmap_port *p, unsigned dir)
 	return p->ops->rx_direction(p, dir);
 }
 
+int pktmap_set_drops(struct pktmap_port *p, enum pktmap_drop_reason why,
+		     uint64_t total)
+{
+	if (!p || !p->stats)
+		return -EINVAL;
+	uint64_t *c = why == PKTMAP_DROP_NO_SPACE ? &p->stats->drop_nospace :
+		      why == PKTMAP_DROP_FILTERED ? &p->stats->drop_filtered : NULL;
+	if (!c)
+		return -EINVAL;
+	__atomic_store_n(c, total, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* Add up the counters of rings [lo, hi] of one direction (first > last:
  * none bound). syncs: every bound ring is synced by each call. */
 static void sum_rings(const struct pktmap_port *p, uint32_t base, uint32_t lo,

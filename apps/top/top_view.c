@@ -103,8 +103,20 @@ static void fmt_si(char *out, size_t len, double v)
 					      "%.0f%s", v, sfx[i]);
 }
 
-/* Columns: 6+1+12+1+19+1+8+1+7+1+7+1+7+1+6 = 79. */
-#define ROW_FMT "%6s %-12.12s %-19.19s %-8.8s %7s %7s %7s "
+/* Columns: 6+1+14+1+17+1+8+1+7+1+7+1+7+1+6 = 79. */
+#define ROW_FMT "%6s %-14.14s %-17.17s %-8.8s %7s %7s %7s "
+#define PORT_W 17
+
+/* A port name cut to the column by its middle: both the back end and
+ * the end ("{0", "}1", "-3") stay readable. */
+static const char *cut_name(char *buf, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n <= PORT_W)
+		return name;
+	snprintf(buf, len, "%.*s~%s", PORT_W / 2, name, name + n - (PORT_W - 1 - PORT_W / 2));
+	return buf;
+}
 
 static void print_drops(FILE *f, const struct top_opts *o, double rate,
 			uint64_t total, const char *text)
@@ -158,7 +170,9 @@ static void port_line(FILE *f, const struct top_opts *o, const struct top_row *r
 		fmt_si(tx, sizeof(tx), (double)p->tx_packets);
 		fmt_si(dr, sizeof(dr), (double)hp_drops(p));
 	}
-	fprintf(f, ROW_FMT, pid, p->program, p->name, p->mode, rx, tx, bps);
+	char name[PORT_W + 1];
+	fprintf(f, ROW_FMT, pid, p->program, cut_name(name, sizeof(name), p->name),
+		p->mode, rx, tx, bps);
 	print_drops(f, o, row->r.drops, hp_drops(p), dr);
 }
 
@@ -176,7 +190,7 @@ void top_text(FILE *f, const struct top_opts *o, const struct top_row *rows,
 		lines++;
 	}
 	bool rates = dt > 0;
-	fprintf(f, "%6s %-12s %-19s %-8s %7s %7s %7s %6s%s", "PID", "PROGRAM",
+	fprintf(f, "%6s %-14s %-17s %-8s %7s %7s %7s %6s%s", "PID", "PROGRAM",
 		"PORT", "MODE", rates ? "RX/s" : "RX", rates ? "TX/s" : "TX",
 		rates ? "bit/s" : "", rates ? "DROP/s" : "DROPS", eol);
 	lines++;
