@@ -32,9 +32,14 @@ static int split_addr(const char *s, char *host, size_t hlen, char *port,
 	size_t n = colon ? (size_t)(colon - s) : 0;
 	if (n >= 2 && s[0] == '[' && s[n - 1] == ']')
 		s++, n -= 2;
-	if (n >= hlen || !*p || strlen(p) >= plen || strspn(p, "0123456789") != strlen(p))
+	if (n >= hlen || !*p || strlen(p) > 5 || strspn(p, "0123456789") != strlen(p) ||
+	    atoi(p) > 65535)
 		return -1;
-	snprintf(host, hlen, "%.*s", (int)n, n ? s : "127.0.0.1");
+	(void)plen;
+	if (n)
+		snprintf(host, hlen, "%.*s", (int)n, s);
+	else
+		snprintf(host, hlen, "127.0.0.1");
 	snprintf(port, plen, "%s", p);
 	return 0;
 }
@@ -124,7 +129,7 @@ static int read_head(int fd, char *buf, size_t cap)
 			return len ? -2 : 0;
 		len += (size_t)r;
 		buf[len] = 0;
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
+		if (memmem(buf, len, "\r\n\r\n", 4) || memmem(buf, len, "\n\n", 2))
 			return (int)len;
 	}
 	return -1;
@@ -145,6 +150,8 @@ static void serve_one(int fd)
 			     "the request head is over 8 KiB");
 	if (n == -2)
 		return error(fd, 408, "Request Timeout", "incomplete request");
+	if (memchr(req, 0, (size_t)n))
+		return error(fd, 400, "Bad Request", "a NUL byte in the request");
 	req[strcspn(req, "\r\n")] = 0;
 	if (sscanf(req, "%15[A-Z] %1023[^ ] %15[^ ]%c", method, target, version,
 		   &end) != 3 || strncmp(version, "HTTP/1.", 7) != 0 ||
