@@ -224,20 +224,17 @@ static void json_ring(FILE *f, const struct hp_ring *r)
 static void json_port(FILE *f, const struct top_row *row, double dt)
 {
 	const struct hp_port *p = row->p;
-	fprintf(f, "{\"pid\":%d,\"uid\":%u,\"program\":", p->pid, p->uid);
-	stats_json_str(f, p->program);
-	fputs(",\"comm\":", f);
-	stats_json_str(f, p->comm);
-	fputs(",\"cmdline\":", f);
-	stats_json_str(f, p->cmdline);
-	fputs(",\"port\":", f);
-	stats_json_str(f, p->name);
-	fputs(",\"backend\":", f);
-	stats_json_str(f, p->backend);
-	fputs(",\"mode\":", f);
-	stats_json_str(f, p->mode);
-	fputs(",\"region\":", f);
-	stats_json_str(f, p->region);
+	fprintf(f, "{\"pid\":%d,\"uid\":%u", p->pid, p->uid);
+	const struct { const char *key, *val; } strs[] = {
+		{ "program", p->program }, { "comm", p->comm },
+		{ "cmdline", p->cmdline }, { "port", p->name },
+		{ "backend", p->backend }, { "mode", p->mode },
+		{ "region", p->region },
+	};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		fprintf(f, ",\"%s\":", strs[i].key);
+		stats_json_str(f, strs[i].val);
+	}
 	fprintf(f, ",\"opened\":%lld,"
 		   "\"tx\":{\"packets\":%llu,\"bytes\":%llu,\"syncs\":%llu},"
 		   "\"rx\":{\"packets\":%llu,\"bytes\":%llu,\"syncs\":%llu},"
