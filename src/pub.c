@@ -103,6 +103,7 @@ int pm_pub_open(struct pktmap_port *p)
 	h->size = (uint32_t)size;
 	h->ring_ofs = (uint32_t)ring_ofs;
 	h->ntx = p->ntx, h->nhtx = p->nhtx, h->nrx = p->nrx, h->nhrx = p->nhrx;
+	h->pid = (int32_t)getpid(); /* whose the file is (pm_pub_close) */
 	return 0;
 }
 
@@ -162,7 +163,9 @@ void pm_pub_ready(struct pktmap_port *p)
 
 void pm_pub_close(struct pktmap_port *p)
 {
-	if (p->pub_path[0])
+	/* A child that inherited the port (fork) closes its copy: the file
+	 * stays the parent's. */
+	if (p->pub_path[0] && p->pub->pid == (int32_t)getpid())
 		unlink(p->pub_path);
 	if (p->pub)
 		munmap(p->pub, p->pub_size);

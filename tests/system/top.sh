@@ -204,4 +204,48 @@ for bad in "--sort size" "-d" "--json" "--bogus" "-d -1"; do
 	grep -q '^pktmap: top: ' "$TMP/bad.err" || fail "top $bad: $(cat "$TMP/bad.err")"
 done
 echo "7. 80 columns; bad options: one line each"
+
+# 8. Live, on a terminal (a pty): frames redrawn in place (cursor home,
+# lines cleared to their end; the screen is cleared once, at start), the
+# 'e' key expands rings, 'q' quits and gives the cursor back.
+Lp="pipe:${PIPE}l"
+BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$Lp}0" -T 0 -q
+wait_output 1 listed "$Lp}0"
+python3 - "$PKTMAP" "$Lp}0" <<'EOF' || fail "live top"
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["TERM"] = "xterm"
+    os.execv(sys.argv[1], [sys.argv[1], "top", "-d", "0.2", "--filter", sys.argv[2]])
+def read_for(sec):
+    out, end = b"", time.time() + sec
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out
+first = read_for(1.0)
+os.write(fd, b"e")
+more = read_for(1.0)
+os.write(fd, b"q")
+rest = read_for(3.0)
+_, status = os.waitpid(pid, 0)
+out = first + more + rest
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "exit status %r" % status
+assert out.count(b"\x1b[2J") == 1, "the screen is cleared more than once (flicker)"
+assert out.count(b"\x1b[H") >= 3, "fewer than 3 frames in 2 s at -d 0.2"
+assert b"\x1b[K" in out, "lines not cleared to their end"
+assert sys.argv[2].encode() in first, "the port is not on screen"
+assert b"rx ring 0" not in first and b"rx ring 0" in more, "'e' did not expand the rings"
+assert b"\x1b[?25h" in rest, "cursor not given back"
+for line in out.replace(b"\r", b"").split(b"\n"):
+    for esc in (b"\x1b[H", b"\x1b[J", b"\x1b[2J", b"\x1b[?25l", b"\x1b[?25h",
+                b"\x1b[1;31m", b"\x1b[33m", b"\x1b[0m", b"\x1b[K"):
+        line = line.replace(esc, b"")
+    assert len(line) <= 80, "a line of %d columns: %r" % (len(line), line)
+EOF
+echo "8. live: redrawn in place, 'e' expands, 'q' quits"
 echo "PASS"
