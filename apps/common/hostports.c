@@ -50,13 +50,15 @@ static uint64_t proc_start(int pid)
 	return pm_pub_parse_start(buf);
 }
 
-/* A string field of the file: cut at its end, control characters
- * replaced (it goes to terminals, JSON and metric labels). */
+/* A string field of the file: cut at its end, anything but printable
+ * ASCII replaced (it goes to root's terminal, JSON and metric labels: no
+ * escape sequence, C1 control or broken UTF-8 from another user's file). */
 static void field(char *dst, size_t len, const char *src, size_t srclen)
 {
 	size_t n = srclen < len - 1 ? srclen : len - 1, i;
 	for (i = 0; i < n && src[i]; i++)
-		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ? '?' : src[i];
+		dst[i] = (unsigned char)src[i] < 0x20 || (unsigned char)src[i] >= 0x7f ?
+				 '?' : src[i];
 	dst[i] = 0;
 }
 

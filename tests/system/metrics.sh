@@ -18,6 +18,7 @@
 # listener goes on serving; the listener binds loopback unless told.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
 need_cmd python3
 need_cmd curl
 need_cmd prometheus
@@ -87,7 +88,7 @@ expect_eq "recv's port scraped" "$(promq "$sel")" 0
 expect_eq "gen sent" "$(json "$TMP/gen.json" packets)" $N
 wait_output $N promq "$sel"
 expect_eq "scraped total after the run" "$(promq "$sel")" $N
-kill -INT "$recv_pid"
+stop_bg "$recv_pid"
 wait_bg "$recv_pid"
 expect_eq "recv's report" "$(json "$TMP/recv.json" packets)" $N
 recv_pps=$(json "$TMP/recv.json" pps)

@@ -14,6 +14,7 @@
 # the text table fits 80 columns; bad options get one line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
 need_cmd python3
 need_cmd tcpdump
 B=${PKTMAP_BUILD_ROOT:?}
@@ -55,7 +56,7 @@ expect_eq "gen's port gone after it ended" "$(listed "$A{0")" 0
 wait_output $N1 rx_of "$A}0"
 expect_eq "recv's port rx = what gen sent" "$(rx_of "$A}0")" $N1
 a_bytes=$(topq "[p['rx']['bytes'] for p in P if p['port']=='$A}0'][0]")
-kill -INT "$a_recv"
+stop_bg "$a_recv"
 wait_bg "$a_recv"
 expect_eq "recv's report = its published rx" "$(json "$TMP/a_recv.json" packets)" $N1
 expect_eq "recv's bytes = its published rx bytes" "$(json "$TMP/a_recv.json" bytes)" "$a_bytes"
@@ -90,7 +91,7 @@ tx_b=$(sw_json tx_frames)
 nospace_b=$(sw_json drop_nospace)
 wait_output "$tx_b" rx_of "$S:b"
 expect_eq "client b's port rx" "$(rx_of "$S:b")" "$tx_b"
-kill -INT "$s_recv"
+stop_bg "$s_recv"
 wait_bg "$s_recv"
 expect_eq "client b's report" "$(json "$TMP/s_recv.json" packets)" "$tx_b"
 echo "2. switch: $N2 frames a -> b ($nospace_b dropped for no space), exact in the switch's ports and in b's"
@@ -182,10 +183,53 @@ EOF
 		fail "nobody's metrics show root's ports"
 	fi
 	grep -q "port=\"$O}0\"" "$TMP/nobody.prom" || fail "nobody's metrics miss its port"
+	# Files nobody crafts in its own directory, named for its live recv:
+	# root's readers must skip the broken ones, survive them, and print a
+	# name full of escape sequences harmlessly.
+	o_pid=$(real_pid "$O}0")
+	ND="/dev/shm/pktmap-stats.$(id -u nobody)"
+	as_nobody /usr/bin/python3 - "$ND" "$o_pid" "$(awk '{print $22}' "/proc/$o_pid/stat")" <<'EOF'
+import struct, sys
+d, pid, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+MAGIC = 0x3174736d6b74706e
+def hdr(size=4096, ring_ofs=768, n=(1, 0, 1, 0), name=b"pipe:crafted}0"):
+    h = struct.pack("<QIII4I4IiIIQq", MAGIC, 1, size, ring_ofs, *n, 0, 0, 0, 0,
+                    pid, 65534, 0, start, 0)
+    h += b"zerocopy".ljust(16, b"\0") + b"pipe".ljust(16, b"\0") + b"r".ljust(64, b"\0")
+    h += name.ljust(256, b"\0")[:256] + b"x".ljust(16, b"\0") + b"x".ljust(256, b"\0")
+    return h.ljust(4096, b"\0")
+files = {
+    "garbage": b"\xff" * 4096,
+    "rings": hdr(n=(0xffffffff, 0xffffffff, 1, 1)),
+    "ofs": hdr(ring_ofs=0x7fffffc0),
+    "size": hdr(size=0xffffffff),
+    "short": hdr()[:100],
+    "evil": hdr(name=b"pipe:\x1b[2J\x1b]0;owned\x07\xc2\x9b31m}0"),
+}
+for i, (k, data) in enumerate(files.items()):
+    with open("%s/%d.%d" % (d, pid, 900 + i), "wb") as f:
+        f.write(data)
+EOF
+	"$PKTMAP" top --once -d 0 --json >"$TMP/crafted.json" || fail "root's top on crafted files"
+	"$PKTMAP" top --once -d 0 >"$TMP/crafted.txt" || fail "root's top (text) on crafted files"
+	"$PKTMAP" metrics >"$TMP/crafted.prom" || fail "root's metrics on crafted files"
+	python3 - "$TMP/crafted.json" "$O}0" <<'EOF' || fail "crafted files: $(cat "$TMP/crafted.json")"
+import json, sys
+P = json.load(open(sys.argv[1]))["ports"]
+names = [p["port"] for p in P]
+assert sys.argv[2] in names, "nobody's real port lost"
+evil = [n for n in names if n.startswith("pipe:") and "}0" in n and "owned" in n]
+assert len(evil) == 1 and all(32 <= ord(c) < 127 for c in evil[0]), evil
+assert sum(1 for p in P if p["uid"] == 65534) == 2, "a broken file was shown: %s" % names
+EOF
+	if LC_ALL=C grep -q $'\x1b' "$TMP/crafted.txt" "$TMP/crafted.prom"; then
+		fail "an escape sequence from another user's file reached root's output"
+	fi
+	rm -f "$ND/$o_pid".9*
 	kill "$BG_PID"
 	wait "$BG_PID" 2>/dev/null || true
 	rmdir "/dev/shm/pktmap-stats.$(id -u nobody)" 2>/dev/null || true
-	echo "6. other user: nobody sees only its own ports, root sees all"
+	echo "6. other user: nobody sees only its own ports, root sees all; crafted files skipped or defused"
 elif [ "${CI:-}" = true ]; then
 	fail "the other-user part needs root, nobody and setpriv"
 fi
