@@ -8,6 +8,7 @@
 #define PKTMAP_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -355,6 +356,12 @@ struct pktmap_port {
 	size_t pub_size;
 	struct pm_port_stats *stats;
 	char pub_path[64];         /* "" when not published (private page) */
+	/* The kernel's drop counters (ops->stats) are read under this lock:
+	 * by pktmap_stats(), and about once a second by the RX path, which
+	 * only tries it (never waits). */
+	pthread_mutex_t kstats_lock;
+	uint32_t rx_calls;         /* rxsyncs since the last look at the clock */
+	int64_t kstats_sec;        /* when the RX path last read them */
 	pktmap_log_fn log;
 	void *log_ctx;
 	int log_level;

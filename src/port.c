@@ -426,6 +426,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		return -ENOMEM;
 	p->fd = -1;
 	p->event_fd = -1;
+	pthread_mutex_init(&p->kstats_lock, NULL);
 	p->ev_set = p->ev_unread = -1;
 	p->region.fd = p->region.mfd = -1;
 	p->log = OPT(opts, log, NULL);
@@ -444,6 +445,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 			snprintf(p->errbuf, p->errbuf_len, "%s", err);
 		else
 			pm_log(p, PKTMAP_LOG_ERR, "%s", err);
+		pthread_mutex_destroy(&p->kstats_lock);
 		free(p);
 		return ret;
 	}
@@ -456,6 +458,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 				    "for %s only",
 				    nm.dir == PKTMAP_DIR_RX ? "R" : "T",
 				    nm.dir == PKTMAP_DIR_RX ? "sending" : "receiving");
+		pthread_mutex_destroy(&p->kstats_lock);
 		free(p);
 		return ret;
 	}
@@ -498,6 +501,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 			munmap(p->ringmem, p->ringmem_size);
 		pm_pub_close(p);
 		free(p->krings);
+		pthread_mutex_destroy(&p->kstats_lock);
 		free(p);
 		return ret;
 	}
@@ -537,6 +541,7 @@ void pktmap_close(struct pktmap_port *p)
 		munmap(p->ringmem, p->ringmem_size);
 	pm_pub_close(p);
 	free(p->krings);
+	pthread_mutex_destroy(&p->kstats_lock);
 	free(p);
 }
 
@@ -632,11 +637,42 @@ int pktmap_txsync(struct pktmap_port *p)
 	return sync_rings(p, true);
 }
 
+/* Read what the kernel dropped (only the process holding the socket
+ * can) into *st and the published page. wait: take the lock; else give
+ * up when another thread holds it. */
+static void kernel_drops(struct pktmap_port *p, struct pktmap_stats *st, bool wait)
+{
+	if (wait)
+		pthread_mutex_lock(&p->kstats_lock);
+	else if (pthread_mutex_trylock(&p->kstats_lock) != 0)
+		return;
+	uint64_t own = st->drop_backend;
+	p->ops->stats(p, st);
+	__atomic_store_n(&p->stats->drop_kernel, st->drop_backend - own,
+			 __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->kstats_lock);
+}
+
+/* Every 256 rxsyncs, look at the clock; once a second, publish the
+ * kernel's drops (pktmap top shows them while the program runs). */
+static void kernel_drops_tick(struct pktmap_port *p)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (now.tv_sec == p->kstats_sec)
+		return;
+	p->kstats_sec = now.tv_sec;
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	kernel_drops(p, &st, false);
+}
+
 int pktmap_rxsync(struct pktmap_port *p)
 {
 	int ret = sync_rings(p, false);
 	if (pm_unlikely(p->ev_unread >= 0))
 		unread_update(p);
+	if (p->ops->stats && pm_unlikely((++p->rx_calls & 255) == 0))
+		kernel_drops_tick(p);
 	return ret;
 }
 
@@ -922,18 +958,12 @@ int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
 		  &st.tx_syncs, &st);
 	sum_rings(p, p->ntx + p->nhtx, p->first_rx, p->last_rx, &st.rx_packets,
 		  &st.rx_bytes, &st.rx_syncs, &st);
-	struct pm_port_stats *ps = p->stats; /* drop_kernel is written */
+	const struct pm_port_stats *ps = p->stats;
 	st.invalid_ring = __atomic_load_n(&ps->invalid_ring, __ATOMIC_RELAXED);
 	st.poll_sleeps = __atomic_load_n(&ps->poll_sleeps, __ATOMIC_RELAXED);
 	st.wakeups_sent = __atomic_load_n(&ps->wakeups_sent, __ATOMIC_RELAXED);
-	if (p->ops->stats) {
-		/* What the kernel reports is read here, by the program: the
-		 * published page shows it as of this call. */
-		uint64_t own = st.drop_backend;
-		p->ops->stats(p, &st);
-		__atomic_store_n(&ps->drop_kernel, st.drop_backend - own,
-				 __ATOMIC_RELAXED);
-	}
+	if (p->ops->stats)
+		kernel_drops((struct pktmap_port *)p, &st, true);
 	/* As pktmap_info(): an older caller gets the counters it knows. */
 	st.sz = out->sz < sizeof(st) ? out->sz : sizeof(st);
 	memcpy(out, &st, st.sz);
