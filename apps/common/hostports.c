@@ -50,6 +50,20 @@ static uint64_t proc_start(int pid)
 	return pm_pub_parse_start(buf);
 }
 
+/* When the machine booted (Unix time, /proc/stat's btime), or 0. */
+static int64_t boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[256];
+	long long bt = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %lld", &bt) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return bt;
+}
+
 /* A string field of the file: cut at its end, anything but printable
  * ASCII replaced (it goes to root's terminal, JSON and metric labels: no
  * escape sequence, C1 control or broken UTF-8 from another user's file). */
@@ -308,6 +322,10 @@ int hp_scan(struct hp_list *l)
 	}
 	if (l->n)
 		qsort(l->v, l->n, sizeof(*l->v), port_cmp);
+	int64_t bt = l->n ? boot_time() : 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	for (unsigned i = 0; bt && hz > 0 && i < l->n; i++)
+		l->v[i].start_sec = bt + (int64_t)(l->v[i].start_ticks / (uint64_t)hz);
 	return 0;
 }
 

@@ -27,6 +27,7 @@ struct hp_port {
 	unsigned uid;
 	int64_t open_sec;
 	uint64_t start_ticks;
+	int64_t start_sec;   /* the process's start (Unix time), 0: unknown */
 	char name[256], mode[16], backend[16], region[64];
 	char comm[16], cmdline[256];
 	char program[48];    /* "tcpdump", "pktmap switch": argv[0]'s base

@@ -145,7 +145,7 @@ static int once(const struct top_opts *o, bool json)
 	if (json)
 		top_json(stdout, rows, n, dt);
 	else
-		top_text(stdout, o, rows, n, dt, 80, 0, false);
+		top_text(stdout, o, rows, n, dt, 0, false);
 	free(rows);
 	hp_free(&a);
 	hp_free(&b);
@@ -157,12 +157,13 @@ oom:
 	return EXIT_RUNTIME;
 }
 
-static void term_size(unsigned *w, unsigned *h)
+/* The terminal's height (24 when it does not say). */
+static unsigned term_rows(void)
 {
 	struct winsize ws;
-	*w = 80, *h = 24;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row)
-		*w = ws.ws_col, *h = ws.ws_row;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row)
+		return ws.ws_row;
+	return 24;
 }
 
 /* Draw one frame: home the cursor, write every line over the last frame
@@ -175,13 +176,12 @@ static void draw(const struct top_opts *o, const struct hp_list *cur,
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	unsigned w, h;
-	term_size(&w, &h);
+	unsigned h = term_rows();
 	struct top_row *rows;
 	int n = top_rows(o, cur, prev, dt, &rows);
 	fputs("\x1b[H", f);
 	if (n >= 0)
-		top_text(f, o, rows, n, dt, w, h > 1 ? h - 1 : 1, true);
+		top_text(f, o, rows, n, dt, h > 1 ? h - 1 : 1, true);
 	fputs("\x1b[J", f);
 	fclose(f);
 	free(rows);

@@ -42,10 +42,11 @@ int top_rows(const struct top_opts *o, const struct hp_list *cur,
 	     const struct hp_list *prev, double dt, struct top_row **rows);
 
 /* The text table: a header line and a line per row (and per ring with
- * o->rings), at most max_lines lines (0: no limit), each cut to width
- * columns, with colour escapes when o->color. */
+ * o->rings), at most max_lines lines (0: no limit), 79 columns each, with
+ * colour escapes when o->color; live: a title line, and each line ends
+ * by clearing the rest of the terminal's line. */
 void top_text(FILE *f, const struct top_opts *o, const struct top_row *rows,
-	      int n, double dt, unsigned width, unsigned max_lines, bool live);
+	      int n, double dt, unsigned max_lines, bool live);
 
 /* The JSON document: every row with its counters, rings and rates. */
 void top_json(FILE *f, const struct top_row *rows, int n, double dt);

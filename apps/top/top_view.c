@@ -177,9 +177,8 @@ static void port_line(FILE *f, const struct top_opts *o, const struct top_row *r
 }
 
 void top_text(FILE *f, const struct top_opts *o, const struct top_row *rows,
-	      int n, double dt, unsigned width, unsigned max_lines, bool live)
+	      int n, double dt, unsigned max_lines, bool live)
 {
-	(void)width; /* rows are 79 columns: they fit an 80-column terminal */
 	const char *eol = live ? "\x1b[K\n" : "\n";
 	static const char *sorts[] = { "rate", "drops", "name", "pid" };
 	unsigned lines = 0;
@@ -235,6 +234,7 @@ static void json_port(FILE *f, const struct top_row *row, double dt)
 		fprintf(f, ",\"%s\":", strs[i].key);
 		stats_json_str(f, strs[i].val);
 	}
+	fprintf(f, ",\"started\":%lld", (long long)p->start_sec);
 	fprintf(f, ",\"opened\":%lld,"
 		   "\"tx\":{\"packets\":%llu,\"bytes\":%llu,\"syncs\":%llu},"
 		   "\"rx\":{\"packets\":%llu,\"bytes\":%llu,\"syncs\":%llu},"
