@@ -109,7 +109,7 @@ static void respond(int fd, int code, const char *status, const char *type,
 		send_all(fd, body, len);
 }
 
-static void error(int fd, int code, const char *status, const char *why)
+static void http_error(int fd, int code, const char *status, const char *why)
 {
 	char body[256];
 	int n = snprintf(body, sizeof(body), "%d %s: %s\n", code, status, why);
@@ -146,24 +146,24 @@ static void serve_one(int fd)
 	if (n == 0)
 		return;
 	if (n == -1)
-		return error(fd, 431, "Request Header Fields Too Large",
+		return http_error(fd, 431, "Request Header Fields Too Large",
 			     "the request head is over 8 KiB");
 	if (n == -2)
-		return error(fd, 408, "Request Timeout", "incomplete request");
+		return http_error(fd, 408, "Request Timeout", "incomplete request");
 	if (memchr(req, 0, (size_t)n))
-		return error(fd, 400, "Bad Request", "a NUL byte in the request");
+		return http_error(fd, 400, "Bad Request", "a NUL byte in the request");
 	req[strcspn(req, "\r\n")] = 0;
 	if (sscanf(req, "%15[A-Z] %1023[^ ] %15[^ ]%c", method, target, version,
 		   &end) != 3 || strncmp(version, "HTTP/1.", 7) != 0 ||
 	    target[0] != '/')
-		return error(fd, 400, "Bad Request",
+		return http_error(fd, 400, "Bad Request",
 			     "expected: GET /metrics HTTP/1.1");
 	bool head = strcmp(method, "HEAD") == 0;
 	if (!head && strcmp(method, "GET") != 0)
-		return error(fd, 405, "Method Not Allowed", "only GET and HEAD");
+		return http_error(fd, 405, "Method Not Allowed", "only GET and HEAD");
 	target[strcspn(target, "?")] = 0;
 	if (strcmp(target, "/metrics") != 0)
-		return error(fd, 404, "Not Found", "the metrics are at /metrics");
+		return http_error(fd, 404, "Not Found", "the metrics are at /metrics");
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
@@ -171,7 +171,7 @@ static void serve_one(int fd)
 		if (f)
 			fclose(f);
 		free(body);
-		return error(fd, 500, "Internal Server Error", "out of memory");
+		return http_error(fd, 500, "Internal Server Error", "out of memory");
 	}
 	fclose(f);
 	respond(fd, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", body,
