@@ -34,14 +34,20 @@ static void on_sigbus(int sig)
 }
 
 /* The start time of process pid (see pm_pub_parse_start), or 0 when it
- * does not exist. */
-static uint64_t proc_start(int pid)
+ * does not exist or does not run as uid (a file of one user cannot speak
+ * for another user's process). */
+static uint64_t proc_start(int pid, unsigned uid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) != 0 || st.st_uid != uid) {
+		close(fd);
+		return 0;
+	}
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -248,7 +254,7 @@ static int scan_file(int dfd, unsigned uid, const char *fname,
 	close(fd);
 	/* Alive: the pid runs, and started when the file says (a reused
 	 * pid starts later). */
-	uint64_t start = proc_start(pid);
+	uint64_t start = proc_start(pid, uid);
 	bool alive = start && (ok != 0 || (p.pid == pid && p.start_ticks == start));
 	if (!alive) {
 		free(p.rings);
@@ -258,6 +264,7 @@ static int scan_file(int dfd, unsigned uid, const char *fname,
 	}
 	if (ok != 0)
 		return 0; /* being created, or not a valid file */
+	p.uid = uid; /* the file's owner, not what the file says */
 	snprintf(p.key, sizeof(p.key), "%u/%s", uid, fname);
 	int ret = list_add(l, cap, &p);
 	if (ret)

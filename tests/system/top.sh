@@ -209,6 +209,13 @@ files = {
 for i, (k, data) in enumerate(files.items()):
     with open("%s/%d.%d" % (d, pid, 900 + i), "wb") as f:
         f.write(data)
+# speaking for root's pid 1, and claiming to be root's
+start1 = int(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])
+pid = 1
+with open("%s/1.950" % d, "wb") as f:
+    f.write(hdr(name=b"pipe:spoofed}0")[:56] + struct.pack("<I", 0) +
+            hdr(name=b"pipe:spoofed}0")[60:64] +
+            struct.pack("<Q", start1) + hdr(name=b"pipe:spoofed}0")[72:])
 EOF
 	"$PKTMAP" top --once -d 0 --json >"$TMP/crafted.json" || fail "root's top on crafted files"
 	"$PKTMAP" top --once -d 0 >"$TMP/crafted.txt" || fail "root's top (text) on crafted files"
@@ -221,11 +228,12 @@ assert sys.argv[2] in names, "nobody's real port lost"
 evil = [n for n in names if n.startswith("pipe:") and "}0" in n and "owned" in n]
 assert len(evil) == 1 and all(32 <= ord(c) < 127 for c in evil[0]), evil
 assert sum(1 for p in P if p["uid"] == 65534) == 2, "a broken file was shown: %s" % names
+assert "pipe:spoofed}0" not in names, "a file of nobody's shown as root's pid 1"
 EOF
 	if LC_ALL=C grep -q $'\x1b' "$TMP/crafted.txt" "$TMP/crafted.prom"; then
 		fail "an escape sequence from another user's file reached root's output"
 	fi
-	rm -f "$ND/$o_pid".9*
+	rm -f "$ND/$o_pid".9* "$ND/1.950"
 	kill "$BG_PID"
 	wait "$BG_PID" 2>/dev/null || true
 	rmdir "/dev/shm/pktmap-stats.$(id -u nobody)" 2>/dev/null || true
