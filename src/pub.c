@@ -19,9 +19,11 @@
 /* Tell files of one process apart: PID.SEQ. */
 static _Atomic uint32_t pub_seq;
 
-/* The user's directory, made 0700 if missing. Refused unless it is a
- * directory of ours that no one else can enter (someone may have made
- * it first in /dev/shm, which everyone can write). Returns 0 or -errno. */
+/* The user's directory, made 0700 if missing, opened. Refused unless it
+ * is a directory of ours that no one else can enter (someone may have
+ * made it first in /dev/shm, which everyone can write). Files are made
+ * through the descriptor: the directory checked is the one they go in.
+ * Returns the descriptor or -errno. */
 static int pub_dir(char *dir, size_t len)
 {
 	struct stat st;
@@ -29,35 +31,51 @@ static int pub_dir(char *dir, size_t len)
 	snprintf(dir, len, "%s/%s%u", PM_PUB_DIR, PM_PUB_PREFIX, (unsigned)uid);
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return -errno;
-	if (lstat(dir, &st) != 0)
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077))
+	if (fstat(dfd, &st) != 0 || st.st_uid != uid || (st.st_mode & 077)) {
+		close(dfd);
 		return -EPERM;
-	return 0;
+	}
+	return dfd;
 }
 
-/* Create the file PID.SEQ in the user's directory, sized and mapped.
- * Returns the mapping or NULL (errno set). */
+/* Create PID.SEQ in the user's directory. The last port of the user to
+ * close removes the directory (pm_pub_close): if that happens between
+ * our check and our create, the create fails (ENOENT) and we start over
+ * once. Returns the file's descriptor or -errno; p->pub_path is set. */
+static int pub_create(struct pktmap_port *p)
+{
+	char dir[64], name[32];
+	snprintf(name, sizeof(name), "%d.%u", (int)getpid(),
+		 atomic_fetch_add(&pub_seq, 1));
+	int fd = -ENOENT;
+	for (int attempt = 0; attempt < 2 && fd == -ENOENT; attempt++) {
+		int dfd = pub_dir(dir, sizeof(dir));
+		if (dfd < 0)
+			return dfd;
+		const int fl = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+		fd = openat(dfd, name, fl, 0600);
+		if (fd < 0 && errno == EEXIST) {
+			/* Left by a killed process that had our pid: ours. */
+			unlinkat(dfd, name, 0);
+			fd = openat(dfd, name, fl, 0600);
+		}
+		fd = fd < 0 ? -errno : fd;
+		close(dfd);
+	}
+	if (fd >= 0)
+		snprintf(p->pub_path, sizeof(p->pub_path), "%s/%s", dir, name);
+	return fd;
+}
+
+/* The file, sized and mapped. Returns the mapping or NULL (errno set). */
 static void *pub_file(struct pktmap_port *p, size_t size)
 {
-	char dir[64];
-	int ret = pub_dir(dir, sizeof(dir));
-	if (ret) {
-		errno = -ret;
-		return NULL;
-	}
-	snprintf(p->pub_path, sizeof(p->pub_path), "%s/%d.%u", dir,
-		 (int)getpid(), atomic_fetch_add(&pub_seq, 1));
-	int fd = open(p->pub_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-				   O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Left by a killed process that had our pid: ours to remove. */
-		unlink(p->pub_path);
-		fd = open(p->pub_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-					   O_CLOEXEC, 0600);
-	}
+	int fd = pub_create(p);
 	if (fd < 0) {
-		p->pub_path[0] = 0;
+		errno = -fd;
 		return NULL;
 	}
 	void *m = MAP_FAILED;
@@ -165,8 +183,13 @@ void pm_pub_close(struct pktmap_port *p)
 {
 	/* A child that inherited the port (fork) closes its copy: the file
 	 * stays the parent's. */
-	if (p->pub_path[0] && p->pub->pid == (int32_t)getpid())
+	if (p->pub_path[0] && p->pub->pid == (int32_t)getpid()) {
 		unlink(p->pub_path);
+		/* The user's last port takes the directory with it (it is
+		 * made again on demand; not empty: nothing happens). */
+		*strrchr(p->pub_path, '/') = 0;
+		rmdir(p->pub_path);
+	}
 	if (p->pub)
 		munmap(p->pub, p->pub_size);
 	p->pub = NULL;

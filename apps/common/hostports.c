@@ -298,6 +298,10 @@ static int scan_dir(const char *dname, struct hp_list *l, unsigned *cap)
 		if (e->d_name[0] != '.')
 			ret = scan_file(dfd, (unsigned)uid, e->d_name, l, cap);
 	closedir(d);
+	/* Ours and empty now (the files of dead processes removed): gone
+	 * too, as the library does when a user's last port closes. */
+	if (uid == (unsigned long)geteuid())
+		rmdir(path);
 	return ret;
 }
 
