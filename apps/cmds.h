@@ -24,5 +24,9 @@ int cmd_pcap_run(int argc, char **argv);
 void usage_pcap_run(void);
 int cmd_netmap_run(int argc, char **argv);
 void usage_netmap_run(void);
+int cmd_top(int argc, char **argv);
+void usage_top(void);
+int cmd_metrics(int argc, char **argv);
+void usage_metrics(void);
 
 #endif /* PKTMAP_APPS_CMDS_H */

@@ -30,6 +30,10 @@ static const struct cli_cmd cmds[] = {
 	 "...) on pktmap", usage_netmap_run},
 	{"switch", cmd_switch, "a learning switch (VALE) that processes, NICs "
 	 "and host rings attach to", usage_switch},
+	{"top", cmd_top, "every port on the host, live: rates, drops, "
+	 "mode, process", usage_top},
+	{"metrics", cmd_metrics, "the host's port counters for Prometheus "
+	 "(text, or HTTP with --listen)", usage_metrics},
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

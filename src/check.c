@@ -26,7 +26,7 @@ int pm_sync_prologue(struct pktmap_port *p, struct pm_kring *k)
 			return 0;
 		}
 	}
-	pm_stat_inc(&p->st.invalid_ring, 1);
+	pm_stat_inc(&p->stats->invalid_ring, 1);
 	pm_log_ratelimited(p, pm_rl_ring(p, (int)k->tx),
 			   "%s: %s ring %u: head %u / cur %u outside [%u, %u] "
 			   "(%u slots): ring reset",
@@ -47,7 +47,7 @@ void pm_sync_epilogue(struct pm_kring *k)
 void pm_slot_reject(struct pktmap_port *p, struct pm_kring *k, uint32_t i,
 		    uint32_t idx, uint32_t len, enum pm_slot_verdict v)
 {
-	pm_stat_inc(&p->st.drop_invalid, 1);
+	pm_stat_add(&k->st->drop_invalid, 1);
 	pm_log_ratelimited(p, pm_rl_slot(p, (int)k->tx),
 			   "%s: %s ring %u slot %u: %s (buf_idx %u, len %u; "
 			   "valid buffers 2..%u, len %s..%u): slot dropped",

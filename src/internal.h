@@ -8,6 +8,7 @@
 #define PKTMAP_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 
 #include "pktmap/pktmap.h"
 #include "check.h"
+#include "pub.h"
 
 #define PM_CACHELINE 64
 #define PM_DEFAULT_BUF_SIZE 2048u
@@ -239,6 +241,9 @@ struct pm_kring {
 	uint32_t tx;        /* 1 for a TX ring */
 	uint32_t host;      /* 1 for a host ring */
 	void *priv;         /* back end's per-ring state */
+	/* The ring's counters, in the port's published page (pub.h): only
+	 * the thread that owns the ring writes them, with pm_stat_add(). */
+	struct pm_ring_stats *st;
 	/* This ring's sync: the back end's txsync or rxsync, unless the back
 	 * end gave the ring its own (xdp's host rings, pm_ring_ops). */
 	int (*sync)(struct pktmap_port *p, struct pm_kring *k);
@@ -312,10 +317,11 @@ struct pm_port_ops {
 				/* (per port: p->fd_exact, set by open) */
 
 /* Counters: a port may be driven by two threads (one owns the RX rings,
- * one the TX rings) while a third reads pktmap_stats(). Counters only one
- * direction writes (tx_*, rx_*) take pm_stat_add(): a relaxed load and
- * store, no locked instruction. Counters both directions may write
- * (drops, invalid rings, wake-ups, sleeps) take pm_stat_inc(). */
+ * one the TX rings) while a third reads pktmap_stats() and other
+ * processes read the published page (pub.h). A ring's counters (k->st)
+ * are written only by the ring's owner: pm_stat_add(), a relaxed load and
+ * store, no locked instruction. The port's own (p->stats: invalid rings,
+ * wake-ups, sleeps) any thread may write: pm_stat_inc(). */
 static inline void pm_stat_add(uint64_t *c, uint64_t n)
 {
 	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
@@ -325,6 +331,13 @@ static inline void pm_stat_add(uint64_t *c, uint64_t n)
 static inline void pm_stat_inc(uint64_t *c, uint64_t n)
 {
 	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+/* A sync moved pkts frames of bytes bytes on ring k. */
+static inline void pm_count(struct pm_kring *k, uint64_t pkts, uint64_t bytes)
+{
+	pm_stat_add(&k->st->packets, pkts);
+	pm_stat_add(&k->st->bytes, bytes);
 }
 
 /* At most one log line a second; any thread may use it. */
@@ -360,7 +373,18 @@ struct pktmap_port {
 	bool own_rings;            /* rings made by pm_port_own_rings() */
 	void *ringmem;             /* the private netmap_if + rings */
 	size_t ringmem_size;
-	struct pktmap_stats st;
+	/* The published page (pub.h, src/pub.c): the port's counters live
+	 * there, p->stats the port's own line, each kring's st its ring's. */
+	struct pm_pub_hdr *pub;
+	size_t pub_size;
+	struct pm_port_stats *stats;
+	char pub_path[64];         /* "" when not published (private page) */
+	/* The kernel's drop counters (ops->stats) are read under this lock:
+	 * by pktmap_stats(), and about once a second by the RX path, which
+	 * only tries it (never waits). */
+	pthread_mutex_t kstats_lock;
+	uint32_t rx_calls;         /* rxsyncs since the last look at the clock */
+	int64_t kstats_sec;        /* when the RX path last read them */
 	pktmap_log_fn log;
 	void *log_ctx;
 	int log_level;
@@ -425,6 +449,17 @@ int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
 int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		      const char *tag, const char *ifname, uint32_t ntx,
 		      uint32_t nrx, uint32_t txs, uint32_t rxs);
+
+/* The published counters (src/pub.c). pm_pub_open() maps the page for
+ * the port's rings (called by pm_port_make_rings(), once the krings
+ * exist) and points p->stats and each kring's st into it: a file in the
+ * user's directory when it can, else private memory (the port works the
+ * same, it is just not seen by pktmap top). pm_pub_ready() fills in who
+ * and what once the open succeeded and makes the file visible;
+ * pm_pub_close() removes it. pm_pub_open() returns 0 or -ENOMEM. */
+int pm_pub_open(struct pktmap_port *p);
+void pm_pub_ready(struct pktmap_port *p);
+void pm_pub_close(struct pktmap_port *p);
 
 /* Logging from inside the library (through the port's callback). */
 void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,

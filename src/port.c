@@ -201,6 +201,9 @@ int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
 		pos += pm_ring_size(slots);
 	}
 	p->nifp = (struct netmap_if *)nif;
+	if (pm_pub_open(p) != 0)
+		return pm_open_error(p, -ENOMEM, "cannot map a page for the "
+				     "counters");
 	return 0;
 }
 
@@ -425,6 +428,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		return -ENOMEM;
 	p->fd = -1;
 	p->event_fd = -1;
+	pthread_mutex_init(&p->kstats_lock, NULL);
 	p->ev_set = p->ev_unread = -1;
 	p->region.fd = p->region.mfd = -1;
 	p->log = OPT(opts, log, NULL);
@@ -434,7 +438,6 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	p->errbuf_len = OPT(opts, errbuf_len, 0);
 	if (p->errbuf && p->errbuf_len)
 		p->errbuf[0] = 0;
-	p->st.sz = sizeof(p->st);
 	p->linktype = 1;
 	pm_printable(p->name, sizeof(p->name), name ? name : "(null)");
 
@@ -444,6 +447,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 			snprintf(p->errbuf, p->errbuf_len, "%s", err);
 		else
 			pm_log(p, PKTMAP_LOG_ERR, "%s", err);
+		pthread_mutex_destroy(&p->kstats_lock);
 		free(p);
 		return ret;
 	}
@@ -456,6 +460,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 				    "for %s only",
 				    nm.dir == PKTMAP_DIR_RX ? "R" : "T",
 				    nm.dir == PKTMAP_DIR_RX ? "sending" : "receiving");
+		pthread_mutex_destroy(&p->kstats_lock);
 		free(p);
 		return ret;
 	}
@@ -496,7 +501,9 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		pm_region_close(&p->region);
 		if (p->ringmem)
 			munmap(p->ringmem, p->ringmem_size);
+		pm_pub_close(p);
 		free(p->krings);
+		pthread_mutex_destroy(&p->kstats_lock);
 		free(p);
 		return ret;
 	}
@@ -512,6 +519,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		pktmap_close(p);
 		return ret;
 	}
+	pm_pub_ready(p);
 	*out = p;
 	return 0;
 }
@@ -533,7 +541,9 @@ void pktmap_close(struct pktmap_port *p)
 	pm_region_close(&p->region);
 	if (p->ringmem)
 		munmap(p->ringmem, p->ringmem_size);
+	pm_pub_close(p);
 	free(p->krings);
+	pthread_mutex_destroy(&p->kstats_lock);
 	free(p);
 }
 
@@ -611,6 +621,7 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 	int ret = 0;
 	for (uint32_t i = lo; i <= hi && i != UINT32_MAX; i++) {
 		struct pm_kring *k = tx ? pm_txkring(p, i) : pm_rxkring(p, i);
+		pm_stat_add(&k->st->syncs, 1);
 		int r = pm_sync_prologue(p, k);
 		if (pm_likely(r == 0))
 			r = k->sync(p, k);
@@ -625,16 +636,45 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 
 int pktmap_txsync(struct pktmap_port *p)
 {
-	pm_stat_add(&p->st.tx_syncs, 1);
 	return sync_rings(p, true);
+}
+
+/* Read what the kernel dropped (only the process holding the socket
+ * can) into *st and the published page. wait: take the lock; else give
+ * up when another thread holds it. */
+static void kernel_drops(struct pktmap_port *p, struct pktmap_stats *st, bool wait)
+{
+	if (wait)
+		pthread_mutex_lock(&p->kstats_lock);
+	else if (pthread_mutex_trylock(&p->kstats_lock) != 0)
+		return;
+	uint64_t own = st->drop_backend;
+	p->ops->stats(p, st);
+	__atomic_store_n(&p->stats->drop_kernel, st->drop_backend - own,
+			 __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->kstats_lock);
+}
+
+/* Every 256 rxsyncs, look at the clock; once a second, publish the
+ * kernel's drops (pktmap top shows them while the program runs). */
+static void kernel_drops_tick(struct pktmap_port *p)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (now.tv_sec == p->kstats_sec)
+		return;
+	p->kstats_sec = now.tv_sec;
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	kernel_drops(p, &st, false);
 }
 
 int pktmap_rxsync(struct pktmap_port *p)
 {
-	pm_stat_add(&p->st.rx_syncs, 1);
 	int ret = sync_rings(p, false);
 	if (pm_unlikely(p->ev_unread >= 0))
 		unread_update(p);
+	if (p->ops->stats && pm_unlikely((++p->rx_calls & 255) == 0))
+		kernel_drops_tick(p);
 	return ret;
 }
 
@@ -769,7 +809,7 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		}
 		if (!armed_ready) {
 			for (unsigned i = 0; i < n; i++)
-				pm_stat_inc(&reqs[i].port->st.poll_sleeps, 1);
+				pm_stat_inc(&reqs[i].port->stats->poll_sleeps, 1);
 			int r = poll(pfd, n, left);
 			if (r < 0 && errno != EINTR) {
 				ready = -errno;
@@ -876,22 +916,57 @@ int pktmap_set_rx_direction(struct pktmap_port *p, unsigned dir)
 	return p->ops->rx_direction(p, dir);
 }
 
+int pktmap_set_drops(struct pktmap_port *p, enum pktmap_drop_reason why,
+		     uint64_t total)
+{
+	if (!p || !p->stats)
+		return -EINVAL;
+	uint64_t *c = why == PKTMAP_DROP_NO_SPACE ? &p->stats->drop_nospace :
+		      why == PKTMAP_DROP_FILTERED ? &p->stats->drop_filtered : NULL;
+	if (!c)
+		return -EINVAL;
+	__atomic_store_n(c, total, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Add up the counters of rings [lo, hi] of one direction (first > last:
+ * none bound). syncs: every bound ring is synced by each call. */
+static void sum_rings(const struct pktmap_port *p, uint32_t base, uint32_t lo,
+		      uint32_t hi, uint64_t *pkts, uint64_t *bytes,
+		      uint64_t *syncs, struct pktmap_stats *st)
+{
+	for (uint32_t i = lo; i <= hi && i != UINT32_MAX; i++) {
+		const struct pm_ring_stats *r = p->krings[base + i].st;
+		*pkts += __atomic_load_n(&r->packets, __ATOMIC_RELAXED);
+		*bytes += __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
+		uint64_t s = __atomic_load_n(&r->syncs, __ATOMIC_RELAXED);
+		*syncs = s > *syncs ? s : *syncs;
+		st->drop_invalid += __atomic_load_n(&r->drop_invalid, __ATOMIC_RELAXED);
+		st->drop_too_long += __atomic_load_n(&r->drop_too_long, __ATOMIC_RELAXED);
+		st->drop_backend += __atomic_load_n(&r->drop_backend, __ATOMIC_RELAXED);
+		st->rx_copied += __atomic_load_n(&r->copied, __ATOMIC_RELAXED);
+		st->rx_lent += __atomic_load_n(&r->lent, __ATOMIC_RELAXED);
+	}
+}
+
 int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
 {
 	if (!p || !out || out->sz < sizeof(out->sz))
 		return -EINVAL;
 	/* Each counter is read with one relaxed atomic load: the sync calls
-	 * of other threads may be running. */
+	 * of other threads may be running. Unbound rings count nothing. */
 	struct pktmap_stats st;
 	memset(&st, 0, sizeof(st));
-	const uint64_t *src = &p->st.tx_packets;
-	uint64_t *dst = &st.tx_packets;
-	size_t nctr = (sizeof(st) - offsetof(struct pktmap_stats, tx_packets)) /
-		      sizeof(uint64_t);
-	for (size_t i = 0; i < nctr; i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	sum_rings(p, 0, p->first_tx, p->last_tx, &st.tx_packets, &st.tx_bytes,
+		  &st.tx_syncs, &st);
+	sum_rings(p, p->ntx + p->nhtx, p->first_rx, p->last_rx, &st.rx_packets,
+		  &st.rx_bytes, &st.rx_syncs, &st);
+	const struct pm_port_stats *ps = p->stats;
+	st.invalid_ring = __atomic_load_n(&ps->invalid_ring, __ATOMIC_RELAXED);
+	st.poll_sleeps = __atomic_load_n(&ps->poll_sleeps, __ATOMIC_RELAXED);
+	st.wakeups_sent = __atomic_load_n(&ps->wakeups_sent, __ATOMIC_RELAXED);
 	if (p->ops->stats)
-		p->ops->stats(p, &st);
+		kernel_drops((struct pktmap_port *)p, &st, true);
 	/* As pktmap_info(): an older caller gets the counters it knows. */
 	st.sz = out->sz < sizeof(st) ? out->sz : sizeof(st);
 	memcpy(out, &st, st.sz);

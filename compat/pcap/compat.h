@@ -118,6 +118,7 @@ struct pmc {
 	struct pcap_pkthdr next_hdr; /* pcap_next_ex() */
 	/* Counters for pcap_stats(). */
 	uint64_t passed;         /* packets that passed the filter */
+	uint64_t filtered;       /* ... and those our own filter refused */
 	atomic_int break_loop;
 	char errbuf[PCAP_ERRBUF_SIZE];
 };

@@ -669,8 +669,12 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 				if (h->kfilter && h->ufilter_left &&
 				    !--h->ufilter_left)
 					filter = NULL; /* the kernel's from now */
-				if (!r->bpf_filter(h->filter, data, len, caplen))
+				if (!r->bpf_filter(h->filter, data, len, caplen)) {
+					/* Seen by pktmap top as filtered. */
+					pktmap_set_drops(h->port, PKTMAP_DROP_FILTERED,
+							 ++h->filtered);
 					continue;
+				}
 			}
 			if (h->ts_from_ptr) { /* else: the batch's, set once */
 				uint64_t ts = s->ptr;

@@ -139,6 +139,13 @@ struct pktmap_stats {
 				  * buffer than the frame (NS_BUF_CHANGED) */
 };
 
+/* Frames a program drops on its own account (a forwarder with no room
+ * towards a destination, its filter), beyond what the port counts. */
+enum pktmap_drop_reason {
+	PKTMAP_DROP_NO_SPACE = 1,   /* no room where the frame was going */
+	PKTMAP_DROP_FILTERED = 2,   /* the program's filter refused it */
+};
+
 /* Open a port by name. On success *out holds the port and 0 is returned;
  * on failure a negative errno, and a one-line message naming the port,
  * the problem and the remedy goes to opts->errbuf when given, else to the
@@ -206,6 +213,15 @@ PKTMAP_EXPORT int pktmap_poll(struct pktmap_port *port, short events,
  * to the bytes filled. */
 PKTMAP_EXPORT int pktmap_info(const struct pktmap_port *port,
 			      struct pktmap_info *info);
+
+/* Publish the running total of frames the program dropped for `why` on
+ * this port (a counter: pass the total so far, never less than before).
+ * Every open port publishes its counters where `pktmap top` and `pktmap
+ * metrics` read them (docs/metrics.md); this adds the program's own
+ * drops to the port's. Any thread may call it; it costs one store.
+ * Returns 0, or -EINVAL for a bad port or reason. */
+PKTMAP_EXPORT int pktmap_set_drops(struct pktmap_port *port,
+				   enum pktmap_drop_reason why, uint64_t total);
 
 /* Read the port's counters. `stats->sz` must be set by the caller (a
  * smaller, older struct gets the counters it knows, as pktmap_info()). */

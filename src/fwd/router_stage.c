@@ -243,10 +243,15 @@ void rt_rx_publish(struct rt_port *p)
 	fwd_pub(&s->flooded, p->rx.flooded);
 	fwd_pub(&s->chain_drop, p->rx.chain_drop);
 	fwd_pub(&s->stalls, p->rx.stalls);
+	uint64_t full = 0;
 	for (unsigned o = 0; o < rt->n; o++) {
 		fwd_pub(&rt->qs[p->id * rt->n + o].enq, p->rx.enq[o]);
 		fwd_pub(&rt->qs[p->id * rt->n + o].full, p->rx.full[o]);
+		full += p->rx.full[o];
 	}
+	/* In the input port's published counters too (pktmap top). */
+	pktmap_set_drops(p->port, PKTMAP_DROP_NO_SPACE, full);
+	pktmap_set_drops(p->port, PKTMAP_DROP_FILTERED, p->rx.filtered);
 }
 
 uint32_t rt_rx_step(struct rt_port *p)

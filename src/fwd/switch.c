@@ -233,7 +233,10 @@ static void deliver(struct sw_port *d, struct sw_ring *srx, uint32_t first,
 		if (k < nl)
 			d->cur_tx = d->cur_tx + 1 == d->ntx ? 0 : d->cur_tx + 1;
 	}
-	d->c.drop_nospace += nl - k;
+	if (nl != k) {
+		d->c.drop_nospace += nl - k;
+		pktmap_set_drops(d->port, PKTMAP_DROP_NO_SPACE, d->c.drop_nospace);
+	}
 	d->c.tx_frames += frames;
 	d->c.tx_bytes += bytes;
 	d->c.tx_moved += moved;
@@ -316,8 +319,11 @@ static uint32_t switch_ring(struct sw *s, struct sw_port *sp, struct sw_ring *r)
 				dp->list[dp->nlist++] = (uint16_t)k;
 			}
 		} else if (d == SW_FILTER || d == sp->id) {
-			if (f[k].len)
+			if (f[k].len) {
 				sp->c.filtered++;
+				pktmap_set_drops(sp->port, PKTMAP_DROP_FILTERED,
+						 sp->c.filtered);
+			}
 		} else {
 			sp->c.drop_unknown++;
 		}

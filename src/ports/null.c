@@ -48,8 +48,7 @@ static int null_txsync(struct pktmap_port *p, struct pm_kring *k)
 		}
 		i = i + 1 == n ? 0 : i + 1;
 	}
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	k->hwcur = head;
 	k->hwtail = head == 0 ? n - 1 : head - 1;
 	return 0;

@@ -776,9 +776,9 @@ static int rxsync_copy(struct pktmap_port *p, struct pm_kring *k)
 		if (bad || need > n - 1 || snap < h->tp_len) {
 			/* Cannot be delivered whole, now or ever. */
 			if (bad)
-				pm_stat_inc(&p->st.drop_backend, 1);
+				pm_stat_add(&k->st->drop_backend, 1);
 			else
-				pm_stat_inc(&p->st.drop_too_long, 1);
+				pm_stat_add(&k->st->drop_too_long, 1);
 		} else if (need > space) {
 			break; /* wait for the application to release slots */
 		} else {
@@ -808,8 +808,7 @@ static int rxsync_copy(struct pktmap_port *p, struct pm_kring *k)
 	}
 	k->hwtail = j;
 	if (pkts) {
-		pm_stat_add(&p->st.rx_packets, pkts);
-		pm_stat_add(&p->st.rx_bytes, bytes);
+		pm_count(k, pkts, bytes);
 		ring->ts.tv_sec = (time_t)(last_ts / 1000000000ull);
 		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000ull / 1000);
 	}
@@ -881,7 +880,7 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 		if (pm_unlikely(idx != d) && frame_owner(pp, s, d)) {
 			/* The application took the frame (NS_BUF_CHANGED). */
 			pp->lent_out++;
-			pm_stat_add(&p->st.rx_lent, 1);
+			pm_stat_add(&k->st->lent, 1);
 		}
 		struct pkt_sock *o = frame_owner(pp, s, idx);
 		if (pm_likely(o != NULL)) {
@@ -926,13 +925,13 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 				flen > p->bs.usable)) {
 			flen = frame_fixup(pp, s, h, st);
 			if (!flen || flen > p->bs.usable) {
-				pm_stat_inc(&p->st.drop_too_long, 1);
+				pm_stat_add(&k->st->drop_too_long, 1);
 				status_store(&h->tp_status, TP_STATUS_KERNEL);
 				continue;
 			}
 		}
 		if (pm_unlikely(h->tp_snaplen < h->tp_len)) {
-			pm_stat_inc(&p->st.drop_too_long, 1); /* the kernel cut it */
+			pm_stat_add(&k->st->drop_too_long, 1); /* the kernel cut it */
 			status_store(&h->tp_status, TP_STATUS_KERNEL);
 			continue;
 		}
@@ -950,7 +949,7 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 			       (const uint8_t *)h + pp->hroom, flen);
 			status_store(&h->tp_status, TP_STATUS_KERNEL);
 			sl->buf_idx = b;
-			pm_stat_add(&p->st.rx_copied, 1);
+			pm_stat_add(&k->st->copied, 1);
 		}
 		s->rx_dlv[j] = sl->buf_idx;
 		sl->len = (uint16_t)flen;
@@ -964,8 +963,7 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 	}
 	k->hwtail = j;
 	if (pkts) {
-		pm_stat_add(&p->st.rx_packets, pkts);
-		pm_stat_add(&p->st.rx_bytes, bytes);
+		pm_count(k, pkts, bytes);
 		ring->ts.tv_sec = (time_t)(last_ts / 1000000000ull);
 		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000ull / 1000);
 	}
@@ -994,7 +992,7 @@ static uint32_t pkt_refresh_mtu(struct pktmap_port *p, struct pkt_priv *pp)
 }
 
 /* Take back frames the kernel is done with, oldest first. */
-static void tx_reap(struct pktmap_port *p, struct pkt_sock *s)
+static void tx_reap(struct pm_kring *k, struct pkt_sock *s)
 {
 	while (s->tx_inflight) {
 		uint32_t *stp = tx_status(s, s->tx_reap);
@@ -1003,9 +1001,8 @@ static void tx_reap(struct pktmap_port *p, struct pkt_sock *s)
 			break;
 		if (pm_unlikely(st & TP_STATUS_WRONG_FORMAT)) {
 			/* Counted as sent when queued: move it to drops. */
-			pm_stat_add(&p->st.tx_packets, (uint64_t)-1);
-			pm_stat_add(&p->st.tx_bytes, -(uint64_t)tx_len(s, s->tx_reap));
-			pm_stat_inc(&p->st.drop_backend, 1);
+			pm_count(k, (uint64_t)-1, -(uint64_t)tx_len(s, s->tx_reap));
+			pm_stat_add(&k->st->drop_backend, 1);
 			status_store(stp, TP_STATUS_AVAILABLE);
 		}
 		s->tx_reap = s->tx_reap + 1 == s->tx_nframes ? 0 : s->tx_reap + 1;
@@ -1024,7 +1021,7 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	uint64_t pkts = 0, bytes = 0;
 	int ret = 0;
 
-	tx_reap(p, s);
+	tx_reap(k, s);
 	while (i != head) {
 		if (s->tx_inflight == s->tx_nframes)
 			break; /* kernel ring full: the rest waits */
@@ -1075,11 +1072,11 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 		      (dst[12] == 0x88 && dst[13] == 0xa8)))
 			drop = true;
 		if (drop) {
-			pm_stat_inc(&p->st.drop_too_long, 1);
+			pm_stat_add(&k->st->drop_too_long, 1);
 			continue;
 		}
 		if (flen < ETH_HLEN && p->linktype == 1) {
-			pm_stat_inc(&p->st.drop_invalid, 1);
+			pm_stat_add(&k->st->drop_invalid, 1);
 			pm_log_ratelimited(p, &p->rl_slot, "%s: TX ring %u: frame of "
 					   "%u bytes is shorter than an Ethernet "
 					   "header: dropped", p->name,
@@ -1094,8 +1091,7 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 		bytes += flen;
 	}
 	k->hwcur = i;
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 
 	/* Kick when the newest frame has not been taken yet (new frames, or
 	 * frames a busy device refused last time). */
@@ -1115,7 +1111,7 @@ static int pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 						   errno == ENETDOWN ?
 						   ": frames wait for the link" : "");
 			}
-			tx_reap(p, s);
+			tx_reap(k, s);
 		}
 	}
 	uint32_t busy = s->tx_inflight < n - 1 ? s->tx_inflight : n - 1;

@@ -219,7 +219,7 @@ static int pcap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		uint32_t need = cl ? (cl + usable - 1) / usable : 1;
 		if (pm_unlikely(need > n - 1)) {
 			/* Could never fit, however empty the ring. */
-			pm_stat_inc(&p->st.drop_too_long, 1);
+			pm_stat_add(&k->st->drop_too_long, 1);
 			pp->have_rec = false;
 			continue;
 		}
@@ -255,8 +255,7 @@ static int pcap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 out:
 	k->hwtail = j;
 	if (pkts) {
-		pm_stat_add(&p->st.rx_packets, pkts);
-		pm_stat_add(&p->st.rx_bytes, bytes);
+		pm_count(k, pkts, bytes);
 		ring->ts.tv_sec = (time_t)(last_ts / 1000000000u);
 		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000u / 1000u);
 	} else if (!ret && pp->rx_err) {
@@ -318,7 +317,7 @@ static int pcap_txsync(struct pktmap_port *p, struct pm_kring *k)
 				pkts++;
 				bytes += total;
 			} else {
-				pm_stat_inc(&p->st.drop_backend, 1);
+				pm_stat_add(&k->st->drop_backend, 1);
 				ret = r;
 			}
 		}
@@ -329,11 +328,10 @@ static int pcap_txsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 	/* A chain that fills the whole ring can never be finished. */
 	if (start != head && pm_ring_dist(start, head, n) == n - 1) {
-		pm_stat_inc(&p->st.drop_too_long, 1);
+		pm_stat_add(&k->st->drop_too_long, 1);
 		start = head;
 	}
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	k->hwcur = start;
 	k->hwtail = start ? start - 1 : n - 1;
 	if (ret && !pp->tx_err) {

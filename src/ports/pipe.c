@@ -618,13 +618,13 @@ static void wake_if_sleeping(struct pktmap_port *p, _Atomic uint32_t *flag,
 		pm_log(p, PKTMAP_LOG_WARN, "%s: wake-up failed: %s", p->name,
 		       strerror(errno));
 	if (how)
-		pm_stat_inc(&p->st.wakeups_sent, 1);
+		pm_stat_inc(&p->stats->wakeups_sent, 1);
 }
 
 static void report_proto(struct pktmap_port *p, struct pm_kring *k,
 			 const char *what, uint32_t v)
 {
-	pm_stat_inc(&p->st.drop_invalid, 1);
+	pm_stat_add(&k->st->drop_invalid, 1);
 	pm_log_ratelimited(p, pm_rl_slot(p, (int)k->tx),
 			   "%s: %s ring %u: the peer wrote %s %u into the shared "
 			   "ring: ignored",
@@ -739,8 +739,7 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		/* Pairs with the acquire load of prod in pipe_rxsync(): the
 		 * descriptors before prod are written. */
 		atomic_store_explicit(&q->prod, prod, memory_order_release);
-		pm_stat_add(&p->st.tx_packets, pkts);
-		pm_stat_add(&p->st.tx_bytes, bytes);
+		pm_count(k, pkts, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
 		/* Look again, so that the application's tail shows the room
 		 * the reader made meanwhile: a sync hands out what there is,
@@ -867,12 +866,11 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		end = j;
 		pkts++;
 		done_bytes = bytes;
-		pm_stat_inc(&p->st.drop_too_long, 1);
+		pm_stat_add(&k->st->drop_too_long, 1);
 	}
 	k->hwtail = end;
 	q->rx_hwtail = end;
-	pm_stat_add(&p->st.rx_packets, pkts);
-	pm_stat_add(&p->st.rx_bytes, done_bytes);
+	pm_count(k, pkts, done_bytes);
 	if (k->ring->flags & NR_TIMESTAMP)
 		gettimeofday(&k->ring->ts, NULL);
 	return ret;

@@ -279,7 +279,7 @@ static int tap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 			if (per > TAP_MAX_IOV - 1)
 				per = TAP_MAX_IOV - 1;
 			if (!fits) {
-				pm_stat_inc(&p->st.drop_too_long, 1);
+				pm_stat_add(&k->st->drop_too_long, 1);
 				continue;
 			}
 			for (uint32_t v = 0; v < more; v++) {
@@ -319,8 +319,7 @@ static int tap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 	k->hwtail = j;
 	if (pkts) {
-		pm_stat_add(&p->st.rx_packets, pkts);
-		pm_stat_add(&p->st.rx_bytes, bytes);
+		pm_count(k, pkts, bytes);
 		ring->ts.tv_sec = (time_t)(ts / 1000000000ull);
 		ring->ts.tv_usec = (suseconds_t)(ts % 1000000000ull / 1000);
 	}
@@ -376,7 +375,7 @@ static int tap_txsync(struct pktmap_port *p, struct pm_kring *k)
 		if (invalid)
 			continue;
 		if (drop || (flen > tp->maxframe && flen > tap_refresh_mtu(tp))) {
-			pm_stat_inc(&p->st.drop_too_long, 1);
+			pm_stat_add(&k->st->drop_too_long, 1);
 			continue;
 		}
 		ssize_t w = niov == 1 ? write(fd, iov[0].iov_base, iov[0].iov_len) :
@@ -384,7 +383,7 @@ static int tap_txsync(struct pktmap_port *p, struct pm_kring *k)
 		if (w < 0) {
 			/* EIO: the device is down; EINVAL: not a frame. The
 			 * frame is lost either way; do not stall the ring. */
-			pm_stat_inc(&p->st.drop_backend, 1);
+			pm_stat_add(&k->st->drop_backend, 1);
 			pm_log_ratelimited(p, &p->rl_ring, "%s: TX ring %u: write "
 					   "failed: %s: frame dropped", p->name,
 					   ring->ringid, strerror(errno));
@@ -395,8 +394,7 @@ static int tap_txsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 	k->hwcur = i;
 	k->hwtail = pm_ring_add(i, n - 1, n);
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	return 0;
 }
 

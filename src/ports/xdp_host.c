@@ -465,7 +465,7 @@ static int host_rxsync(struct pktmap_port *p, struct pm_kring *k)
 			struct netmap_slot *s = &ring->slot[j];
 			uint32_t idx = s->buf_idx;
 			if (pm_unlikely(len == 0 || len > p->bs.usable)) {
-				pm_stat_inc(&p->st.drop_too_long, 1);
+				pm_stat_add(&k->st->drop_too_long, 1);
 			} else if (pm_unlikely(!pm_buf_ok(&p->bs, idx))) {
 				pm_slot_reject(p, k, j, idx, s->len, PM_SLOT_BAD_IDX);
 			} else {
@@ -487,8 +487,7 @@ static int host_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	 * position: the records before it are free. */
 	__atomic_store_n(h->cons_pos, cons, __ATOMIC_RELEASE);
 	k->hwtail = j;
-	pm_stat_add(&p->st.rx_packets, pkts);
-	pm_stat_add(&p->st.rx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	return 0;
 }
 
@@ -533,8 +532,7 @@ static int host_txsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 	k->hwcur = head;
 	k->hwtail = head == 0 ? n - 1 : head - 1;
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	return 0;
 }
 

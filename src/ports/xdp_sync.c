@@ -105,7 +105,7 @@ static int tx_kick(struct pktmap_port *p, struct xdp_queue *q)
  * frames (a frame is never split across syncs). A frame longer than the
  * whole ring could never be delivered: its descriptors are consumed, its
  * buffers recycled, and it is counted as too long. */
-static uint32_t rx_whole_frames(struct pktmap_port *p, struct xdp_priv *xp,
+static uint32_t rx_whole_frames(struct pm_kring *k, struct xdp_priv *xp,
 				struct xdp_queue *q, uint32_t avail,
 				bool ring_empty)
 {
@@ -126,7 +126,7 @@ static uint32_t rx_whole_frames(struct pktmap_port *p, struct xdp_priv *xp,
 		}
 		if (!(d->options & XDP_PKT_CONTD)) {
 			i++;
-			pm_stat_inc(&p->st.drop_too_long, 1);
+			pm_stat_add(&k->st->drop_too_long, 1);
 			break;
 		}
 	}
@@ -155,7 +155,7 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint32_t j = k->hwtail, cons = q->rx.cached_cons;
 	uint64_t pkts = 0, bytes = 0;
 	if (xp->sg)
-		got = rx_whole_frames(p, xp, q, got, space == n - 1);
+		got = rx_whole_frames(k, xp, q, got, space == n - 1);
 
 	for (uint32_t i = 0; i < got; i++) {
 		const struct xdp_desc *d = pm_xq_desc(&q->rx, cons + i);
@@ -198,8 +198,7 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		pm_xq_cons_release(&q->rx);
 	}
 	k->hwtail = j;
-	pm_stat_add(&p->st.rx_packets, pkts);
-	pm_stat_add(&p->st.rx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	pm_xdp_fill_refill(xp, q);
 	if (xp->busy_poll || (got == 0 && pm_xq_needs_wakeup(&q->fq)))
 		(void)rx_kick(q);
@@ -286,7 +285,7 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 			pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
 		} else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS ||
 				       (nf > 1 && !xp->sg))) {
-			pm_stat_inc(&p->st.drop_too_long, 1); /* a chain this port cannot send */
+			pm_stat_add(&k->st->drop_too_long, 1); /* a chain this port cannot send */
 		} else {
 			uint32_t at = i;
 			for (uint32_t f = 0; f < nf; f++) {
@@ -317,8 +316,7 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;
 	k->hwcur = i;
 	k->hwtail = q->tx_done == 0 ? n - 1 : q->tx_done - 1;
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	return ret;
 }
 

@@ -89,7 +89,10 @@ int main(void)
 	port.log = logger;
 	port.log_level = PKTMAP_LOG_DEBUG;
 	port.bs = bs;
-	struct pm_kring k = { .ring = &u.r, .nslots = 8, .tx = 1 };
+	struct pm_port_stats pst = { 0 };
+	struct pm_ring_stats rst = { 0 };
+	port.stats = &pst;
+	struct pm_kring k = { .ring = &u.r, .nslots = 8, .tx = 1, .st = &rst };
 	*(uint32_t *)&u.r.num_slots = 8;
 
 	for (size_t i = 0; i < PM_ARRAY_SIZE(ring_cases); i++) {
@@ -99,7 +102,7 @@ int main(void)
 		u.r.head = c->head;
 		u.r.cur = c->cur;
 		u.r.tail = 12345; /* the application scribbled on tail: ignored */
-		uint64_t before = port.st.invalid_ring;
+		uint64_t before = pst.invalid_ring;
 		int r = pm_sync_prologue(&port, &k);
 		if (c->ok) {
 			CHECK(r == 0, "ring case '%s' should pass", c->what);
@@ -107,7 +110,7 @@ int main(void)
 			      "ring case '%s' keeps head/cur", c->what);
 		} else {
 			CHECK(r == -EINVAL, "ring case '%s' should fail", c->what);
-			CHECK(port.st.invalid_ring == before + 1,
+			CHECK(pst.invalid_ring == before + 1,
 			      "ring case '%s' counted", c->what);
 			CHECK(u.r.head == c->hwcur && u.r.cur == c->hwcur &&
 				      u.r.tail == c->rtail,
@@ -120,8 +123,8 @@ int main(void)
 	CHECK(strstr(logged, "test:ring") != NULL, "log names the port: %s", logged);
 
 	/* pm_slot_reject counts and logs. */
-	uint64_t before = port.st.drop_invalid;
+	uint64_t before = rst.drop_invalid;
 	pm_slot_reject(&port, &k, 3, 0, 60, PM_SLOT_BAD_IDX);
-	CHECK_EQ(port.st.drop_invalid, before + 1);
+	CHECK_EQ(rst.drop_invalid, before + 1);
 	return t_done("check");
 }

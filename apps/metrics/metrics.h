@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pktmap metrics: the counters of every port on the host in Prometheus'
+ * text format (metrics.c), printed or served over HTTP (metrics_http.c).
+ * Metric names and labels are listed in docs/metrics.md: they are stable.
+ */
+#ifndef PKTMAP_APPS_METRICS_H
+#define PKTMAP_APPS_METRICS_H
+
+#include <signal.h>
+#include <stdio.h>
+
+/* Scan the host's ports and write the exposition to f. Returns 0 or -1
+ * (out of memory). */
+int metrics_write(FILE *f);
+
+/* Serve GET /metrics on addr ("PORT", "ADDR:PORT", "[ADDR6]:PORT"; no
+ * address: 127.0.0.1) until *stop. Prints the address it listens on.
+ * Returns 0, or an exit status after a one-line error. */
+int metrics_serve(const char *addr, volatile sig_atomic_t *stop);
+
+#endif /* PKTMAP_APPS_METRICS_H */
