@@ -69,7 +69,7 @@ static void bad_desc(struct pktmap_port *p, struct pm_kring *k, const char *what
 		     uint32_t region, uint32_t ofs, uint32_t len)
 {
 	struct mif_priv *mi = mif(p);
-	pm_stat_inc(&p->st.drop_invalid, 1);
+	pm_stat_inc(&k->st->drop_invalid, 1);
 	pm_log_ratelimited(p, &mi->rl, "%s: %s ring %u: dropped a descriptor of "
 			   "the peer: %s (region %u, offset %u, length %u)",
 			   p->name, k->tx ? "TX" : "RX", k->ring->ringid, what,
@@ -120,7 +120,7 @@ static int frame_take(struct pktmap_port *p, struct pm_kring *k, uint32_t i,
 	*end = i;
 	*bytes = b;
 	if (!bad && c > MIF_CHAIN_MAX) {
-		pm_stat_inc(&p->st.drop_too_long, 1);
+		pm_stat_inc(&k->st->drop_too_long, 1);
 		return -1;
 	}
 	return bad ? -1 : (int)c;
@@ -177,8 +177,7 @@ static int cli_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	/* Slots before the first descriptor in flight are free again. */
 	uint32_t upto = q->mine != q->seen ? q->slot_of[q->seen & q->mask] : k->hwcur;
 	k->hwtail = upto == 0 ? n - 1 : upto - 1;
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, nbytes);
+	pm_count(k, pkts, nbytes);
 	return 0;
 }
 
@@ -241,8 +240,7 @@ static int cli_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	k->hwtail = j;
 	/* release: the reposted descriptors before the new head. */
 	__atomic_store_n(&r->head, q->mine, __ATOMIC_RELEASE);
-	pm_stat_add(&p->st.rx_packets, pkts);
-	pm_stat_add(&p->st.rx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	return ret;
 }
 
@@ -295,7 +293,7 @@ static int srv_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 			continue;
 		}
 		if (pm_unlikely(len > p->bs.usable)) {
-			pm_stat_inc(&p->st.drop_too_long, 1);
+			pm_stat_inc(&k->st->drop_too_long, 1);
 			continue;
 		}
 		memcpy(pm_region_buf(&p->region, idx), src, len);
@@ -309,8 +307,7 @@ static int srv_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	k->hwtail = j;
 	/* release: we are done reading the buffers before tail. */
 	__atomic_store_n(&r->tail, q->mine, __ATOMIC_RELEASE);
-	pm_stat_add(&p->st.rx_packets, pkts);
-	pm_stat_add(&p->st.rx_bytes, bytes);
+	pm_count(k, pkts, bytes);
 	return ret;
 }
 
@@ -416,8 +413,7 @@ static int srv_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		__atomic_store_n(&r->tail, q->mine, __ATOMIC_RELEASE);
 		kick(q);
 	}
-	pm_stat_add(&p->st.tx_packets, pkts);
-	pm_stat_add(&p->st.tx_bytes, nbytes);
+	pm_count(k, pkts, nbytes);
 	return ret;
 }
 
@@ -596,7 +592,7 @@ void mif_rings_detach(struct pktmap_port *p)
 			if (q->ifd >= 0)
 				(void)epoll_ctl(mi->epfd, EPOLL_CTL_DEL, q->ifd, NULL);
 		}
-		pm_stat_inc(&p->st.drop_backend, lost);
+		pm_stat_inc(&k->st->drop_backend, lost);
 		q->r = NULL;
 	}
 }

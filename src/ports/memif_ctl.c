@@ -666,11 +666,20 @@ static void srv_accept(struct pktmap_port *p)
 
 /* ------------------------------------------------------------------ */
 
+/* Frames lost with a peer so far, all rings (counted in drop_backend). */
+static uint64_t mif_lost(const struct pktmap_port *p)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < p->ntx + p->nrx; i++)
+		n += __atomic_load_n(&p->krings[i].st->drop_backend, __ATOMIC_RELAXED);
+	return n;
+}
+
 void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 {
 	struct mif_priv *mi = mif(p);
 	int st = atomic_load(&mi->state);
-	uint64_t lost0 = p->st.drop_backend;
+	uint64_t lost0 = mif_lost(p);
 	if (st == MIF_UP)
 		mif_rings_detach(p);
 	if (tell && mi->cfd >= 0) {
@@ -707,7 +716,7 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 	if (st == MIF_DOWN)
 		return;
 	mi->disconnects++;
-	uint64_t lost = p->st.drop_backend - lost0;
+	uint64_t lost = mif_lost(p) - lost0;
 	/* A peer failing the same way again and again (a client retrying
 	 * every 100 ms against a server that says "ID not found") gets one
 	 * line a second; another reason is said at once. */

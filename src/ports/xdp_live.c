@@ -331,7 +331,8 @@ int pm_xdp_live_open(struct pktmap_port *p, struct xdp_priv *xp,
 }
 
 /* What one run did, from the queue's counters before and after. */
-static void live_account(struct pktmap_port *p, struct xdp_priv *xp,
+static void live_account(struct pktmap_port *p, struct pm_kring *k,
+			 struct xdp_priv *xp,
 			 struct pm_xdp_live *lv, const struct live_ctl *c,
 			 const struct live_ctl *before, uint32_t nf, int err)
 {
@@ -343,8 +344,7 @@ static void live_account(struct pktmap_port *p, struct xdp_priv *xp,
 	 * kernel did not report: dropped too, so that every frame counts. */
 	uint64_t ran = c->next < nf ? c->next : nf;
 	uint64_t lost = (nf - ran) + (red > sent + dropped ? red - sent - dropped : 0);
-	pm_stat_add(&p->st.tx_packets, sent);
-	pm_stat_add(&p->st.tx_bytes, c->sent_bytes - before->sent_bytes);
+	pm_count(k, sent, c->sent_bytes - before->sent_bytes);
 	uint64_t drops = dropped + bad + lost;
 	if (pm_likely(drops == 0 && !err))
 		return;
@@ -393,7 +393,7 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		} else if (pm_unlikely(chain || more || len > LIVE_MAX)) {
 			/* A chain is one frame too long, counted at its end. */
 			if (!more)
-				pm_stat_inc(&p->st.drop_too_long, 1);
+				pm_stat_inc(&k->st->drop_too_long, 1);
 		} else if (pm_unlikely(len < 14)) {
 			pm_slot_reject(p, k, i, idx, len, PM_SLOT_BAD_LEN);
 		} else {
@@ -415,7 +415,7 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		c->next = 0;
 		c->end = nf;
 		int err = live_run(lv, xp, q->qid, nf);
-		live_account(p, xp, lv, c, &before, nf, err);
+		live_account(p, k, xp, lv, c, &before, nf, err);
 		if (err == -ENODEV) { /* the interface went away */
 			q->dead = true;
 			pm_xdp_queue_gone(p, q);
