@@ -81,7 +81,7 @@ static void bad_desc(struct pktmap_port *p, struct pm_kring *k, const char *what
  * looks at the index again). */
 static void kick(const struct mif_q *q)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	atomic_thread_fence(memory_order_seq_cst);
 	if (q->ifd >= 0 && !(PM_READ_ONCE(q->r->flags) & MIF_RING_MASK_INT)) {
 		uint64_t one = 1;
 		ssize_t w = write(q->ifd, &one, sizeof(one));
@@ -624,7 +624,7 @@ static int memif_poll_arm(struct pktmap_port *p, short events)
 				PM_WRITE_ONCE(q->r->flags, 0);
 		}
 		/* Pairs with the fence of the writer's kick(). */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		atomic_thread_fence(memory_order_seq_cst);
 		for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
 			struct mif_q *q = &mi->q[p->ntx + i];
 			if (q->r && (mi->server ? PM_READ_ONCE(q->r->head) != q->mine :
