@@ -30,8 +30,14 @@ P=blb$$
 [ -x "$NMT" ] && [ -x "$PKTMAP" ] || { echo "build first (ninja -C $B)" >&2; exit 1; }
 LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null;
-      rm -f /dev/shm/pktmap-$(id -u)/*$P* /dev/shm/pktmap-$(id -u)/.pipe.$P*' EXIT
+on_exit() {
+	local p d
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	d=/dev/shm/pktmap-$(id -u)
+	rm -f "$d"/*"$P"* "$d"/.pipe."$P"*
+}
+trap on_exit EXIT
 
 now() { date +%s.%N; }
 

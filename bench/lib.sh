@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
 # Shared by the veth benchmarks (source it). Needs ROOT, OUT, SIZES, TOOLS,
 # SECS, RUNS, CPU and an associative array RES["size,tool"] holding the
 # packets/s of each run, space-separated.

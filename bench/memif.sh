@@ -38,7 +38,6 @@ RUNS=${RUNS:-3}
 SECS=${SECS:-5}
 WARM=${WARM:-2}
 SIZES=60
-CPU=0
 OUT=${OUT:-$ROOT/bench/results/memif.json}
 TMP=$(mktemp -d /tmp/memif_bench.XXXXXX)
 S=$TMP/m.sock

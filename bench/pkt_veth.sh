@@ -82,7 +82,7 @@ for size in $SIZES; do
 	make_cfg "$size"
 	# Tools interleaved within each run: load from elsewhere on a shared
 	# machine then weighs on every tool alike.
-	for run in $(seq "$RUNS"); do
+	for _ in $(seq "$RUNS"); do
 		for tool in $TOOLS; do
 			case $tool in
 			pktmap_pkt) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -T 0 -q) ;;

@@ -127,7 +127,7 @@ declare -A RES
 for size in $SIZES; do
 	rm -f "$TMP/f.pcap"
 	"$PKTMAP" gen -i "pcap:$TMP/f.pcap/T" -n 1 -l "$size" -D "$DMAC" -q >/dev/null
-	for run in $(seq "$RUNS"); do
+	for _ in $(seq "$RUNS"); do
 		for tool in $TOOLS; do
 			case $tool in
 			pktmap_xdp) v=$(measure "$PKTMAP" gen -i xdp:vethA -l "$size" -D "$DMAC" -T 0 -q) ;;

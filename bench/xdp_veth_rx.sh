@@ -74,8 +74,8 @@ netns_veth "$A" vethA "$B" vethB
 rps() { ip netns exec "$B" sh -c "echo $1 > /sys/class/net/vethB/queues/rx-0/rps_cpus"; }
 # Wait until something holds vethB: an XDP program, or a packet socket.
 wait_ready() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		case $1 in
 		xdp) ip -n "$B" link show dev vethB | grep -q prog/xdp && return 0 ;;
 		pkt) [ "$(ip netns exec "$B" awk 'NR > 1' /proc/net/packet | wc -l)" -gt 0 ] && return 0 ;;
@@ -150,7 +150,8 @@ run() {
 declare -A RX LOSS
 for r in $(seq "$RUNS"); do
 	for tool in $TOOLS; do
-		set -- $(run "$tool")
+		read -ra got <<<"$(run "$tool")"
+		set -- "${got[@]}"
 		RX[$tool]="${RX[$tool]:-} $(python3 -c "print(int($1 / $SECS))")"
 		LOSS[$tool]="${LOSS[$tool]:-} $(python3 -c "print(round(100.0 * ($2 - $1) / max($2, 1), 2))")"
 		echo "run $r $tool: received $1 of $2" >&2
@@ -158,9 +159,11 @@ for r in $(seq "$RUNS"); do
 done
 
 mkdir -p "$(dirname "$OUT")"
+# one argument per tool: TOOL:RX,RX,...:LOSS,LOSS,...
+mapfile -t per_tool < <(for t in $TOOLS; do echo "$t:${RX[$t]# }:${LOSS[$t]# }"; done | tr ' ' ',')
 python3 - "$OUT" "$SIZE" "$SECS" "$RUNS" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
 	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" "$(nproc)" "$(uname -r)" \
-	$(for t in $TOOLS; do echo "$t:${RX[$t]# }:${LOSS[$t]# }"; done | tr ' ' ',') <<'EOF'
+	"${per_tool[@]}" <<'EOF'
 import json, statistics, sys, time
 out, size, secs, runs, commit, cpu, cores, kernel = sys.argv[1:9]
 points = []

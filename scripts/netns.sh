@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
 #
 # Network namespaces and veth pairs for the tests (tests/system/) and the
 # benchmarks (bench/): source this file. Callers name their namespaces

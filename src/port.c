@@ -30,6 +30,7 @@ void pktmap_set_log(pktmap_log_fn fn, void *ctx, enum pktmap_log_level max)
 	default_log_level = (int)max;
 }
 
+__attribute__((format(printf, 3, 0)))
 static void vlog(const struct pktmap_port *p, enum pktmap_log_level lvl,
 		 const char *fmt, va_list ap)
 {

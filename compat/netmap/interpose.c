@@ -34,8 +34,11 @@
 
 /* glibc declares poll()'s array write-only (__attr_access), so reading
  * the events in a definition of poll() is "maybe uninitialized" to gcc at
- * -O0: it is the caller's array, initialised by the caller. */
+ * -O0: it is the caller's array, initialised by the caller. (clang has
+ * no such warning.) */
+#ifndef __clang__
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 static pthread_once_t libc_once = PTHREAD_ONCE_INIT;
 

@@ -45,6 +45,7 @@ static _Thread_local const struct pktmap_port *libbpf_port;
 static _Thread_local char libbpf_last[256];
 static libbpf_print_fn_t libbpf_prev;
 
+__attribute__((format(printf, 2, 0)))
 static int libbpf_forward(enum libbpf_print_level level, const char *fmt,
 			  va_list ap)
 {

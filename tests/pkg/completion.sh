@@ -12,6 +12,7 @@ if [ ! -f /usr/share/bash-completion/bash_completion ]; then
 	exit 77
 fi
 . /usr/share/bash-completion/bash_completion
+# shellcheck source=../../completions/pktmap
 . "$2"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -36,9 +36,16 @@ B=pcB$$
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/netns.sh
 . "$(dirname "$0")/../../scripts/netns.sh"
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	netns_del "$A" "$B"
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip
@@ -59,8 +66,8 @@ no_leftovers() {
 # Wait until a capture is listening: its line on stderr (tcpdump's, or
 # pktmap capture's, printed once every port is open and bound).
 wait_listening() {
-	local f=$1 i
-	for i in $(seq 300); do
+	local f=$1 _
+	for _ in $(seq 300); do
 		grep -q "listening on" "$f" 2>/dev/null && return 0
 		sleep 0.05
 	done

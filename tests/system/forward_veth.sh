@@ -38,9 +38,16 @@ RT_RATE=${RT_RATE:-20k}
 A=fA$$
 B=fB$$
 C=fC$$
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done; '\
-'rm -f /dev/shm/pktmap-$(id -u)/"$PIPE"*; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p ns
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done
+	rm -f /dev/shm/pktmap-"$(id -u)"/"$PIPE"*
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip

@@ -22,11 +22,18 @@ for _ in $(seq 400); do [ -e "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}h" ] && break
 gen_pid=$!
 BG_PIDS+=("$gen_pid")
 # Wait until gen holds the pipe's memory (its memfd is among its fds).
+holds_memfd() {
+	local fd
+	for fd in "/proc/$1/fd/"*; do
+		[[ $(readlink "$fd" 2>/dev/null) == *memfd:pktmap* ]] && return 0
+	done
+	return 1
+}
 for _ in $(seq 400); do
-	ls -l "/proc/$gen_pid/fd" 2>/dev/null | grep -q "memfd:pktmap" && break
+	holds_memfd "$gen_pid" && break
 	sleep 0.05
 done
-ls -l "/proc/$gen_pid/fd" 2>/dev/null | grep -q "memfd:pktmap" || fail "gen did not join: $(cat "$TMP/gen.err")"
+holds_memfd "$gen_pid" || fail "gen did not join: $(cat "$TMP/gen.err")"
 
 /usr/bin/python3 - "$recv_pid" "$TMP/ready" <<'EOF' &
 import mmap, os, random, sys

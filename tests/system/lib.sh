@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
 #
 # Helpers for the system tests; source it after `set -euo pipefail`.
 #
@@ -46,7 +47,7 @@ cleanup() {
 	done
 	rm -rf "$TMP"
 	[ -z "${STAGE:-}" ] || rm -rf "$STAGE"
-	rm -f /dev/shm/pktmap-$(id -u)/pipe."$PIPE"*
+	rm -f /dev/shm/pktmap-"$(id -u)"/pipe."$PIPE"*
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -138,6 +139,7 @@ drops_ok() {
 
 # Wait for background PID $1 (started with bg, so bounded by its timeout);
 # its exit status is left in WAIT_RC.
+# shellcheck disable=SC2034 # WAIT_RC is read by the tests that source this file
 wait_bg() {
 	WAIT_RC=0
 	wait "$1" || WAIT_RC=$?
@@ -190,6 +192,7 @@ wait_output() {
 # /tmp, removed at exit. OTHER_PKTMAP is the copy of $PKTMAP; OTHER_ENV
 # (an env(1) command line) points the variables meson sets for the test
 # (LD_LIBRARY_PATH, PKTMAP_PCAP_LIBDIR) at the copy too.
+# shellcheck disable=SC2034 # OTHER_* are read by the tests that source this file
 stage_for_others() {
 	local bld f
 	bld=$(cd "$(dirname "$PKTMAP")/.." && pwd)

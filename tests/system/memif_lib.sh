@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash
 #
 # Helpers for the memif tests: dpdk-testpmd in interactive mode, fed
 # through a FIFO, with net_memif ports on sockets in $TMP (callers check

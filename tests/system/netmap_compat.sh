@@ -22,7 +22,15 @@ RAW=$B/tests/nmt_raw
 RUN=("$PKTMAP" netmap-run --quiet)
 M=$((2000 + $$ % 30000))
 N=${N:-200000}
-trap 'rc=$?; rm -f /dev/shm/pktmap-$(id -u)/mem$M /dev/shm/pktmap-$(id -u)/mem$M.* /dev/shm/pktmap-$(id -u)/.pipe.$PIPE*; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$?
+	local d
+	d=/dev/shm/pktmap-$(id -u)
+	rm -f "$d/mem$M" "$d/mem$M".* "$d/.pipe.$PIPE"*
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 [ -x "$LIB" ] && [ -x "$RAW" ] || fail "nmt_lib/nmt_raw not built"
 if ldd "$RAW" | grep -q pktmap; then
@@ -52,6 +60,7 @@ SRC=${PKTMAP_SOURCE_ROOT:?}
 export PKG_CONFIG_PATH=$B/meson-uninstalled${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 # pkg-config escapes spaces in paths for the shell: eval splits its words
 # as a shell would (a checkout whose path has a space works too)
+flags=()
 pc=$(pkg-config --cflags --libs pktmap-netmap) || fail "pkg-config pktmap-netmap"
 eval "flags=($pc)"
 cc -Wall -Wextra -Werror -O2 -DNMT_LIB -o "$TMP/nmt_pc" "$SRC/tests/netmap/nmt.c" \
@@ -186,7 +195,9 @@ for prog in lib raw; do
 	done
 	echo "  $prog: $(tail -n 1 "$TMP/lb.$prog"); 4 x $(tail -n 1 "$TMP/lb.$prog.0")"
 done
-ls -a "$U" | grep -q "^\.pipe\.${PIPE}o" && fail "lb: locators left: $(ls -a "$U" | grep "^\.pipe\.")"
+if compgen -G "$U/.pipe.${PIPE}o*" >/dev/null; then
+	fail "lb: locators left: $(compgen -G "$U/.pipe.*" | tr '\n' ' ')"
+fi
 
 echo "5a. buffer offsets (NETMAP_REQ_OPT_OFFSETS): packets at NETMAP_BUF_OFFSET"
 # a sender at offset 100 (libnetmap's nmport_offset), a receiver at 200

@@ -23,9 +23,16 @@ NS=nv$$
 S=valeq$(($$ % 100000))
 P=per$$
 V=vx$$a
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'ip netns del "$NS" 2>/dev/null; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip

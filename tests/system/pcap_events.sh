@@ -59,7 +59,7 @@ for tool in dumpcap tshark; do
 	# pipe: having dropped its capabilities, it cannot take over the
 	# memory of a region gen made.
 	for _ in $(seq 300); do
-		ls /dev/shm/pktmap-$(id -u)/pipe."${PIPE}$tool".w* >/dev/null 2>&1 && break
+		ls "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}$tool".w* >/dev/null 2>&1 && break
 		sleep 0.1
 	done
 	gen "$tool" "$N"

@@ -47,9 +47,17 @@ KINDS=${PKTMAP_TOOLS_KINDS:-xdp pkt}
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 for t in ip tcpdump dumpcap tshark tcpreplay ngrep p0f darkstat argus ra \

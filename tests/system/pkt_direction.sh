@@ -25,9 +25,16 @@ B=pdB$$
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/netns.sh
 . "$(dirname "$0")/../../scripts/netns.sh"
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	netns_del "$A" "$B"
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip

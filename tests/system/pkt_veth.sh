@@ -35,8 +35,16 @@ B=pmB$$
 . "$(dirname "$0")/lib.sh"
 # lib.sh's cleanup removes $TMP and background jobs; the namespaces (and
 # with them every veth and TAP made inside) go first.
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	ip netns del "$A" 2>/dev/null
+	ip netns del "$B" 2>/dev/null
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip
@@ -60,8 +68,8 @@ start_recv() {
 }
 # Wait until a background recv has its socket open: poll its port in B.
 wait_bound() {
-	local want=$1 i
-	for i in $(seq 100); do
+	local want=$1 _
+	for _ in $(seq 100); do
 		# AF_PACKET sockets bound to vethB, as /proc/net/packet lists them.
 		local idx n
 		idx=$(inB cat /sys/class/net/vethB/ifindex)
@@ -75,8 +83,8 @@ wait_bound() {
 # Wait until an xdp: receiver is ready: it attaches its XDP program to
 # vethB once its sockets are in the program's map.
 wait_xsk() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		ip -n "$B" link show vethB | grep -q 'prog/xdp' && return 0
 		sleep 0.05
 	done

@@ -247,7 +247,7 @@ for mode in random hash; do
 	R=$mode
 	# random chooses among outputs 1-3 only, hash among all four
 	outs=()
-	[ $mode = hash ] || outs=(--outputs 1,2,3)
+	[ $mode = hash ] || outs=(--outputs "1,2,3")
 	start_router "$mode" -i "$(port "${mode}{0" $R)" -i "$(port "${mode}{1" $R)" \
 		-i "$(port "${mode}{2" $R)" -i "$(port "${mode}{3" $R)" -m "$mode" \
 		"${outs[@]}"

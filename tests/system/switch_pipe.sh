@@ -227,7 +227,7 @@ expect_eq "frames to c" "$(sum c tx_frames)" 501
 expect_eq "frames to d" "$(sum d tx_frames)" 4200
 expect_eq "invalid from g" "$(sum g drop_invalid)" 51
 expect_eq "drops for lack of space (z's only)" "$(sum '[a-z0-9]*' drop_nospace)" "$z_drop"
-left=$(ls /dev/shm/pktmap-$(id -u) | grep "pipe.vs$real_pid\." || true)
+left=$(compgen -G "/dev/shm/pktmap-$(id -u)/*pipe.vs$real_pid.*" || true)
 [ -z "$left" ] || fail "the switch left pipes in /dev/shm: $left"
 
 # aging: on a switch that forgets after 1 s, d's MAC ages out and a frame

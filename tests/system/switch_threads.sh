@@ -25,7 +25,7 @@ printf '%s\n' "$out" | grep -q "use -p 1" || fail "no hint in: $out"
 
 BG_TIMEOUT=120 bg "$PKTMAP" switch "$S" -p 2 -T 0 --json >"$TMP/sw.json" 2>"$TMP/sw.err"
 sw_pid=$BG_PID
-list() { "$PKTMAP" switch --list "$S" "$@"; }
+list() { "$PKTMAP" switch --list "$S"; }
 
 for _ in $(seq 300); do
 	list >/dev/null 2>&1 && break
@@ -84,6 +84,6 @@ expect_eq "frames from a" "$(sum a rx_frames)" 1000
 expect_eq "frames to b" "$(sum b tx_frames)" 501
 expect_eq "frames to d" "$(sum d tx_frames)" 1000
 expect_eq "frames to a" "$(sum a tx_frames)" 0
-left=$(ls /dev/shm/pktmap-$(id -u) | grep "pipe.vs$real_pid\." || true)
+left=$(compgen -G "/dev/shm/pktmap-$(id -u)/*pipe.vs$real_pid.*" || true)
 [ -z "$left" ] || fail "the switch left pipes in /dev/shm: $left"
 echo "switch_threads: ok"

@@ -31,10 +31,16 @@ A=sA$$
 B=sB$$
 C=sC$$
 S=valev$$
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done; '\
-'(exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p ns
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip

@@ -34,8 +34,15 @@ NS=pmT$$
 . "$(dirname "$0")/lib.sh"
 # lib.sh's cleanup removes $TMP and background jobs; the namespaces (and
 # with them every veth and TAP made inside) go first.
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'ip netns del "$NS" 2>/dev/null; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"

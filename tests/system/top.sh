@@ -189,7 +189,14 @@ EOF
 	o_pid=$(real_pid "$O}0")
 	ND="/dev/shm/pktmap-stats.$(id -u nobody)"
 	# Whatever happens, the crafted files and nobody's directory go.
-	trap 'rc=$?; rm -f "$ND/$o_pid".9* "$ND/1.950"; rmdir "$ND" 2>/dev/null || true; (exit $rc); cleanup' EXIT
+	drop_crafted() {
+		local rc=$?
+		rm -f "$ND/$o_pid".9* "$ND/1.950"
+		rmdir "$ND" 2>/dev/null || true
+		(exit "$rc")
+		cleanup
+	}
+	trap drop_crafted EXIT
 	as_nobody /usr/bin/python3 - "$ND" "$o_pid" "$(awk '{print $22}' "/proc/$o_pid/stat")" <<'EOF'
 import struct, sys
 d, pid, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

@@ -35,15 +35,23 @@ RX=@conf:rx-slots=4096
 LIVE=@conf:tx=live
 A=pmlA$$
 B=pmlB$$
+# shellcheck disable=SC2034 # read by bg() of lib.sh, sourced below
 BG_TIMEOUT=120
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=../../scripts/netns.sh
 . "$(dirname "$0")/../../scripts/netns.sh"
-trap 'rc=$?; set +e; for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done; '\
-'for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done; '\
-'netns_del "$A" "$B"; (exit $rc); cleanup' EXIT
+on_exit() {
+	local rc=$? p
+	set +e
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	netns_del "$A" "$B"
+	(exit "$rc")
+	cleanup
+}
+trap on_exit EXIT
 
 need_root
 need_cmd ip

@@ -78,8 +78,8 @@ no_leftovers() {
 # Wait until recv has its sockets in place: pktmap's program is on IF
 # (it is attached after the sockets are in its map).
 wait_bound() {
-	local i
-	for i in $(seq 200); do
+	local _
+	for _ in $(seq 200); do
 		inB ip link show dev "$1" | grep -q "prog/xdp" && return 0
 		sleep 0.05
 	done
@@ -88,8 +88,8 @@ wait_bound() {
 # recv in B in the background until it has N packets (or 5 s of silence).
 # wait_lines FILE PATTERN N: until N lines of FILE match (up to 30 s).
 wait_lines() {
-	local i
-	for i in $(seq 300); do
+	local _
+	for _ in $(seq 300); do
 		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
 		sleep 0.1
 	done

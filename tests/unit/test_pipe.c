@@ -635,7 +635,6 @@ static void *rx_main(void *arg)
 {
 	struct dir_job *j = arg;
 	uint32_t expect = 0;
-	uint64_t bytes = 0;
 	j->ok = 1;
 	while (j->got < j->n) {
 		if (pktmap_poll(j->p, POLLIN, 10000) <= 0) {
@@ -650,7 +649,6 @@ static void *rx_main(void *arg)
 			if (seq != expect || s->len != 60 + (seq % 1400))
 				j->ok = 0;
 			expect = seq + 1;
-			bytes += s->len;
 			j->got++;
 			r->head = r->cur = nm_ring_next(r, r->head);
 		}
