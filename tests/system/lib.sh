@@ -11,7 +11,7 @@
 #   need_cmd CMD    skip unless CMD is installed
 #   bg CMD...       start CMD in the background (under timeout); its PID is
 #                   killed at exit; wait_bg PID waits for it
-#   stop_bg PID     Ctrl-C (SIGINT) to the command bg started, once
+#   stop_bg PID...  Ctrl-C (SIGINT) to each command bg started, once
 #   wait_for FILE RE wait until a line of FILE matches RE
 #   json FILE KEY   a top-level number or string of a JSON summary
 #   expect_eq WHAT GOT WANT
@@ -208,13 +208,15 @@ stage_for_others() {
 	OTHER_ENV=(env LD_LIBRARY_PATH="$STAGE" PKTMAP_PCAP_LIBDIR="$STAGE/compat/pcap")
 }
 
-# stop_bg PID: SIGINT to the command that bg started as PID (timeout's
+# stop_bg PID...: SIGINT to each command that bg started as PID (timeout's
 # pid), and to it alone: timeout would pass a signal on to its whole
 # process group as well, and a second Ctrl-C makes pktmap's commands quit
 # at once, without their summary.
 stop_bg() {
-	local child
-	child=$(pgrep -P "$1" | head -n 1)
-	[ -n "$child" ] || fail "no process under $1"
-	kill -INT "$child"
+	local pid child
+	for pid in "$@"; do
+		child=$(pgrep -P "$pid" | head -n 1)
+		[ -n "$child" ] || fail "no process under $pid"
+		kill -INT "$child"
+	done
 }

@@ -3,7 +3,7 @@
 #
 # Helpers for the memif tests: dpdk-testpmd in interactive mode, fed
 # through a FIFO, with net_memif ports on sockets in $TMP (callers check
-# need_cmd dpdk-testpmd), and stop_bg. Source after lib.sh.
+# need_cmd dpdk-testpmd). Source after lib.sh.
 #
 #   tp_start TAG VDEV...   start testpmd (its output in $TMP/TAG.out) and
 #                          wait for its prompt; TP_PID is its PID
@@ -12,7 +12,6 @@
 #                          (the line is left in TP_LINE)
 #   tp_quit TAG            quit it and wait for it to end
 #   tp_field FIELD         the number after "FIELD:" in TP_LINE
-#   stop_bg PID...         Ctrl-C for commands started with bg
 
 declare -A TP_FD
 
@@ -86,12 +85,3 @@ tp_field() {
 	printf '%s\n' "$TP_LINE" | sed -n "s/.*$1: *\([0-9]*\).*/\1/p"
 }
 
-# stop_bg PID...: Ctrl-C for commands started with bg, sent to the command
-# itself (timeout would pass it on to its whole process group as well,
-# and pktmap takes a second Ctrl-C as "quit at once").
-stop_bg() {
-	local pid
-	for pid in "$@"; do
-		kill -INT $(pgrep -P "$pid") 2>/dev/null || true
-	done
-}
