@@ -192,7 +192,7 @@ EOF
 	drop_crafted() {
 		local rc=$?
 		rm -f "$ND/$o_pid".9* "$ND/1.950"
-		rmdir "$ND" 2>/dev/null || true
+		rmdir "$ND" "/dev/shm/pktmap-$(id -u nobody)" 2>/dev/null || true
 		(exit "$rc")
 		cleanup
 	}
@@ -245,7 +245,9 @@ EOF
 	rm -f "$ND/$o_pid".9* "$ND/1.950"
 	kill "$BG_PID"
 	wait "$BG_PID" 2>/dev/null || true
-	rmdir "/dev/shm/pktmap-stats.$(id -u nobody)" 2>/dev/null || true
+	# nobody's counters directory and the per-user directory its pipe made
+	rmdir "/dev/shm/pktmap-stats.$(id -u nobody)" "/dev/shm/pktmap-$(id -u nobody)" \
+		2>/dev/null || true
 	echo "6. other user: nobody sees only its own ports, root sees all; crafted files skipped or defused"
 elif [ "${CI:-}" = true ]; then
 	fail "the other-user part needs root, nobody and setpriv"
