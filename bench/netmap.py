@@ -131,7 +131,7 @@ def callgrind(argv, env=None):
 
 def instructions():
     """Per packet, sender into null: (the difference of 3M and 1M)."""
-    lib = os.path.join(BUILD, "compat", "netmap", "libpktmap-netmap.so")
+    lib = os.path.join(BUILD, "compat", "netmap", "libpktmap-netmap-preload.so")
     ways = {
         "pktmap": lambda n: ([common.pktmap_bin(), "gen", "-i", "null:", "-n",
                               str(n), "--fast", "-b", "1024", "-T", "0", "-q"],
