@@ -6,6 +6,8 @@
   tcpdump_stock      stock tcpdump -w, vethB (AF_PACKET TPACKET_V3, 2 MiB)
   tcpdump_stock_B32M the same with -B 32768: pkt:'s ring memory (32 MiB)
   tcpdump_lib_pkt    the same tcpdump binary on pktmap's libpcap, pkt:vethB
+  tcpdump_stock_B32M_v2  stock -B 32768 --immediate-mode: libpcap then uses
+                     TPACKET_V2, a frame per packet, as pkt: in place does
   tcpdump_lib_xdp    ... on xdp:vethB (what `pktmap pcap-run` maps vethB to)
   capture_pkt        pktmap capture -i pkt:vethB
   capture_xdp        pktmap capture -i xdp:vethB
@@ -179,6 +181,10 @@ def tool_cmd(tool, out):
         return td + ["-B", "32768", "-i", "vethB"], "pkt"
     if tool == "tcpdump_lib_pkt":
         return [pm, "pcap-run", "tcpdump"] + td[1:] + ["-i", "pkt:vethB"], "pkt"
+    if tool == "tcpdump_stock_B32M_v2":
+        # libpcap uses TPACKET_V2 (a frame per packet, as pkt: in place)
+        # in immediate mode: the kernel's V2 path against its V3 path
+        return td + ["-B", "32768", "--immediate-mode", "-i", "vethB"], "pkt"
     if tool == "tcpdump_lib_xdp":
         return [pm, "pcap-run", "tcpdump"] + td[1:] + ["-i", "vethB"], "xdp"
     if tool == "capture_pkt":
