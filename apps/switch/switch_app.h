@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "switch.h"     /* src/fwd */
-#include "vale_proto.h" /* src/fwd */
+#include "vale_proto.h" /* src */
 
 #define SWA_MAX_ATTACH 32
 #define SWA_MAX_CONNS (SW_MAX_PORTS + 16)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * The switch's control socket (protocol: src/fwd/vale_proto.h). Server
+ * The switch's control socket (protocol: src/vale_proto.h). Server
  * side: a client asking for a port gets a pipe of its own, in a region of
  * its own, whose other end the switch attaches; the connection stays open
  * while the client holds the port, and its end (close, exit, SIGKILL)
