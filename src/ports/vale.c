@@ -5,9 +5,9 @@
  * to the ':' (netmap's grammar), Y names the port.
  *
  * Opening asks the running switch for port Y over its control socket
- * (the protocol: src/vale_proto.h, below this back end and the switch's
- * server, src/fwd/switch_ctl.c). The switch makes a pipe in a region of its own for
- * this port alone and holds one end; this port is the other end, so the
+ * (the protocol: src/vale_proto.h, below both this back end and the
+ * switch's server, src/fwd/switch_ctl.c). The switch makes a pipe in a
+ * region of its own for this port alone and holds one end; this port is the other end, so the
  * data path is the pipe's (its checker, its wake-ups, zero-copy between
  * the client and the switch) and the switch copies each frame once into
  * the destination's buffers: a client shares memory with the switch only,

@@ -5,8 +5,13 @@
  * in one process over pipes: flooding, learning, no reflection, runts
  * counted as invalid, a full destination dropping only its own frames;
  * and a lookup of the caller's in place of the learning bridge (unknown
- * ports counted). */
+ * ports counted); the component (src/fwd/switch_srv.h) with one and two
+ * threads, clients attached through the vale back end in this process:
+ * frames intact and in order, the name taken once, a detach request, the
+ * report run with every thread parked, nothing left behind. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +21,9 @@
 #include <pktmap/pktmap.h>
 
 #include "switch.h"
+#include "switch_srv.h"
 #include "t.h"
+#include "vale_proto.h"
 
 static void mac_of(uint8_t m[6], uint32_t v)
 {
@@ -321,10 +328,131 @@ static void test_custom_lookup(void)
 	sw_fini(&s);
 }
 
+/* ---- the component: sws_* with clients of the vale back end -------- */
+
+static atomic_uint reports;
+static atomic_int parked_wrong; /* reports run while a thread forwarded */
+static atomic_int ext_stop;     /* the caller's stop flag */
+static int run_rc;
+
+static void on_report(void *ctx, struct sws *s)
+{
+	(void)ctx;
+	if (s->nthreads > 1 && s->parked != s->nthreads)
+		atomic_fetch_add(&parked_wrong, 1);
+	atomic_fetch_add(&reports, 1);
+}
+
+static void *run_main(void *arg)
+{
+	run_rc = sws_run(arg);
+	return NULL;
+}
+
+/* VALE_DETACH of port through the control socket, as `pktmap switch
+ * NAME -d PORT` does. Returns the reply's op. */
+static uint32_t request_detach(const char *sw, const char *port)
+{
+	char dir[64];
+	CHECK_EQ(pktmap_user_dir(dir, sizeof(dir), NULL, 0), 0);
+	int fd = vale_ctl_connect(dir, sw);
+	CHECK(fd >= 0, "connect to %s: %d", sw, fd);
+	struct vale_req rq = { .magic = VALE_MAGIC, .version = VALE_VERSION,
+			       .op = VALE_DETACH };
+	snprintf(rq.port, sizeof(rq.port), "%s", port);
+	struct vale_rep rp = { 0 };
+	CHECK_EQ(send(fd, &rq, sizeof(rq), 0), (ssize_t)sizeof(rq));
+	CHECK_EQ(recv(fd, &rp, sizeof(rp), 0), (ssize_t)sizeof(rp));
+	close(fd);
+	return rp.op;
+}
+
+/* Frames a sends (broadcast) until b has them all, in order. */
+static void component_traffic(unsigned n)
+{
+	uint8_t A[6], BC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint32_t tags[256];
+	unsigned got = 0;
+	mac_of(A, 0xa);
+	for (uint32_t i = 0; i < n; i++)
+		send_frame(0, BC, A, 60 + i % 64, i);
+	pktmap_txsync(cl[0].cl_end);
+	/* 30 s at most (the test's timeout ends it before) */
+	for (int k = 0; k < 30 && got < n; k++) {
+		pktmap_poll(cl[1].cl_end, POLLIN, 1000);
+		got += drain(1, tags + got, n - got);
+	}
+	CHECK_EQ(got, n);
+	for (uint32_t i = 0; i < got; i++)
+		CHECK(tags[i] == i, "frame %u: tag %u", i, tags[i]);
+}
+
+static void test_component(unsigned nthreads, bool own_flag)
+{
+	static struct sws s, s2; /* large: not on the stack */
+	char name[16], pn[32];
+	snprintf(name, sizeof(name), "valeu%d.%u", (int)getpid() % 1000000,
+		 nthreads);
+	struct sws_opts o = { .name = name, .nthreads = nthreads, .cpu = -1,
+			      .mac_entries = 64, .aging_ms = 300000,
+			      .interval_ns = 1000000, .report = on_report,
+			      .stop = own_flag ? NULL : &ext_stop };
+	atomic_store(&reports, 0);
+	atomic_store(&ext_stop, 0);
+	CHECK_EQ(sws_setup(&s, &o), 0);
+	/* the name is taken once; the refused switch removes nothing */
+	CHECK_EQ(sws_setup(&s2, &o), -EADDRINUSE);
+	CHECK(strstr(s2.err, "is already running") != NULL, "err: %s", s2.err);
+	sws_teardown(&s2);
+	char sock[108];
+	snprintf(sock, sizeof(sock), "%s", s.sockpath);
+	CHECK(access(sock, F_OK) == 0, "%s removed by the refused switch", sock);
+
+	pthread_t tid;
+	CHECK_EQ(pthread_create(&tid, NULL, run_main, &s), 0);
+	struct pktmap_open_opts oo = { .sz = sizeof(oo) };
+	for (int i = 0; i < 2; i++) {
+		snprintf(pn, sizeof(pn), "%s:%c", name, 'a' + i);
+		CHECK_EQ(pktmap_open(&cl[i].cl_end, pn, &oo), 0);
+	}
+	struct pktmap_port *dup;
+	snprintf(pn, sizeof(pn), "%s:a", name);
+	CHECK_EQ(pktmap_open(&dup, pn, &oo), -EBUSY);
+	memset(sent_by, 0, sizeof(sent_by));
+	component_traffic(200);
+	/* a report (every 1 ms) before the detach and the stop */
+	while (atomic_load(&reports) < 2)
+		pktmap_poll(cl[1].cl_end, POLLIN, 10);
+	CHECK_EQ(request_detach(name, "b"), VALE_OK);
+	CHECK_EQ(request_detach(name, "nobody"), VALE_ERR);
+	if (own_flag)
+		sws_stop(&s);
+	else
+		atomic_store(&ext_stop, 1);
+	pthread_join(tid, NULL);
+	CHECK_EQ(run_rc, 0);
+	CHECK_EQ(atomic_load(&parked_wrong), 0);
+	/* a's counters summed over the threads; b's kept when it left */
+	struct sw_counters c;
+	sws_counters(&s, 0, &c);
+	CHECK_EQ(c.rx_frames, 200);
+	CHECK_EQ(s.ngone, 1);
+	CHECK(strcmp(s.gone[0].name, "b") == 0, "gone: %s", s.gone[0].name);
+	CHECK_EQ(s.gone[0].c.tx_frames, 200);
+	CHECK_EQ(s.epoch[1], 1);
+	CHECK_EQ(s.sw.port[1], NULL);
+	pktmap_close(cl[0].cl_end);
+	pktmap_close(cl[1].cl_end);
+	sws_teardown(&s);
+	CHECK(access(sock, F_OK) != 0, "%s left behind", sock);
+}
+
 int main(void)
 {
 	test_table();
 	test_datapath();
 	test_custom_lookup();
+	test_component(1, true);
+	test_component(2, false);
 	return t_done("switch");
 }
