@@ -103,10 +103,11 @@ struct client {
 static struct client cl[NP];
 static uint64_t sent_by[NP]; /* frames each client put on its TX ring */
 
-static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
-		       uint32_t len, uint32_t tag)
+/* A frame from client c on its TX ring `ring`: dst, src, tag at 16. */
+static void send_on(int c, unsigned ring, const uint8_t dst[6],
+		    const uint8_t src[6], uint32_t len, uint32_t tag)
 {
-	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), 0);
+	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), ring);
 	/* The tail may show less room than there is (the pipe reloads
 	 * the reader's index only when asked for more). */
 	if (nm_ring_space(r) == 0)
@@ -126,11 +127,18 @@ static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
 	sent_by[c]++;
 }
 
-/* Frames waiting for client c; their tags in tags[] when given. */
-static unsigned drain(int c, uint32_t *tags, unsigned max)
+static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
+		       uint32_t len, uint32_t tag)
+{
+	send_on(c, 0, dst, src, len, tag);
+}
+
+/* Frames waiting for client c on RX ring `ring`; their tags in tags[]
+ * when given. */
+static unsigned drain_ring(int c, unsigned ring, uint32_t *tags, unsigned max)
 {
 	pktmap_rxsync(cl[c].cl_end);
-	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(cl[c].cl_end), 0);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(cl[c].cl_end), ring);
 	unsigned n = 0;
 	while (!nm_ring_empty(r)) {
 		struct netmap_slot *s = &r->slot[r->head];
@@ -141,6 +149,11 @@ static unsigned drain(int c, uint32_t *tags, unsigned max)
 	}
 	pktmap_rxsync(cl[c].cl_end);
 	return n;
+}
+
+static unsigned drain(int c, uint32_t *tags, unsigned max)
+{
+	return drain_ring(c, 0, tags, max);
 }
 
 static void flush(struct sw *s, int c)
@@ -361,30 +374,39 @@ static uint32_t request_detach(const char *sw, const char *port)
 			       .op = VALE_DETACH };
 	snprintf(rq.port, sizeof(rq.port), "%s", port);
 	struct vale_rep rp = { 0 };
-	CHECK_EQ(send(fd, &rq, sizeof(rq), 0), (ssize_t)sizeof(rq));
-	CHECK_EQ(recv(fd, &rp, sizeof(rp), 0), (ssize_t)sizeof(rp));
+	ssize_t n = send(fd, &rq, sizeof(rq), 0);
+	CHECK_EQ(n, (ssize_t)sizeof(rq));
+	n = recv(fd, &rp, sizeof(rp), 0);
+	CHECK_EQ(n, (ssize_t)sizeof(rp));
 	close(fd);
 	return rp.op;
 }
 
-/* Frames a sends (broadcast) until b has them all, in order. */
-static void component_traffic(unsigned n)
+/* Frames a sends (broadcast), spread over its rings (one per thread),
+ * until b has them all; each ring's in order (ring r: tags r, r + n, ...). */
+static void component_traffic(unsigned nrings, unsigned n)
 {
 	uint8_t A[6], BC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-	uint32_t tags[256];
-	unsigned got = 0;
+	uint32_t tags[2][256];
+	unsigned got[2] = { 0, 0 }, total = 0;
 	mac_of(A, 0xa);
 	for (uint32_t i = 0; i < n; i++)
-		send_frame(0, BC, A, 60 + i % 64, i);
+		send_on(0, i % nrings, BC, A, 60 + i % 64, i);
 	pktmap_txsync(cl[0].cl_end);
 	/* 30 s at most (the test's timeout ends it before) */
-	for (int k = 0; k < 30 && got < n; k++) {
+	for (int k = 0; k < 30 && total < n; k++) {
 		pktmap_poll(cl[1].cl_end, POLLIN, 1000);
-		got += drain(1, tags + got, n - got);
+		for (unsigned r = 0; r < nrings; r++)
+			got[r] += drain_ring(1, r, tags[r] + got[r], 256 - got[r]);
+		total = got[0] + got[1];
 	}
-	CHECK_EQ(got, n);
-	for (uint32_t i = 0; i < got; i++)
-		CHECK(tags[i] == i, "frame %u: tag %u", i, tags[i]);
+	CHECK_EQ(total, n);
+	for (unsigned r = 0; r < nrings; r++) {
+		CHECK_EQ(got[r], n / nrings);
+		for (uint32_t i = 0; i < got[r]; i++)
+			CHECK(tags[r][i] == r + i * nrings, "ring %u frame %u: tag %u",
+			      r, i, tags[r][i]);
+	}
 }
 
 static void test_component(unsigned nthreads, bool own_flag)
@@ -399,9 +421,13 @@ static void test_component(unsigned nthreads, bool own_flag)
 			      .stop = own_flag ? NULL : &ext_stop };
 	atomic_store(&reports, 0);
 	atomic_store(&ext_stop, 0);
-	CHECK_EQ(sws_setup(&s, &o), 0);
+	/* (CHECK_EQ evaluates its arguments again on failure: each call
+	 * with a side effect is made once, outside) */
+	int ret = sws_setup(&s, &o);
+	CHECK_EQ(ret, 0);
 	/* the name is taken once; the refused switch removes nothing */
-	CHECK_EQ(sws_setup(&s2, &o), -EADDRINUSE);
+	ret = sws_setup(&s2, &o);
+	CHECK_EQ(ret, -EADDRINUSE);
 	CHECK(strstr(s2.err, "is already running") != NULL, "err: %s", s2.err);
 	sws_teardown(&s2);
 	char sock[108];
@@ -409,22 +435,33 @@ static void test_component(unsigned nthreads, bool own_flag)
 	CHECK(access(sock, F_OK) == 0, "%s removed by the refused switch", sock);
 
 	pthread_t tid;
-	CHECK_EQ(pthread_create(&tid, NULL, run_main, &s), 0);
+	ret = pthread_create(&tid, NULL, run_main, &s);
+	CHECK_EQ(ret, 0);
 	struct pktmap_open_opts oo = { .sz = sizeof(oo) };
 	for (int i = 0; i < 2; i++) {
 		snprintf(pn, sizeof(pn), "%s:%c", name, 'a' + i);
-		CHECK_EQ(pktmap_open(&cl[i].cl_end, pn, &oo), 0);
+		ret = pktmap_open(&cl[i].cl_end, pn, &oo);
+		CHECK_EQ(ret, 0);
+		if (ret) { /* nothing to send through: end here */
+			sws_stop(&s);
+			pthread_join(tid, NULL);
+			sws_teardown(&s);
+			return;
+		}
 	}
 	struct pktmap_port *dup;
 	snprintf(pn, sizeof(pn), "%s:a", name);
-	CHECK_EQ(pktmap_open(&dup, pn, &oo), -EBUSY);
+	ret = pktmap_open(&dup, pn, &oo);
+	CHECK_EQ(ret, -EBUSY);
 	memset(sent_by, 0, sizeof(sent_by));
-	component_traffic(200);
+	component_traffic(nthreads, 200);
 	/* a report (every 1 ms) before the detach and the stop */
 	while (atomic_load(&reports) < 2)
 		pktmap_poll(cl[1].cl_end, POLLIN, 10);
-	CHECK_EQ(request_detach(name, "b"), VALE_OK);
-	CHECK_EQ(request_detach(name, "nobody"), VALE_ERR);
+	uint32_t op = request_detach(name, "b");
+	CHECK_EQ(op, VALE_OK);
+	op = request_detach(name, "nobody");
+	CHECK_EQ(op, VALE_ERR);
 	if (own_flag)
 		sws_stop(&s);
 	else
