@@ -62,6 +62,51 @@ static int ctl_recv(int fd, const char *sw, struct vale_rep *rp)
 
 #define U(x) ((unsigned long long)(x))
 
+/* One port of a --list reply, as a table row or a JSON object. */
+static void list_port(const struct vale_rep *rp, bool json, bool first)
+{
+	if (!json) {
+		printf("%-16s %-7s %12llu %12llu %10llu %10llu %10llu %10llu  %s\n",
+		       rp->port, rp->kind, U(rp->c.rx_frames), U(rp->c.tx_frames),
+		       U(rp->c.drop_nospace), U(rp->c.drop_invalid),
+		       U(rp->c.drop_unknown), U(rp->c.filtered), rp->attached);
+		return;
+	}
+	printf("%s{\"port\":", first ? "" : ",");
+	stats_json_str(stdout, rp->port);
+	printf(",\"kind\":");
+	stats_json_str(stdout, rp->kind);
+	printf(",\"attached\":");
+	stats_json_str(stdout, rp->attached);
+	printf(",\"pid\":%d,\"zerocopy\":%s,\"rx_frames\":%llu,"
+	       "\"rx_bytes\":%llu,\"tx_frames\":%llu,\"tx_bytes\":%llu,"
+	       "\"drop_nospace\":%llu,\"drop_invalid\":%llu,"
+	       "\"drop_unknown\":%llu,\"filtered\":%llu,\"sync_errors\":%llu,"
+	       "\"tx_moved\":%llu}",
+	       rp->pid, rp->zerocopy ? "true" : "false", U(rp->c.rx_frames),
+	       U(rp->c.rx_bytes), U(rp->c.tx_frames), U(rp->c.tx_bytes),
+	       U(rp->c.drop_nospace), U(rp->c.drop_invalid),
+	       U(rp->c.drop_unknown), U(rp->c.filtered), U(rp->c.sync_errors),
+	       U(rp->c.tx_moved));
+}
+
+/* The end of a --list reply: the switch's totals. */
+static void list_end(const char *sw, const struct vale_rep *rp, bool json)
+{
+	if (json)
+		printf("],\"nports\":%u,\"pid\":%d,\"mac_entries\":%llu,"
+		       "\"mac_capacity\":%llu,\"mac_learned\":%llu,"
+		       "\"mac_moved\":%llu,\"mac_aged\":%llu}\n", rp->nports,
+		       rp->switch_pid, U(rp->mac_entries), U(rp->mac_capacity),
+		       U(rp->mac_learned), U(rp->mac_moved), U(rp->mac_aged));
+	else
+		printf("switch %s (pid %d): %u port%s; MAC table %llu of %llu "
+		       "(learned %llu, moved %llu, aged %llu)\n", sw,
+		       rp->switch_pid, rp->nports, rp->nports == 1 ? "" : "s",
+		       U(rp->mac_entries), U(rp->mac_capacity),
+		       U(rp->mac_learned), U(rp->mac_moved), U(rp->mac_aged));
+}
+
 int swa_client_list(const char *sw, bool json)
 {
 	int fd = ctl_connect(sw, false);
@@ -89,52 +134,14 @@ int swa_client_list(const char *sw, bool json)
 		}
 		if (rp.op != VALE_PORT)
 			break;
-		if (json) {
-			printf("%s{\"port\":", n ? "," : "");
-			stats_json_str(stdout, rp.port);
-			printf(",\"kind\":");
-			stats_json_str(stdout, rp.kind);
-			printf(",\"attached\":");
-			stats_json_str(stdout, rp.attached);
-			printf(",\"pid\":%d,\"zerocopy\":%s,\"rx_frames\":%llu,"
-			       "\"rx_bytes\":%llu,\"tx_frames\":%llu,"
-			       "\"tx_bytes\":%llu,\"drop_nospace\":%llu,"
-			       "\"drop_invalid\":%llu,\"drop_unknown\":%llu,"
-			       "\"filtered\":%llu,\"sync_errors\":%llu,"
-			       "\"tx_moved\":%llu}",
-			       rp.pid, rp.zerocopy ? "true" : "false",
-			       U(rp.c.rx_frames), U(rp.c.rx_bytes),
-			       U(rp.c.tx_frames), U(rp.c.tx_bytes),
-			       U(rp.c.drop_nospace), U(rp.c.drop_invalid),
-			       U(rp.c.drop_unknown), U(rp.c.filtered),
-			       U(rp.c.sync_errors), U(rp.c.tx_moved));
-		} else {
-			printf("%-16s %-7s %12llu %12llu %10llu %10llu %10llu "
-			       "%10llu  %s\n", rp.port, rp.kind, U(rp.c.rx_frames),
-			       U(rp.c.tx_frames), U(rp.c.drop_nospace),
-			       U(rp.c.drop_invalid), U(rp.c.drop_unknown),
-			       U(rp.c.filtered), rp.attached);
-		}
-		n++;
+		list_port(&rp, json, n++ == 0);
 	}
 	close(fd);
 	if (rp.op != VALE_END) {
 		cli_err("switch %s: bad reply to --list", sw);
 		return EXIT_RUNTIME;
 	}
-	if (json)
-		printf("],\"nports\":%u,\"pid\":%d,\"mac_entries\":%llu,"
-		       "\"mac_capacity\":%llu,\"mac_learned\":%llu,"
-		       "\"mac_moved\":%llu,\"mac_aged\":%llu}\n", rp.nports,
-		       rp.switch_pid, U(rp.mac_entries), U(rp.mac_capacity),
-		       U(rp.mac_learned), U(rp.mac_moved), U(rp.mac_aged));
-	else
-		printf("switch %s (pid %d): %u port%s; MAC table %llu of %llu "
-		       "(learned %llu, moved %llu, aged %llu)\n", sw,
-		       rp.switch_pid, rp.nports, rp.nports == 1 ? "" : "s",
-		       U(rp.mac_entries),
-		       U(rp.mac_capacity), U(rp.mac_learned), U(rp.mac_moved),
-		       U(rp.mac_aged));
+	list_end(sw, &rp, json);
 	return 0;
 }
 
