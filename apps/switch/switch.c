@@ -3,14 +3,14 @@
  * pktmap switch NAME: netmap's VALE in a process. Clients attach by
  * opening NAME:PORT (the vale back end); NICs, host rings and taps are
  * attached with -a, -H and -n as vale-ctl does. This file is the command
- * line and the main loop; the control socket is in switch_ctl.c, the
- * output in switch_report.c, the data path in src/fwd/switch.c.
+ * line: it parses the options, sets up the switch component
+ * (src/fwd/switch_srv.h: the data path, the threads, the control socket's
+ * server), attaches the ports asked for and runs it until a signal. The
+ * output is in switch_report.c, the requests to a running switch (--list,
+ * -d, -a) in switch_client.c.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <sys/eventfd.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,291 +109,110 @@ static int add_attach(struct swa *a, const char *name, const char *as)
 	return 0;
 }
 
-void swa_counters(struct swa *a, uint16_t id, struct sw_counters *c)
+/* -H IF: the interface and its host rings (vale-ctl -h). */
+static int add_host(struct swa *a, const char *ifname)
 {
-	memset(c, 0, sizeof(*c));
-	for (unsigned t = 0; t < a->nthreads; t++) {
-		struct sw *s = swa_ctx(a, t);
-		if (id >= s->nports || !s->port[id])
-			continue;
-		const struct sw_counters *x = &s->port[id]->c;
-		c->rx_frames += x->rx_frames;
-		c->rx_bytes += x->rx_bytes;
-		c->tx_frames += x->tx_frames;
-		c->tx_bytes += x->tx_bytes;
-		c->drop_nospace += x->drop_nospace;
-		c->drop_invalid += x->drop_invalid;
-		c->drop_unknown += x->drop_unknown;
-		c->filtered += x->filtered;
-		c->sync_errors += x->sync_errors;
-		c->tx_moved += x->tx_moved;
+	static char names[SWA_MAX_ATTACH][2][64];
+	unsigned k = a->nattach / 2 % SWA_MAX_ATTACH;
+	snprintf(names[k][0], 64, "xdp:%s", ifname);
+	snprintf(names[k][1], 64, "xdp:%s^", ifname);
+	return add_attach(a, names[k][0], NULL) ||
+	       add_attach(a, names[k][1], NULL) ? EXIT_USAGE : 0;
+}
+
+/* -n TAP: a persistent port, the tap device (vale-ctl -n). */
+static int add_tap(struct swa *a, const char *tap)
+{
+	static char names[SWA_MAX_ATTACH][64];
+	unsigned k = a->nattach % SWA_MAX_ATTACH;
+	snprintf(names[k], 64, "tap:%s", tap);
+	return add_attach(a, names[k], NULL);
+}
+
+static int opt_aging(struct swa *a, const char *arg)
+{
+	if (cli_opt_seconds("switch: --aging-s", arg, 86400 * 24, &a->aging_s))
+		return EXIT_USAGE;
+	if (a->aging_s < 0.001) {
+		cli_err("switch: --aging-s: must be more than 0");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int opt_affinity(struct swa *a, const char *arg)
+{
+	uint64_t cpu;
+	if (cli_opt_u64("switch: --affinity", arg, 0, 4095, &cpu))
+		return EXIT_USAGE;
+	a->cpu = (int)cpu;
+	return 0;
+}
+
+/* One option. Returns 0, or EXIT_USAGE with the message printed. */
+static int apply_opt(struct swa *a, int c, char **argv)
+{
+	switch (c) {
+	case 'a':
+		return add_attach(a, optarg, NULL);
+	case 'H':
+		return add_host(a, optarg);
+	case 'n':
+		return add_tap(a, optarg);
+	case 'd':
+		a->detach = optarg;
+		return 0;
+	case 'l':
+		a->list = true;
+		return 0;
+	case OPT_AGING:
+		return opt_aging(a, optarg);
+	case OPT_MACS:
+		return cli_opt_u64("switch: --mac-entries", optarg, 16, 1u << 24,
+				   &a->mac_entries) ? EXIT_USAGE : 0;
+	case 'p':
+		return cli_opt_u64("switch: -p: threads", optarg, 1,
+				   SWS_MAX_THREADS, &a->nthreads) ? EXIT_USAGE : 0;
+	case OPT_AFFINITY:
+		return opt_affinity(a, optarg);
+	case 'T':
+		return cli_opt_seconds("switch: -T: interval", optarg, 3600,
+				       &a->interval) ? EXIT_USAGE : 0;
+	case OPT_JSON:
+		a->json = true;
+		return 0;
+	case 'q':
+		a->quiet = true;
+		return 0;
+	case 'v':
+		a->verbose++;
+		return 0;
+	default:
+		cli_opt_error("switch", c, argv);
+		return EXIT_USAGE;
 	}
 }
 
-struct sw_mac *swa_mac(struct swa *a)
+/* The command line into a. Returns -1 to go on, or the exit status
+ * (--help: 0; a bad option: EXIT_USAGE, the message printed). */
+static int parse_opts(struct swa *a, int argc, char **argv)
 {
-	return a->mac ? a->mac : a->sw.mac;
-}
-
-/* Park every forwarding thread between two rounds (and return once they
- * all are): the main thread may then change and read their contexts. A
- * thread that has ended counts as parked. */
-void swa_pause(struct swa *a)
-{
-	if (a->nthreads < 2)
-		return;
-	pthread_mutex_lock(&a->mu);
-	atomic_store(&a->pause_req, 1);
-	for (unsigned t = 0; t < a->nthreads; t++) {
-		uint64_t one = 1;
-		if (write(a->wake[t], &one, sizeof(one)) < 0)
-			cli_err("switch: wake-up: %s", strerror(errno));
-	}
-	while (a->parked < a->nthreads)
-		pthread_cond_wait(&a->cv, &a->mu);
-	pthread_mutex_unlock(&a->mu);
-}
-
-void swa_resume(struct swa *a)
-{
-	if (a->nthreads < 2)
-		return;
-	pthread_mutex_lock(&a->mu);
-	atomic_store(&a->pause_req, 0);
-	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-}
-
-struct swa_worker {
-	struct swa *a;
-	unsigned t;
-};
-
-static struct swa_worker workers[SWA_MAX_THREADS];
-
-/* A forwarding thread (-p > 1): rounds on its context, poll() when idle,
- * parked while the main thread asks. */
-static void *worker(void *arg)
-{
-	struct swa_worker *w = arg;
-	struct swa *a = w->a;
-	struct sw *s = swa_ctx(a, w->t);
-	struct pollfd pf = { .fd = a->wake[w->t], .events = POLLIN };
-
-	if (a->cpu >= 0)
-		(void)fwd_pin(a->cpu + (int)w->t);
-	while (!run_stopping()) {
-		if (atomic_load(&a->pause_req)) {
-			pthread_mutex_lock(&a->mu);
-			a->parked++;
-			pthread_cond_broadcast(&a->cv);
-			while (atomic_load(&a->pause_req))
-				pthread_cond_wait(&a->cv, &a->mu);
-			a->parked--;
-			pthread_mutex_unlock(&a->mu);
-		}
-		int moved = sw_round(s);
-		if (moved < 0) {
-			a->error = moved;
-			atomic_store(&run_stop_flag, 1);
-			break;
-		}
-		if (moved == 0) {
-			pf.revents = 0;
-			sw_wait(s, &pf, 1, FWD_POLL_MS);
-			uint64_t v;
-			if (pf.revents & POLLIN && read(pf.fd, &v, sizeof(v)) < 0)
-				continue;
-		}
-	}
-	pthread_mutex_lock(&a->mu);
-	a->parked++;
-	pthread_cond_broadcast(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-	return NULL;
-}
-
-/* -p > 1: the threads forward, the main thread serves and prints. */
-static int loop_threads(struct swa *a)
-{
-	struct pollfd pfd[SWA_MAX_CONNS + 1];
-	uint64_t next_line = a->last_ns + (uint64_t)(a->interval * 1e9);
-	unsigned started = 0;
-	int rc = 0;
-
-	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
-	for (unsigned t = 0; t < a->nthreads; t++) {
-		workers[t] = (struct swa_worker){ .a = a, .t = t };
-		int e = pthread_create(&a->tid[t], NULL, worker, &workers[t]);
-		if (e) {
-			cli_err("switch %s: cannot start thread %u: %s", a->name, t,
-				strerror(e));
-			atomic_store(&run_stop_flag, 1);
-			rc = EXIT_RUNTIME;
-			break;
-		}
-		started++;
-	}
-	while (!run_stopping()) {
-		unsigned n = swa_ctl_fds(a, pfd);
-		if (poll(pfd, n, FWD_POLL_MS) > 0) {
-			swa_pause(a);
-			swa_serve(a, pfd, n);
-			swa_resume(a);
-		}
-		if (a->interval > 0 && stats_now_ns() >= next_line) {
-			swa_pause(a);
-			swa_line(a);
-			swa_resume(a);
-			next_line = stats_now_ns() + (uint64_t)(a->interval * 1e9);
-		}
-	}
-	for (unsigned t = 0; t < a->nthreads; t++) {
-		uint64_t one = 1;
-		if (write(a->wake[t], &one, sizeof(one)) < 0)
-			break;
-	}
-	for (unsigned t = 0; t < started; t++)
-		pthread_join(a->tid[t], NULL);
-	if (a->error) {
-		cli_err("switch %s: %s", a->name, pktmap_strerror(a->error));
-		rc = EXIT_RUNTIME;
-	}
-	return rc;
-}
-
-/* The main loop: rounds while frames move, poll() when idle, control
- * requests between rounds, a report line per interval. */
-static int loop(struct swa *a)
-{
-	struct pollfd pfd[SWA_MAX_CONNS + 1];
-	uint64_t next_line = a->last_ns + (uint64_t)(a->interval * 1e9);
-	unsigned busy = 0;
-	int rc = 0;
-
-	while (!run_stopping()) {
-		int moved = sw_round(&a->sw);
-		if (moved < 0) {
-			cli_err("switch %s: %s", a->name, pktmap_strerror(moved));
-			rc = EXIT_RUNTIME;
-			break;
-		}
-		unsigned n = swa_ctl_fds(a, pfd);
-		if (moved == 0) {
-			busy = 0;
-			int r = sw_wait(&a->sw, pfd, n, FWD_POLL_MS);
-			if (r > 0)
-				swa_serve(a, pfd, n);
-		} else if (++busy % 64 == 0) {
-			/* Busy: look at the control socket now and then. */
-			if (poll(pfd, n, 0) > 0)
-				swa_serve(a, pfd, n);
-		}
-		if (a->interval > 0 && (moved == 0 || busy % 64 == 0)) {
-			uint64_t now = stats_now_ns();
-			if (now >= next_line) {
-				swa_line(a);
-				next_line = now + (uint64_t)(a->interval * 1e9);
-			}
-		}
-	}
-	return rc;
-}
-
-int cmd_switch(int argc, char **argv)
-{
-	struct swa *a = &A;
-	const char *detach = NULL;
-	bool list = false;
-	uint64_t threads = 1;
 	int c;
-
 	memset(a, 0, sizeof(*a));
 	a->interval = 1;
 	a->aging_s = 300;
 	a->mac_entries = 4096;
+	a->nthreads = 1;
 	a->cpu = -1;
-	a->lfd = a->lockfd = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":a:H:n:d:lp:T:qvh", longopts,
 				NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			if (add_attach(a, optarg, NULL))
-				return EXIT_USAGE;
-			break;
-		case 'H': {
-			static char names[SWA_MAX_ATTACH][2][64];
-			unsigned k = a->nattach / 2 % SWA_MAX_ATTACH;
-			snprintf(names[k][0], 64, "xdp:%s", optarg);
-			snprintf(names[k][1], 64, "xdp:%s^", optarg);
-			if (add_attach(a, names[k][0], NULL) ||
-			    add_attach(a, names[k][1], NULL))
-				return EXIT_USAGE;
-			break;
-		}
-		case 'n': {
-			static char names[SWA_MAX_ATTACH][64];
-			snprintf(names[a->nattach % SWA_MAX_ATTACH], 64, "tap:%s",
-				 optarg);
-			if (add_attach(a, names[a->nattach % SWA_MAX_ATTACH], NULL))
-				return EXIT_USAGE;
-			break;
-		}
-		case 'd':
-			detach = optarg;
-			break;
-		case 'l':
-			list = true;
-			break;
-		case OPT_AGING:
-			if (cli_opt_seconds("switch: --aging-s", optarg, 86400 * 24,
-					    &a->aging_s))
-				return EXIT_USAGE;
-			if (a->aging_s < 0.001) {
-				cli_err("switch: --aging-s: must be more than 0");
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_MACS:
-			if (cli_opt_u64("switch: --mac-entries", optarg, 16,
-					1u << 24, &a->mac_entries))
-				return EXIT_USAGE;
-			break;
-		case 'p':
-			if (cli_opt_u64("switch: -p: threads", optarg, 1,
-					SWA_MAX_THREADS, &threads))
-				return EXIT_USAGE;
-			break;
-		case OPT_AFFINITY: {
-			uint64_t cpu;
-			if (cli_opt_u64("switch: --affinity", optarg, 0, 4095, &cpu))
-				return EXIT_USAGE;
-			a->cpu = (int)cpu;
-			break;
-		}
-		case 'T':
-			if (cli_opt_seconds("switch: -T: interval", optarg, 3600,
-					    &a->interval))
-				return EXIT_USAGE;
-			break;
-		case OPT_JSON:
-			a->json = true;
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case 'v':
-			a->verbose++;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage_switch();
 			return 0;
-		default:
-			cli_opt_error("switch", c, argv);
-			return EXIT_USAGE;
 		}
+		if (apply_opt(a, c, argv))
+			return EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		cli_err("switch: give one switch name, e.g. 'pktmap switch vale0' "
@@ -407,120 +226,111 @@ int cmd_switch(int argc, char **argv)
 			a->name);
 		return EXIT_USAGE;
 	}
-	if (list)
-		return swa_client_list(a->name, a->json);
-	if (detach)
-		return swa_client_op(a->name, VALE_DETACH, detach, NULL);
-	if (a->nattach && swa_running(a->name)) {
-		/* vale-ctl -a on a running switch. */
-		for (unsigned i = 0; i < a->nattach; i++) {
-			int r = swa_client_op(a->name, VALE_ATTACH, NULL,
-					      a->attach[i]);
-			if (r)
-				return r;
-		}
-		return 0;
-	}
+	return -1;
+}
 
-	struct run r;
-	if (run_init(&r, "switch", a->name, 1, a->cpu, a->interval, a->verbose,
-		     a->json, a->quiet))
-		return EXIT_RUNTIME;
-	fwd_soft_sigterm();
-	int rc = 0;
-	a->nthreads = (unsigned)threads;
-	for (unsigned t = 0; t < SWA_MAX_THREADS; t++)
-		a->wake[t] = -1;
-	struct sw_cfg cfg = {
-		.mac_entries = (uint32_t)a->mac_entries,
-		.aging_ms = (uint32_t)(a->aging_s * 1000 + 0.5),
-	};
-	if (a->nthreads > 1) {
-		/* One table for all threads; thread 0 ages it. */
-		a->mac = sw_mac_new(cfg.mac_entries, cfg.aging_ms);
-		if (!a->mac) {
-			cli_err("switch %s: no memory for the MAC table", a->name);
-			run_fini(&r);
-			return EXIT_RUNTIME;
-		}
-		cfg.lookup = &sw_mac_lookup;
-		cfg.lookup_ctx = a->mac;
+/* --list, -d, or -a on a running switch (vale-ctl). Returns -1 when the
+ * command is to run a switch, or the exit status. */
+static int client_request(struct swa *a)
+{
+	if (a->list)
+		return swa_client_list(a->name, a->json);
+	if (a->detach)
+		return swa_client_op(a->name, VALE_DETACH, a->detach, NULL);
+	if (!a->nattach || !swa_running(a->name))
+		return -1;
+	for (unsigned i = 0; i < a->nattach; i++) {
+		int r = swa_client_op(a->name, VALE_ATTACH, NULL, a->attach[i]);
+		if (r)
+			return r;
 	}
-	if (sw_init(&a->sw, &cfg)) {
-		cli_err("switch %s: %s", a->name, a->sw.err);
-		sw_mac_free(a->mac);
-		run_fini(&r);
-		return EXIT_RUNTIME;
-	}
-	a->xs[0] = &a->sw;
-	for (unsigned t = 1; t < a->nthreads; t++) {
-		struct sw_cfg tc = cfg;
-		tc.no_tick = true;
-		a->xs[t] = calloc(1, sizeof(struct sw));
-		a->wake[t] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (!a->xs[t] || a->wake[t] < 0 || sw_init(a->xs[t], &tc)) {
-			cli_err("switch %s: cannot set up thread %u", a->name, t);
-			rc = EXIT_RUNTIME;
-			a->nthreads = t;
-			goto out;
-		}
-	}
-	if (a->nthreads > 1) {
-		a->wake[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (a->wake[0] < 0) {
-			cli_err("switch %s: eventfd: %s", a->name, strerror(errno));
-			rc = EXIT_RUNTIME;
-			goto out;
-		}
-	}
-	if (swa_listen(a)) {
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
+	return 0;
+}
+
+/* Attach the ports of -a, -H, -n and pin the thread (--affinity with one
+ * thread). Returns 0 or the exit status, the message printed. */
+static int attach_all(struct swa *a)
+{
 	for (unsigned i = 0; i < a->nattach; i++) {
 		char err[512];
-		int ret = swa_attach_name(a, a->attach[i], a->attach_as[i], err,
-					  sizeof(err));
+		int ret = sws_attach_name(&a->srv, a->attach[i], a->attach_as[i],
+					  err, sizeof(err));
 		if (ret) {
 			cli_err("switch %s: %s", a->name, err);
-			rc = ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-			goto out;
+			return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 		}
 	}
 	if (a->cpu >= 0 && a->nthreads == 1) {
 		int e = fwd_pin(a->cpu);
 		if (e) {
 			cli_err("switch: --affinity %d: %s", a->cpu, strerror(e));
-			rc = EXIT_USAGE;
-			goto out;
+			return EXIT_USAGE;
 		}
 	}
-	if (!a->quiet) {
-		FILE *o = a->json ? stderr : stdout;
-		fprintf(o, "switch %s: ready (pid %d), %u port%s attached, %u "
-			"thread%s; clients open %s:PORT; MAC table %llu, aging "
-			"%.3g s\n", a->name, (int)getpid(), a->nattach,
-			a->nattach == 1 ? "" : "s", a->nthreads,
-			a->nthreads > 1 ? "s" : "", a->name,
-			(unsigned long long)a->mac_entries, a->aging_s);
-		fflush(o);
+	return 0;
+}
+
+static void print_ready(struct swa *a)
+{
+	if (a->quiet)
+		return;
+	FILE *o = a->json ? stderr : stdout;
+	fprintf(o, "switch %s: ready (pid %d), %u port%s attached, %u "
+		"thread%s; clients open %s:PORT; MAC table %llu, aging "
+		"%.3g s\n", a->name, (int)getpid(), a->nattach,
+		a->nattach == 1 ? "" : "s", (unsigned)a->nthreads,
+		a->nthreads > 1 ? "s" : "", a->name,
+		(unsigned long long)a->mac_entries, a->aging_s);
+	fflush(o);
+}
+
+/* Set the switch up, attach, run until a signal, print the summary. */
+static int serve(struct swa *a)
+{
+	struct sws_opts o = {
+		.name = a->name,
+		.nthreads = (unsigned)a->nthreads,
+		.cpu = a->cpu,
+		.mac_entries = (uint32_t)a->mac_entries,
+		.aging_ms = (uint32_t)(a->aging_s * 1000 + 0.5),
+		.interval_ns = (uint64_t)(a->interval * 1e9),
+		.report = swa_line,
+		.report_ctx = a,
+		.stop = &run_stop_flag,
+	};
+	int rc = sws_setup(&a->srv, &o) ? EXIT_RUNTIME : 0;
+	if (rc)
+		cli_err("%s", a->srv.err);
+	else
+		rc = attach_all(a);
+	if (!rc) {
+		print_ready(a);
+		a->t_start = a->last_ns = stats_now_ns();
+		if (sws_run(&a->srv)) {
+			cli_err("%s", a->srv.err);
+			rc = EXIT_RUNTIME;
+		}
+		a->t_end = stats_now_ns();
+		swa_summary(a);
 	}
-	a->t_start = a->last_ns = stats_now_ns();
-	rc = a->nthreads > 1 ? loop_threads(a) : loop(a);
-	a->t_end = stats_now_ns();
-	swa_summary(a);
-out:
-	swa_ctl_close(a);
-	for (unsigned t = a->nthreads; t-- > 1;) {
-		if (a->xs[t])
-			sw_fini(a->xs[t]);
-		free(a->xs[t]);
-	}
-	sw_fini(&a->sw);
-	sw_mac_free(a->mac);
-	for (unsigned t = 0; t < SWA_MAX_THREADS; t++)
-		if (a->wake[t] >= 0)
-			close(a->wake[t]);
+	sws_teardown(&a->srv);
+	return rc;
+}
+
+int cmd_switch(int argc, char **argv)
+{
+	struct swa *a = &A;
+	int rc = parse_opts(a, argc, argv);
+	if (rc < 0)
+		rc = client_request(a);
+	if (rc >= 0)
+		return rc;
+	struct run r;
+	if (run_init(&r, "switch", a->name, 1, a->cpu, a->interval, a->verbose,
+		     a->json, a->quiet))
+		return EXIT_RUNTIME;
+	fwd_soft_sigterm();
+	rc = serve(a);
 	run_fini(&r);
 	return rc;
 }

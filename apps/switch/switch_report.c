@@ -17,8 +17,24 @@ static uint64_t drops_of(const struct sw_counters *c)
 	return c->drop_nospace + c->drop_invalid + c->drop_unknown;
 }
 
-void swa_line(struct swa *a)
+/* Port i's frames since the last line (from 0 when a new port took id i
+ * since). */
+static void port_delta(struct swa *a, uint16_t i, const struct sw_counters *c,
+		       uint64_t *rx, uint64_t *tx)
 {
+	if (a->last_epoch[i] != a->srv.epoch[i]) {
+		a->last_epoch[i] = a->srv.epoch[i];
+		a->last_rx[i] = a->last_tx[i] = 0;
+	}
+	*rx = c->rx_frames - a->last_rx[i];
+	*tx = c->tx_frames - a->last_tx[i];
+	a->last_rx[i] = c->rx_frames;
+	a->last_tx[i] = c->tx_frames;
+}
+
+void swa_line(void *ctx, struct sws *s)
+{
+	struct swa *a = ctx;
 	uint64_t now = stats_now_ns();
 	double dt = (double)(now - a->last_ns) / 1e9;
 	if (dt <= 0)
@@ -29,30 +45,28 @@ void swa_line(struct swa *a)
 	uint64_t drops = 0;
 	unsigned nports = 0;
 	len += (size_t)snprintf(line + len, sizeof(line) - len, "%s:", a->name);
-	for (uint32_t i = 0; i < a->sw.nports; i++) {
-		struct sw_port *sp = a->sw.port[i];
+	for (uint32_t i = 0; i < s->sw.nports; i++) {
+		struct sw_port *sp = s->sw.port[i];
 		if (!sp)
 			continue;
 		nports++;
 		char rx[32], tx[32];
 		struct sw_counters c;
-		swa_counters(a, (uint16_t)i, &c);
-		stats_fmt_rate(rx, sizeof(rx),
-			       (double)(c.rx_frames - a->last_rx[i]) / dt, "pps");
-		stats_fmt_rate(tx, sizeof(tx),
-			       (double)(c.tx_frames - a->last_tx[i]) / dt, "pps");
-		a->last_rx[i] = c.rx_frames;
-		a->last_tx[i] = c.tx_frames;
+		uint64_t drx, dtx;
+		sws_counters(s, (uint16_t)i, &c);
+		port_delta(a, (uint16_t)i, &c, &drx, &dtx);
+		stats_fmt_rate(rx, sizeof(rx), (double)drx / dt, "pps");
+		stats_fmt_rate(tx, sizeof(tx), (double)dtx / dt, "pps");
 		drops += drops_of(&c);
 		if (len < sizeof(line) - 1)
 			len += (size_t)snprintf(line + len, sizeof(line) - len,
 						"  %s in %s out %s", sp->name, rx, tx);
 	}
-	for (unsigned g = 0; g < a->ngone; g++)
-		drops += drops_of(&a->gone[g].c);
+	for (unsigned g = 0; g < s->ngone; g++)
+		drops += drops_of(&s->gone[g].c);
 	struct sw_mac_stats ms = { 0 };
-	if (swa_mac(a))
-		sw_mac_stats(swa_mac(a), &ms);
+	if (sws_mac(s))
+		sw_mac_stats(sws_mac(s), &ms);
 	if (!a->quiet)
 		fprintf(o, "%s%s  | %u port%s, %llu MACs, drops +%llu\n", line,
 			nports ? "" : " no ports", nports,
@@ -91,42 +105,56 @@ static void json_port(FILE *o, bool first, const char *name, const char *kind,
 		U(c->sync_errors), U(c->tx_moved));
 }
 
-void swa_summary(struct swa *a)
+/* The switch's totals: frames and busy cycles over the threads. */
+struct totals {
+	double secs, cpf;
+	uint64_t frames, cycles, rounds;
+	struct sw_mac_stats ms;
+};
+
+static void totals_of(struct swa *a, struct totals *tt)
 {
-	struct sw_mac_stats ms = { 0 };
-	if (swa_mac(a))
-		sw_mac_stats(swa_mac(a), &ms);
-	double secs = (double)(a->t_end - a->t_start) / 1e9;
-	uint64_t frames = 0, cycles = 0, rounds = 0;
-	for (unsigned t = 0; t < a->nthreads; t++) {
-		frames += swa_ctx(a, t)->busy_frames;
-		cycles += swa_ctx(a, t)->busy_cycles;
-		rounds += swa_ctx(a, t)->rounds;
+	struct sws *s = &a->srv;
+	memset(tt, 0, sizeof(*tt));
+	if (sws_mac(s))
+		sw_mac_stats(sws_mac(s), &tt->ms);
+	tt->secs = (double)(a->t_end - a->t_start) / 1e9;
+	for (unsigned t = 0; t < s->nthreads; t++) {
+		tt->frames += sws_ctx(s, t)->busy_frames;
+		tt->cycles += sws_ctx(s, t)->busy_cycles;
+		tt->rounds += sws_ctx(s, t)->rounds;
 	}
 	/* With threads: the mean of their costs, weighted by frames. */
-	double cpf = frames ? (double)cycles / (double)frames : 0;
-	if (!a->quiet) {
-		FILE *o = a->json ? stderr : stdout;
-		fprintf(o, "switch %s: %.1f s; %llu frames switched, %.1f TSC "
-			"cycles per frame of switch work; MAC table %llu of %llu "
-			"(learned %llu, moved %llu, aged %llu, evicted %llu)\n",
-			a->name, secs, U(frames), cpf, U(ms.entries),
-			U(ms.capacity), U(ms.learned), U(ms.moved), U(ms.aged),
-			U(ms.evicted));
-		for (unsigned g = 0; g < a->ngone; g++)
-			human_port(o, a->gone[g].name, a->gone[g].kind,
-				   &a->gone[g].c, true);
-		for (uint32_t i = 0; i < a->sw.nports; i++) {
-			if (!a->sw.port[i])
-				continue;
-			struct sw_counters c;
-			swa_counters(a, (uint16_t)i, &c);
-			human_port(o, a->sw.port[i]->name, a->sw.port[i]->kind, &c,
-				   false);
-		}
+	tt->cpf = tt->frames ? (double)tt->cycles / (double)tt->frames : 0;
+}
+
+static void summary_human(struct swa *a, const struct totals *tt)
+{
+	struct sws *s = &a->srv;
+	const struct sw_mac_stats *ms = &tt->ms;
+	FILE *o = a->json ? stderr : stdout;
+	fprintf(o, "switch %s: %.1f s; %llu frames switched, %.1f TSC "
+		"cycles per frame of switch work; MAC table %llu of %llu "
+		"(learned %llu, moved %llu, aged %llu, evicted %llu)\n",
+		a->name, tt->secs, U(tt->frames), tt->cpf, U(ms->entries),
+		U(ms->capacity), U(ms->learned), U(ms->moved), U(ms->aged),
+		U(ms->evicted));
+	for (unsigned g = 0; g < s->ngone; g++)
+		human_port(o, s->gone[g].name, s->gone[g].kind, &s->gone[g].c,
+			   true);
+	for (uint32_t i = 0; i < s->sw.nports; i++) {
+		if (!s->sw.port[i])
+			continue;
+		struct sw_counters c;
+		sws_counters(s, (uint16_t)i, &c);
+		human_port(o, s->sw.port[i]->name, s->sw.port[i]->kind, &c, false);
 	}
-	if (!a->json)
-		return;
+}
+
+static void summary_json(struct swa *a, const struct totals *tt)
+{
+	struct sws *s = &a->srv;
+	const struct sw_mac_stats *ms = &tt->ms;
 	FILE *o = stdout;
 	fprintf(o, "{\"cmd\":\"switch\",\"switch\":");
 	stats_json_str(o, a->name);
@@ -134,26 +162,36 @@ void swa_summary(struct swa *a)
 		"\"busy_cycles\":%llu,\"cycles_per_frame\":%.2f,\"rounds\":%llu,\"mac_entries\":%llu,"
 		"\"mac_capacity\":%llu,\"mac_learned\":%llu,\"mac_moved\":%llu,"
 		"\"mac_aged\":%llu,\"mac_evicted\":%llu,",
-		a->nthreads, secs, U(frames), U(cycles), cpf, U(rounds),
-		U(ms.entries), U(ms.capacity), U(ms.learned), U(ms.moved),
-		U(ms.aged), U(ms.evicted));
-	for (unsigned t = 0; t < a->nthreads; t++)
+		s->nthreads, tt->secs, U(tt->frames), U(tt->cycles), tt->cpf,
+		U(tt->rounds), U(ms->entries), U(ms->capacity), U(ms->learned),
+		U(ms->moved), U(ms->aged), U(ms->evicted));
+	for (unsigned t = 0; t < s->nthreads; t++)
 		fprintf(o, "%s%llu", t ? "," : "\"frames_per_thread\":[",
-			U(swa_ctx(a, t)->busy_frames));
+			U(sws_ctx(s, t)->busy_frames));
 	fprintf(o, "],\"ports\":[");
 	bool first = true;
-	for (unsigned g = 0; g < a->ngone; g++, first = false)
-		json_port(o, first, a->gone[g].name, a->gone[g].kind,
-			  &a->gone[g].c, true);
-	for (uint32_t i = 0; i < a->sw.nports; i++) {
-		if (!a->sw.port[i])
+	for (unsigned g = 0; g < s->ngone; g++, first = false)
+		json_port(o, first, s->gone[g].name, s->gone[g].kind,
+			  &s->gone[g].c, true);
+	for (uint32_t i = 0; i < s->sw.nports; i++) {
+		if (!s->sw.port[i])
 			continue;
 		struct sw_counters c;
-		swa_counters(a, (uint16_t)i, &c);
-		json_port(o, first, a->sw.port[i]->name, a->sw.port[i]->kind, &c,
+		sws_counters(s, (uint16_t)i, &c);
+		json_port(o, first, s->sw.port[i]->name, s->sw.port[i]->kind, &c,
 			  false);
 		first = false;
 	}
 	fprintf(o, "]}\n");
 	fflush(o);
+}
+
+void swa_summary(struct swa *a)
+{
+	struct totals tt;
+	totals_of(a, &tt);
+	if (!a->quiet)
+		summary_human(a, &tt);
+	if (a->json)
+		summary_json(a, &tt);
 }

@@ -4,7 +4,7 @@
  *
  * netmap's VALE switches live in the kernel; pktmap's are processes
  * (`pktmap switch valeX`), so a request naming "valeX:Y" is sent to the
- * running switch valeX over its control socket (src/fwd/vale_proto.h),
+ * running switch valeX over its control socket (src/vale_proto.h),
  * exactly as `pktmap switch valeX -a/-d/--list` do:
  *
  *   ATTACH valeX:Y    the switch opens Y itself: tap:Y when Y is a TAP
@@ -36,7 +36,7 @@
 
 #include "pktmap/pktmap.h"
 #include "pktmap/netmap.h"
-#include "fwd/vale_proto.h"
+#include "vale_proto.h"
 #include "vale_ctl.h"
 
 #define MAX_SWITCHES 64

@@ -3,16 +3,16 @@
  * The software switch of the forwarding component (switch.c, the data
  * path; switch_mac.c, the learning bridge): VALE's design in a process.
  *
- * The caller (apps/switch/ for `pktmap switch`) opens ports and attaches
- * them; sw_round() then moves one batch from every port: it takes the
- * frames a port received, checks each descriptor (index inside the
- * port's pool, length inside its buffer and at least an Ethernet header),
- * asks the lookup (a table of functions: VALE's pluggable lookup; the
- * learning bridge by default) where each goes, groups the batch per
- * destination, and copies each frame once into the destination's TX
- * buffers, or moves the buffer when both ports share a region. A full
- * destination drops only its own frames (no head-of-line blocking), each
- * drop counted under one reason.
+ * The caller (switch_srv.c, the component `pktmap switch` runs) opens
+ * ports and attaches them; sw_round() then moves one batch from every
+ * port: it takes the frames a port received, checks each descriptor
+ * (index inside the port's pool, length inside its buffer and at least an
+ * Ethernet header), asks the lookup (a table of functions: VALE's
+ * pluggable lookup; the learning bridge by default) where each goes,
+ * groups the batch per destination, and copies each frame once into the
+ * destination's TX buffers, or moves the buffer when both ports share a
+ * region. A full destination drops only its own frames (no head-of-line
+ * blocking), each drop counted under one reason.
  *
  * Rules of the component: struct sw is an explicit context the caller
  * owns; nothing prints, nothing exits. One thread runs sw_round(),

@@ -5,8 +5,9 @@
  * to the ':' (netmap's grammar), Y names the port.
  *
  * Opening asks the running switch for port Y over its control socket
- * (src/vale_proto.h). The switch makes a pipe in a region of its own for
- * this port alone and holds one end; this port is the other end, so the
+ * (the protocol: src/vale_proto.h, below both this back end and the
+ * switch's server, src/fwd/switch_ctl.c). The switch makes a pipe in a
+ * region of its own for this port alone and holds one end; this port is the other end, so the
  * data path is the pipe's (its checker, its wake-ups, zero-copy between
  * the client and the switch) and the switch copies each frame once into
  * the destination's buffers: a client shares memory with the switch only,
@@ -26,7 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "fwd/vale_proto.h"
+#include "vale_proto.h"
 
 struct vale_priv {
 	int sock;

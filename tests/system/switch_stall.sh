@@ -31,7 +31,7 @@ for _ in $(seq 300); do "$PKTMAP" switch --list "$SW" >/dev/null 2>&1 && break; 
 BG_TIMEOUT=120 bg "$SWITCH_CLIENT" "$SW:b" learn 02:00:00:00:00:0b
 switch_wait_ports "$SW" b
 
-# The hostile client: the control protocol of src/fwd/vale_proto.h.
+# The hostile client: the control protocol of src/vale_proto.h.
 cat >"$TMP/hostile.py" <<'EOF'
 import fcntl, os, socket, struct, sys, time
 sock, region_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]

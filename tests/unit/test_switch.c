@@ -5,8 +5,13 @@
  * in one process over pipes: flooding, learning, no reflection, runts
  * counted as invalid, a full destination dropping only its own frames;
  * and a lookup of the caller's in place of the learning bridge (unknown
- * ports counted). */
+ * ports counted); the component (src/fwd/switch_srv.h) with one and two
+ * threads, clients attached through the vale back end in this process:
+ * frames intact and in order, the name taken once, a detach request, the
+ * report run with every thread parked, nothing left behind. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +21,9 @@
 #include <pktmap/pktmap.h>
 
 #include "switch.h"
+#include "switch_srv.h"
 #include "t.h"
+#include "vale_proto.h"
 
 static void mac_of(uint8_t m[6], uint32_t v)
 {
@@ -96,10 +103,11 @@ struct client {
 static struct client cl[NP];
 static uint64_t sent_by[NP]; /* frames each client put on its TX ring */
 
-static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
-		       uint32_t len, uint32_t tag)
+/* A frame from client c on its TX ring `ring`: dst, src, tag at 16. */
+static void send_on(int c, unsigned ring, const uint8_t dst[6],
+		    const uint8_t src[6], uint32_t len, uint32_t tag)
 {
-	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), 0);
+	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(cl[c].cl_end), ring);
 	/* The tail may show less room than there is (the pipe reloads
 	 * the reader's index only when asked for more). */
 	if (nm_ring_space(r) == 0)
@@ -119,11 +127,18 @@ static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
 	sent_by[c]++;
 }
 
-/* Frames waiting for client c; their tags in tags[] when given. */
-static unsigned drain(int c, uint32_t *tags, unsigned max)
+static void send_frame(int c, const uint8_t dst[6], const uint8_t src[6],
+		       uint32_t len, uint32_t tag)
+{
+	send_on(c, 0, dst, src, len, tag);
+}
+
+/* Frames waiting for client c on RX ring `ring`; their tags in tags[]
+ * when given. */
+static unsigned drain_ring(int c, unsigned ring, uint32_t *tags, unsigned max)
 {
 	pktmap_rxsync(cl[c].cl_end);
-	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(cl[c].cl_end), 0);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(cl[c].cl_end), ring);
 	unsigned n = 0;
 	while (!nm_ring_empty(r)) {
 		struct netmap_slot *s = &r->slot[r->head];
@@ -134,6 +149,11 @@ static unsigned drain(int c, uint32_t *tags, unsigned max)
 	}
 	pktmap_rxsync(cl[c].cl_end);
 	return n;
+}
+
+static unsigned drain(int c, uint32_t *tags, unsigned max)
+{
+	return drain_ring(c, 0, tags, max);
 }
 
 static void flush(struct sw *s, int c)
@@ -321,10 +341,155 @@ static void test_custom_lookup(void)
 	sw_fini(&s);
 }
 
+/* ---- the component: sws_* with clients of the vale back end -------- */
+
+static atomic_uint reports;
+static atomic_int parked_wrong; /* reports run while a thread forwarded */
+static atomic_int ext_stop;     /* the caller's stop flag */
+static int run_rc;
+
+static void on_report(void *ctx, struct sws *s)
+{
+	(void)ctx;
+	if (s->nthreads > 1 && s->parked != s->nthreads)
+		atomic_fetch_add(&parked_wrong, 1);
+	atomic_fetch_add(&reports, 1);
+}
+
+static void *run_main(void *arg)
+{
+	run_rc = sws_run(arg);
+	return NULL;
+}
+
+/* VALE_DETACH of port through the control socket, as `pktmap switch
+ * NAME -d PORT` does. Returns the reply's op. */
+static uint32_t request_detach(const char *sw, const char *port)
+{
+	char dir[64];
+	CHECK_EQ(pktmap_user_dir(dir, sizeof(dir), NULL, 0), 0);
+	int fd = vale_ctl_connect(dir, sw);
+	CHECK(fd >= 0, "connect to %s: %d", sw, fd);
+	struct vale_req rq = { .magic = VALE_MAGIC, .version = VALE_VERSION,
+			       .op = VALE_DETACH };
+	snprintf(rq.port, sizeof(rq.port), "%s", port);
+	struct vale_rep rp = { 0 };
+	ssize_t n = send(fd, &rq, sizeof(rq), 0);
+	CHECK_EQ(n, (ssize_t)sizeof(rq));
+	n = recv(fd, &rp, sizeof(rp), 0);
+	CHECK_EQ(n, (ssize_t)sizeof(rp));
+	close(fd);
+	return rp.op;
+}
+
+/* Frames a sends (broadcast), spread over its rings (one per thread),
+ * until b has them all; each ring's in order (ring r: tags r, r + n, ...). */
+static void component_traffic(unsigned nrings, unsigned n)
+{
+	uint8_t A[6], BC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint32_t tags[2][256];
+	unsigned got[2] = { 0, 0 }, total = 0;
+	mac_of(A, 0xa);
+	for (uint32_t i = 0; i < n; i++)
+		send_on(0, i % nrings, BC, A, 60 + i % 64, i);
+	pktmap_txsync(cl[0].cl_end);
+	/* 30 s at most (the test's timeout ends it before) */
+	for (int k = 0; k < 30 && total < n; k++) {
+		pktmap_poll(cl[1].cl_end, POLLIN, 1000);
+		for (unsigned r = 0; r < nrings; r++)
+			got[r] += drain_ring(1, r, tags[r] + got[r], 256 - got[r]);
+		total = got[0] + got[1];
+	}
+	CHECK_EQ(total, n);
+	for (unsigned r = 0; r < nrings; r++) {
+		CHECK_EQ(got[r], n / nrings);
+		for (uint32_t i = 0; i < got[r]; i++)
+			CHECK(tags[r][i] == r + i * nrings, "ring %u frame %u: tag %u",
+			      r, i, tags[r][i]);
+	}
+}
+
+static void test_component(unsigned nthreads, bool own_flag)
+{
+	static struct sws s, s2; /* large: not on the stack */
+	char name[16], pn[32];
+	snprintf(name, sizeof(name), "valeu%d.%u", (int)getpid() % 1000000,
+		 nthreads);
+	struct sws_opts o = { .name = name, .nthreads = nthreads, .cpu = -1,
+			      .mac_entries = 64, .aging_ms = 300000,
+			      .interval_ns = 1000000, .report = on_report,
+			      .stop = own_flag ? NULL : &ext_stop };
+	atomic_store(&reports, 0);
+	atomic_store(&ext_stop, 0);
+	/* (CHECK_EQ evaluates its arguments again on failure: each call
+	 * with a side effect is made once, outside) */
+	int ret = sws_setup(&s, &o);
+	CHECK_EQ(ret, 0);
+	/* the name is taken once; the refused switch removes nothing */
+	ret = sws_setup(&s2, &o);
+	CHECK_EQ(ret, -EADDRINUSE);
+	CHECK(strstr(s2.err, "is already running") != NULL, "err: %s", s2.err);
+	sws_teardown(&s2);
+	char sock[108];
+	snprintf(sock, sizeof(sock), "%s", s.sockpath);
+	CHECK(access(sock, F_OK) == 0, "%s removed by the refused switch", sock);
+
+	pthread_t tid;
+	ret = pthread_create(&tid, NULL, run_main, &s);
+	CHECK_EQ(ret, 0);
+	struct pktmap_open_opts oo = { .sz = sizeof(oo) };
+	for (int i = 0; i < 2; i++) {
+		snprintf(pn, sizeof(pn), "%s:%c", name, 'a' + i);
+		ret = pktmap_open(&cl[i].cl_end, pn, &oo);
+		CHECK_EQ(ret, 0);
+		if (ret) { /* nothing to send through: end here */
+			sws_stop(&s);
+			pthread_join(tid, NULL);
+			sws_teardown(&s);
+			return;
+		}
+	}
+	struct pktmap_port *dup;
+	snprintf(pn, sizeof(pn), "%s:a", name);
+	ret = pktmap_open(&dup, pn, &oo);
+	CHECK_EQ(ret, -EBUSY);
+	memset(sent_by, 0, sizeof(sent_by));
+	component_traffic(nthreads, 200);
+	/* a report (every 1 ms) before the detach and the stop */
+	while (atomic_load(&reports) < 2)
+		pktmap_poll(cl[1].cl_end, POLLIN, 10);
+	uint32_t op = request_detach(name, "b");
+	CHECK_EQ(op, VALE_OK);
+	op = request_detach(name, "nobody");
+	CHECK_EQ(op, VALE_ERR);
+	if (own_flag)
+		sws_stop(&s);
+	else
+		atomic_store(&ext_stop, 1);
+	pthread_join(tid, NULL);
+	CHECK_EQ(run_rc, 0);
+	CHECK_EQ(atomic_load(&parked_wrong), 0);
+	/* a's counters summed over the threads; b's kept when it left */
+	struct sw_counters c;
+	sws_counters(&s, 0, &c);
+	CHECK_EQ(c.rx_frames, 200);
+	CHECK_EQ(s.ngone, 1);
+	CHECK(strcmp(s.gone[0].name, "b") == 0, "gone: %s", s.gone[0].name);
+	CHECK_EQ(s.gone[0].c.tx_frames, 200);
+	CHECK_EQ(s.epoch[1], 1);
+	CHECK_EQ(s.sw.port[1], NULL);
+	pktmap_close(cl[0].cl_end);
+	pktmap_close(cl[1].cl_end);
+	sws_teardown(&s);
+	CHECK(access(sock, F_OK) != 0, "%s left behind", sock);
+}
+
 int main(void)
 {
 	test_table();
 	test_datapath();
 	test_custom_lookup();
+	test_component(1, true);
+	test_component(2, false);
 	return t_done("switch");
 }

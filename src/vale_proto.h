@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The switch's control protocol, shared by the vale back end (the client
- * side of "vale0:a", src/ports/vale.c) and `pktmap switch` (the server,
- * apps/switch/). Only structures and inline helpers: nothing here is a
- * symbol of the library.
+ * side of "vale0:a", src/ports/vale.c, in the core library) and the
+ * switch's server (src/fwd/switch_ctl.c, in the forwarding component
+ * above it; `pktmap switch` runs it). It sits in src/, below both. Only
+ * structures and inline helpers: nothing here is a symbol of the library.
  *
  * A switch NAME listens on the unix socket .NAME.sock in its user's own
  * directory, /dev/shm/pktmap-UID (SOCK_SEQPACKET: one message per request
