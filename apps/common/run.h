@@ -73,8 +73,20 @@ struct run {
 	atomic_uint ndone;
 };
 
-/* Set up a run: install the signal handlers and the log callback, and
- * allocate the per-thread state. Returns 0 or -1 (message printed). */
+/* Install the library's log callback at the level -v asks for (0:
+ * warnings, 1: info, 2: debug) and the SIGINT/SIGTERM handlers that set
+ * run_stop_flag. run_init() does this; a command with workers of its own
+ * (capture) calls it directly. */
+void run_setup(struct run_log *log, int verbose);
+
+/* Start a worker thread running fn(arg) with SIGINT and SIGTERM blocked in
+ * it (the main thread takes them, so that the library's waits in the
+ * workers are not interrupted), pinned to CPU `cpu` unless it is -1.
+ * Returns 0 or a positive errno. */
+int run_thread(pthread_t *tid, int cpu, void *(*fn)(void *), void *arg);
+
+/* Set up a run: run_setup(), then allocate the per-thread state. Returns
+ * 0 or -1 (message printed). */
 int run_init(struct run *r, const char *cmd, const char *port,
 	     unsigned nthreads, int cpu, double interval, int verbose,
 	     bool json, bool quiet);
