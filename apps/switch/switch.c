@@ -426,7 +426,7 @@ int cmd_switch(int argc, char **argv)
 	if (run_init(&r, "switch", a->name, 1, a->cpu, a->interval, a->verbose,
 		     a->json, a->quiet))
 		return EXIT_RUNTIME;
-	fwd_soft_sigterm();
+	fwdcli_soft_sigterm();
 	int rc = 0;
 	a->nthreads = (unsigned)threads;
 	for (unsigned t = 0; t < SWA_MAX_THREADS; t++)
