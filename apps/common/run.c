@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * Workers, signals, logging and the reporting loop shared by gen and recv.
+ * Workers, signals, logging and the reporting loop shared by gen and recv;
+ * signals, logging and the stop flag by every command.
  */
 #include <errno.h>
 #include <sched.h>

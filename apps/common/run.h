@@ -2,7 +2,10 @@
  *
  * What gen and recv share around their inner loops: opening one port per
  * worker thread, starting the workers (pinned if asked), the main thread's
- * reporting loop, Ctrl-C handling and the library's log callback.
+ * reporting loop, Ctrl-C handling and the library's log callback. The
+ * last two and the stop flag serve every command: bridge, router and
+ * switch through run_init(), capture (workers of its own) through
+ * run_setup() and run_thread().
  *
  * Threads: the main thread opens the ports, starts the workers, then only
  * prints interval lines and waits; each worker owns its port (one ring
