@@ -28,14 +28,17 @@ RUNS=${RUNS:-3}
 OUT=${OUT:-$ROOT/bench/results/lb.json}
 P=blb$$
 [ -x "$NMT" ] && [ -x "$PKTMAP" ] || { echo "build first (ninja -C $B)" >&2; exit 1; }
-LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"    # LOAD_BEFORE
 PIDS=()
+TMPD=$(mktemp -d)
 on_exit() {
 	local p d
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	d=/dev/shm/pktmap-$(id -u)
 	rm -f "$d"/*"$P"* "$d"/.pipe."$P"*
+	rm -rf "$TMPD"
 }
 trap on_exit EXIT
 
@@ -87,14 +90,12 @@ run_router() {
 	python3 -c "print(round($COUNT / ($t1 - $t0 - 2) / 1e6, 3))"
 }
 
-TMPD=$(mktemp -d)
 declare -a NMTR ROUTR
 for r in $(seq "$RUNS"); do
 	NMTR+=("$(run_nmt "$r")")
 	ROUTR+=("$(run_router "$r")")
 	echo "run $r: nmt lb ${NMTR[-1]} Mpps, pktmap router ${ROUTR[-1]} Mpps" >&2
 done
-rm -rf "$TMPD"
 mkdir -p "$(dirname "$OUT")"
 python3 - "$OUT" "$COUNT" "$LOAD_BEFORE" "$(cut -d' ' -f1 /proc/loadavg)" \
 	"${NMTR[*]}" "${ROUTR[*]}" <<'PY'

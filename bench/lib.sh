@@ -1,8 +1,25 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
-# Shared by the veth benchmarks (source it). Needs ROOT, OUT, SIZES, TOOLS,
-# SECS, RUNS, CPU and an associative array RES["size,tool"] holding the
-# packets/s of each run, space-separated.
+# Shared by the benchmarks (source it; ROOT set). write_tx_json needs OUT,
+# SIZES, TOOLS, SECS, RUNS, CPU and an associative array RES["size,tool"]
+# holding the packets/s of each run, space-separated. The namespace
+# helpers of scripts/netns.sh (netns_new, netns_veth, netns_del) come with
+# it.
+
+# shellcheck source=../scripts/netns.sh
+. "$ROOT/scripts/netns.sh"
+
+# bench_cleanup NS...: the veth benchmarks' exit: stop the background
+# jobs, delete the namespaces (their veths go with them) and $TMP.
+#   trap 'bench_cleanup "$A" "$B"' EXIT
+bench_cleanup() {
+	local pid
+	set +e
+	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
+	wait 2>/dev/null
+	netns_del "$@"
+	rm -rf "${TMP:?}"
+}
 
 # The load average when the benchmark started (BENCH.md: a result needs
 # a quiet machine, under 0.3); write_tx_json records it and marks the

@@ -28,20 +28,12 @@ A=pbA$$
 B=pbB$$
 TMP=$(mktemp -d /tmp/pkt_bench.XXXXXX)
 
-cleanup() {
-	set +e
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'bench_cleanup "$A" "$B"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
 command -v trafgen >/dev/null || { echo "needs trafgen: apt-get install -y netsniff-ng" >&2; exit 1; }
 
-# shellcheck source=../scripts/netns.sh
-. "$ROOT/scripts/netns.sh"
 netns_new "$A" "$B"
 netns_veth "$A" vethA "$B" vethB
 

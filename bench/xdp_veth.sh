@@ -57,15 +57,7 @@ A=pxA$$
 B=pxB$$
 TMP=$(mktemp -d /tmp/xdp_bench.XXXXXX)
 
-cleanup() {
-	set +e
-	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'bench_cleanup "$A" "$B"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
@@ -78,8 +70,6 @@ else
 fi
 cc -O2 -o "$TMP/sendto_loop" "$ROOT/bench/sendto_loop.c"
 
-# shellcheck source=../scripts/netns.sh
-. "$ROOT/scripts/netns.sh"
 netns_new "$A" "$B"
 netns_veth "$A" vethA "$B" vethB
 RPS_WHAT="no RPS: the receiving veth's kernel work on the sending core"

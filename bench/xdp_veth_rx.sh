@@ -28,6 +28,8 @@
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
 # --quick (bench/run): one short run per point.
 for a in "$@"; do
 	case $a in
@@ -45,15 +47,7 @@ A=prA$$
 B=prB$$
 TMP=$(mktemp -d /tmp/xdp_rx_bench.XXXXXX)
 
-cleanup() {
-	set +e
-	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap 'bench_cleanup "$A" "$B"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
@@ -66,8 +60,6 @@ TOOLS="$TOOLS pktmap_xdp_napi1"
 command -v tcpdump >/dev/null && TOOLS="$TOOLS tcpdump_rps" ||
 	echo "no tcpdump: skipping that peer" >&2
 
-# shellcheck source=../scripts/netns.sh
-. "$ROOT/scripts/netns.sh"
 netns_new "$A" "$B"
 netns_veth "$A" vethA "$B" vethB
 

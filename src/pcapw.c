@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The public capture-file writer (<pktmap/pcapfile.h>): the internal
- * writer of pcapfile.c behind an exported, size-checked interface, plus
+ * writer of capfile.c behind an exported, size-checked interface, plus
  * the byte accounting that rotation by size needs.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "pcapfile.h"
+#include "capfile.h"
 #include <pktmap/pcapfile.h>
 
 #define PCAP_FILE_HDR 24u    /* pcap global header */

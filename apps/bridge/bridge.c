@@ -311,7 +311,7 @@ static void summary_json(struct bridge *b)
 			U(ld(&d->c.slots)), U(ld(&d->c.tx_slots)), U(r),
 			r ? (double)ld(&d->c.slots) / (double)r : 0.0,
 			U(ld(&d->c.drops)), s > 0 ? (double)p / s : 0.0);
-		fwd_json_lib(o, &st);
+		fwdcli_json_lib(o, &st);
 		fprintf(o, "}}");
 	}
 	fprintf(o, "]}\n");
@@ -393,7 +393,7 @@ int cmd_bridge(int argc, char **argv)
 	if (run_init(&r, "bridge", o.port[0], 1, o.cpu, o.interval, o.verbose,
 		     o.json, o.quiet))
 		return EXIT_RUNTIME;
-	fwd_soft_sigterm();
+	fwdcli_soft_sigterm();
 	memset(&b, 0, sizeof(b));
 	b.user = &o;
 	b.batch = o.batch;
@@ -405,7 +405,7 @@ int cmd_bridge(int argc, char **argv)
 
 		oo.bufs = fwd_region_bufs(o.port, 2, (unsigned)i, 0);
 
-		status = fwd_open("bridge", o.port[i], &oo, &b.port[i]);
+		status = fwdcli_open("bridge", o.port[i], &oo, &b.port[i]);
 	}
 	if (!status) {
 		char err[400];

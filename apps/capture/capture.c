@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +18,8 @@
 
 #include "capture.h"
 #include "cmds.h"
+#include "run.h"
 #include "stats.h"
-
-atomic_int cap_stop_flag;
 
 void usage_capture(void)
 {
@@ -147,118 +145,127 @@ static char *join(int argc, char **argv)
 	return s;
 }
 
-static int parse(int argc, char **argv, struct capture_opts *o)
+/* -Q: in, out or inout. */
+static int parse_direction(const char *s, unsigned *dir)
+{
+	if (strcmp(s, "in") == 0)
+		*dir = PKTMAP_RX_IN;
+	else if (strcmp(s, "out") == 0)
+		*dir = PKTMAP_RX_OUT;
+	else if (strcmp(s, "inout") == 0)
+		*dir = PKTMAP_RX_INOUT;
+	else {
+		cli_err("capture: -Q: direction '%s': give in, out or inout", s);
+		return 1;
+	}
+	return 0;
+}
+
+/* The options that take a number checked beyond its range: -s, -B, -C
+ * and -G. Returns 0, or 1 with the message printed. */
+static int parse_number(int c, const char *arg, struct capture_opts *o)
 {
 	char err[256];
 	uint64_t v;
-	int c;
+	int bad = 0;
 
-	memset(o, 0, sizeof(*o));
-	o->cpu = -1;
-	o->snaplen = 262144;
-	o->slots = CAP_DEFAULT_SLOTS;
-	opterr = 0;
-	/* Options may follow the filter words, as with tcpdump ("--" ends
-	 * them) */
-	while ((c = getopt_long(argc, argv, ":i:w:c:s:B:Q:C:G:W:a:T:qvh", longopts,
-				NULL)) != -1) {
-		int bad = 0;
-
-		switch (c) {
-		case 'i': o->port = optarg; break;
-		case 'w': o->file = optarg; break;
-		case 'c':
-			bad = cli_opt_u64("capture: -c: count", optarg,
-					  0, UINT64_MAX, &o->count);
-			break;
-		case 's':
-			bad = cli_parse_u64(optarg, 262144, &v, err, sizeof(err));
-			o->snaplen = v ? (uint32_t)v : 262144;
-			if (bad)
-				cli_err("capture: -s: snapshot length %s", err);
-			break;
-		case 'B':
-			bad = cli_parse_u64(optarg, 1u << 20, &v, err, sizeof(err));
-			if (!bad && (v < 64 || (v & (v - 1)))) {
-				snprintf(err, sizeof(err),
-					 "must be a power of two, at least 64");
-				bad = 1;
-			}
-			o->slots = (uint32_t)v;
-			if (bad)
-				cli_err("capture: -B: ring slots %s", err);
-			break;
-		case 'Q':
-			if (strcmp(optarg, "in") == 0)
-				o->rx_dir = PKTMAP_RX_IN;
-			else if (strcmp(optarg, "out") == 0)
-				o->rx_dir = PKTMAP_RX_OUT;
-			else if (strcmp(optarg, "inout") == 0)
-				o->rx_dir = PKTMAP_RX_INOUT;
-			else {
-				cli_err("capture: -Q: direction '%s': give in, "
-					"out or inout", optarg);
-				bad = 1;
-			}
-			break;
-		case 'C':
-			bad = parse_size(optarg, &o->rotate_bytes, err,
-					 sizeof(err));
-			if (bad)
-				cli_err("capture: -C: %s", err);
-			break;
-		case 'G':
-			bad = cli_parse_u64(optarg, 100u * 365 * 86400, &o->rotate_secs,
-					    err, sizeof(err));
-			if (!bad && !o->rotate_secs) {
-				snprintf(err, sizeof(err), "must be at least 1");
-				bad = 1;
-			}
-			if (bad)
-				cli_err("capture: -G: seconds %s", err);
-			break;
-		case 'W':
-			bad = cli_opt_u64("capture: -W: file count", optarg,
-					  1, 1000000, &v);
-			o->max_files = (unsigned)v;
-			break;
-		case 'a':
-			bad = cli_opt_u64("capture: -a: CPU", optarg,
-					  0, CPU_SETSIZE - CAP_MAX_WORKERS, &v);
-			o->cpu = (int)v;
-			break;
-		case 'T':
-		case OPT_IDLE:
-			bad = cli_opt_seconds(c == 'T' ? "capture: -T:" :
-							"capture: --idle:",
-					      optarg, 86400,
-					      c == 'T' ? &o->interval : &o->idle);
-			break;
-		case OPT_PCAPNG: o->pcapng = true; break;
-		case OPT_MICRO: o->micro = true; break;
-		case OPT_PER_QUEUE: o->per_queue = true; break;
-		case OPT_JSON: o->json = true; break;
-		case 'q': o->quiet = true; break;
-		case 'v': o->verbose++; break;
-		case 'h': usage_capture(); return -1;
-		default:
-			cli_opt_error("capture", c, argv);
-			return EXIT_USAGE;
+	switch (c) {
+	case 's':
+		bad = cli_parse_u64(arg, 262144, &v, err, sizeof(err));
+		o->snaplen = v ? (uint32_t)v : 262144;
+		if (bad)
+			cli_err("capture: -s: snapshot length %s", err);
+		break;
+	case 'B':
+		bad = cli_parse_u64(arg, 1u << 20, &v, err, sizeof(err));
+		if (!bad && (v < 64 || (v & (v - 1)))) {
+			snprintf(err, sizeof(err),
+				 "must be a power of two, at least 64");
+			bad = 1;
+		}
+		o->slots = (uint32_t)v;
+		if (bad)
+			cli_err("capture: -B: ring slots %s", err);
+		break;
+	case 'C':
+		bad = parse_size(arg, &o->rotate_bytes, err, sizeof(err));
+		if (bad)
+			cli_err("capture: -C: %s", err);
+		break;
+	case 'G':
+		bad = cli_parse_u64(arg, 100u * 365 * 86400, &o->rotate_secs,
+				    err, sizeof(err));
+		if (!bad && !o->rotate_secs) {
+			snprintf(err, sizeof(err), "must be at least 1");
+			bad = 1;
 		}
 		if (bad)
-			return EXIT_USAGE;
+			cli_err("capture: -G: seconds %s", err);
+		break;
 	}
+	return bad;
+}
+
+/* One option. Returns 0, -1 for --help (printed), or EXIT_USAGE with the
+ * message printed. */
+static int parse_opt(int c, const char *arg, char **argv,
+		     struct capture_opts *o)
+{
+	uint64_t v;
+	int bad = 0;
+
+	switch (c) {
+	case 'i': o->port = arg; break;
+	case 'w': o->file = arg; break;
+	case 'c':
+		bad = cli_opt_u64("capture: -c: count", arg, 0, UINT64_MAX,
+				  &o->count);
+		break;
+	case 's': case 'B': case 'C': case 'G':
+		bad = parse_number(c, arg, o);
+		break;
+	case 'Q':
+		bad = parse_direction(arg, &o->rx_dir);
+		break;
+	case 'W':
+		bad = cli_opt_u64("capture: -W: file count", arg, 1, 1000000, &v);
+		o->max_files = (unsigned)v;
+		break;
+	case 'a':
+		bad = cli_opt_u64("capture: -a: CPU", arg, 0,
+				  CPU_SETSIZE - CAP_MAX_WORKERS, &v);
+		o->cpu = (int)v;
+		break;
+	case 'T':
+	case OPT_IDLE:
+		bad = cli_opt_seconds(c == 'T' ? "capture: -T:" : "capture: --idle:",
+				      arg, 86400,
+				      c == 'T' ? &o->interval : &o->idle);
+		break;
+	case OPT_PCAPNG: o->pcapng = true; break;
+	case OPT_MICRO: o->micro = true; break;
+	case OPT_PER_QUEUE: o->per_queue = true; break;
+	case OPT_JSON: o->json = true; break;
+	case 'q': o->quiet = true; break;
+	case 'v': o->verbose++; break;
+	case 'h': usage_capture(); return -1;
+	default:
+		cli_opt_error("capture", c, argv);
+		return EXIT_USAGE;
+	}
+	return bad ? EXIT_USAGE : 0;
+}
+
+/* The options together: what one needs of another. Returns 0 or
+ * EXIT_USAGE with the message printed. */
+static int check_opts(const struct capture_opts *o)
+{
+	bool to_stdout = o->file && strcmp(o->file, "-") == 0;
+
 	if (!o->port) {
 		cli_err("capture: no port given: use -i PORT (see 'pktmap help "
 			"capture')");
 		return EXIT_USAGE;
-	}
-	if (optind < argc) {
-		o->filter = join(argc - optind, argv + optind);
-		if (!o->filter) {
-			cli_err("capture: out of memory");
-			return EXIT_RUNTIME;
-		}
 	}
 	if (o->pcapng && o->micro) {
 		cli_err("capture: --micro is for pcap: pcapng files carry "
@@ -274,37 +281,48 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 		cli_err("capture: -W needs -C or -G");
 		return EXIT_USAGE;
 	}
-	if (o->file && strcmp(o->file, "-") == 0 &&
-	    (o->rotate_bytes || o->rotate_secs || o->per_queue)) {
+	if (to_stdout && (o->rotate_bytes || o->rotate_secs || o->per_queue)) {
 		cli_err("capture: standard output cannot be rotated or split "
 			"per queue");
 		return EXIT_USAGE;
 	}
-	if (o->json && o->file && strcmp(o->file, "-") == 0) {
+	if (o->json && to_stdout) {
 		cli_err("capture: --json and -w - both want standard output");
 		return EXIT_USAGE;
 	}
 	return 0;
 }
 
-static void on_signal(int sig)
+/* The command line into *o. Returns 0, -1 for --help, or an exit status
+ * with the message printed. */
+static int parse(int argc, char **argv, struct capture_opts *o)
 {
-	(void)sig;
-	if (atomic_exchange(&cap_stop_flag, 1))
-		_exit(130);
-}
+	int c, st;
 
-struct log_ctx {
-	int max_level;
-};
-
-static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
-{
-	struct log_ctx *l = ctx;
-
-	if ((int)level > l->max_level)
-		return;
-	fprintf(stderr, "pktmap: %s\n", msg);
+	memset(o, 0, sizeof(*o));
+	o->cpu = -1;
+	o->snaplen = 262144;
+	o->slots = CAP_DEFAULT_SLOTS;
+	opterr = 0;
+	/* Options may follow the filter words, as with tcpdump ("--" ends
+	 * them) */
+	while ((c = getopt_long(argc, argv, ":i:w:c:s:B:Q:C:G:W:a:T:qvh", longopts,
+				NULL)) != -1) {
+		st = parse_opt(c, optarg, argv, o);
+		if (st)
+			return st;
+	}
+	st = check_opts(o);
+	if (st)
+		return st;
+	if (optind < argc) {
+		o->filter = join(argc - optind, argv + optind);
+		if (!o->filter) {
+			cli_err("capture: out of memory");
+			return EXIT_RUNTIME;
+		}
+	}
+	return 0;
 }
 
 static int open_port(const char *name, uint32_t slots,
@@ -514,40 +532,24 @@ static int setup_workers(struct capture *cap)
 static int go(struct capture *cap)
 {
 	const struct capture_opts *o = &cap->o;
-	sigset_t block, old;
 	struct cap_totals last = {0};
 	int status = 0;
 	const char *end = "signal";
 
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (unsigned i = 0; i < cap->nworkers; i++) {
 		struct cap_worker *w = &cap->w[i];
-		pthread_attr_t attr;
-		int rc;
+		int rc = run_thread(&w->tid, o->cpu >= 0 ? o->cpu + (int)i : -1,
+				    cap_work, w);
 
-		pthread_attr_init(&attr);
-		if (o->cpu >= 0) {
-			cpu_set_t set;
-
-			CPU_ZERO(&set);
-			CPU_SET((unsigned)o->cpu + i, &set);
-			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		}
-		rc = pthread_create(&w->tid, &attr, cap_work, w);
-		pthread_attr_destroy(&attr);
 		if (rc) {
 			cli_err("capture: cannot start worker %u: %s", i,
 				strerror(rc));
-			atomic_store(&cap_stop_flag, 1);
+			atomic_store(&run_stop_flag, 1);
 			status = EXIT_RUNTIME;
 			break;
 		}
 		w->started = true;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	if (o->interval > 0) {
 		uint64_t step = (uint64_t)(o->interval * 1e9);
@@ -560,7 +562,7 @@ static int go(struct capture *cap)
 
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
 					       NULL) == EINTR &&
-			       !cap_stopping())
+			       !run_stopping())
 				;
 			for (unsigned i = 0; i < cap->nworkers; i++)
 				if (cap->w[i].started &&
@@ -599,8 +601,7 @@ static int go(struct capture *cap)
 int cmd_capture(int argc, char **argv)
 {
 	struct capture *cap = calloc(1, sizeof(*cap));
-	struct log_ctx l = {.max_level = PKTMAP_LOG_WARN};
-	struct sigaction sa;
+	struct run_log log;
 	int status;
 
 	if (!cap) {
@@ -613,15 +614,7 @@ int cmd_capture(int argc, char **argv)
 		free(cap);
 		return status < 0 ? 0 : status;
 	}
-	l.max_level = cap->o.verbose >= 2 ? PKTMAP_LOG_DEBUG
-		      : cap->o.verbose ? PKTMAP_LOG_INFO
-				       : PKTMAP_LOG_WARN;
-	pktmap_set_log(log_cb, &l, (enum pktmap_log_level)l.max_level);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: sleeps return EINTR */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	run_setup(&log, cap->o.verbose);
 
 	status = setup_workers(cap);
 	if (!status)

@@ -122,14 +122,6 @@ void cap_interval_line(const struct capture *cap, struct cap_totals *last,
 /* Print the summary (unless -q) and the JSON object (with --json). */
 void cap_summary(const struct capture *cap, const char *end);
 
-/* Set once by SIGINT/SIGTERM; workers look at it once per batch. */
-extern atomic_int cap_stop_flag;
-
-static inline bool cap_stopping(void)
-{
-	return atomic_load_explicit(&cap_stop_flag, memory_order_relaxed) != 0;
-}
-
 /* The worker thread's body: returns NULL; failures in w->err. */
 void *cap_work(void *arg);
 

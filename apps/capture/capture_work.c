@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "capture.h"
+#include "run.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -301,7 +302,7 @@ void *cap_work(void *arg)
 		struct batch b = {0};
 		uint64_t now;
 
-		if (cap_stopping()) {
+		if (run_stopping()) {
 			w->end = "signal";
 			break;
 		}

@@ -23,7 +23,7 @@ static void on_sigterm(int sig)
 	atomic_store(&run_stop_flag, 1);
 }
 
-void fwd_soft_sigterm(void)
+void fwdcli_soft_sigterm(void)
 {
 	struct sigaction sa;
 
@@ -33,7 +33,7 @@ void fwd_soft_sigterm(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-int fwd_open(const char *cmd, const char *name,
+int fwdcli_open(const char *cmd, const char *name,
 	     struct pktmap_open_opts *o, struct pktmap_port **out)
 {
 	char errbuf[512] = "";
@@ -56,7 +56,7 @@ int fwd_open(const char *cmd, const char *name,
 	return rc == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
-int fwd_parse_cpus(const char *s, int *cpus, unsigned max, char *err,
+int fwdcli_parse_cpus(const char *s, int *cpus, unsigned max, char *err,
 		   unsigned errlen)
 {
 	const char *p = s;
@@ -105,7 +105,7 @@ bad:
 
 #define U(x) ((unsigned long long)(x))
 
-void fwd_json_lib(FILE *o, const struct pktmap_stats *s)
+void fwdcli_json_lib(FILE *o, const struct pktmap_stats *s)
 {
 	fprintf(o, "\"lib_tx_packets\":%llu,\"lib_rx_packets\":%llu,"
 		"\"tx_syncs\":%llu,\"rx_syncs\":%llu,\"drop_invalid\":%llu,"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * Workers, signals, logging and the reporting loop shared by gen and recv.
+ * Workers, signals, logging and the reporting loop shared by gen and recv;
+ * signals, logging and the stop flag by every command.
  */
 #include <errno.h>
 #include <sched.h>
@@ -34,28 +35,58 @@ static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
 	fprintf(stderr, "pktmap: %s\n", msg);
 }
 
-int run_init(struct run *r, const char *cmd, const char *port,
-	     unsigned nthreads, int cpu, double interval, int verbose,
-	     bool json, bool quiet)
+void run_setup(struct run_log *log, int verbose)
 {
 	struct sigaction sa;
 
-	memset(r, 0, sizeof(*r));
-	r->cmd = cmd;
-	r->port = port;
-	r->nthreads = nthreads;
-	r->cpu = cpu;
-	r->interval = interval;
-	r->log.max_level = verbose >= 2 ? PKTMAP_LOG_DEBUG
-			   : verbose ? PKTMAP_LOG_INFO
-				     : PKTMAP_LOG_WARN;
-	pktmap_set_log(log_cb, &r->log, (enum pktmap_log_level)r->log.max_level);
+	log->max_level = verbose >= 2 ? PKTMAP_LOG_DEBUG
+			 : verbose ? PKTMAP_LOG_INFO
+				   : PKTMAP_LOG_WARN;
+	pktmap_set_log(log_cb, log, (enum pktmap_log_level)log->max_level);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: waits return EINTR */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+int run_thread(pthread_t *tid, int cpu, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	sigset_t block, old;
+	int rc;
+
+	pthread_attr_init(&attr);
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((unsigned)cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	/* The new thread inherits the mask. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(tid, &attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+int run_init(struct run *r, const char *cmd, const char *port,
+	     unsigned nthreads, int cpu, double interval, int verbose,
+	     bool json, bool quiet)
+{
+	memset(r, 0, sizeof(*r));
+	r->cmd = cmd;
+	r->port = port;
+	r->nthreads = nthreads;
+	r->cpu = cpu;
+	r->interval = interval;
+	run_setup(&r->log, verbose);
 
 	r->w = calloc(nthreads, sizeof(*r->w));
 	r->st = aligned_alloc(128, nthreads * sizeof(*r->st));
@@ -154,19 +185,10 @@ static void *trampoline(void *arg)
 static int start(struct run *r, unsigned i)
 {
 	struct run_worker *w = &r->w[i];
-	pthread_attr_t attr;
 	int rc;
 
-	pthread_attr_init(&attr);
-	if (r->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET((unsigned)r->cpu + i, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	}
-	rc = pthread_create(&w->tid, &attr, trampoline, w);
-	pthread_attr_destroy(&attr);
+	rc = run_thread(&w->tid, r->cpu >= 0 ? r->cpu + (int)i : -1,
+			trampoline, w);
 	if (rc) {
 		if (r->cpu >= 0)
 			cli_err("%s: cannot start thread %u on CPU %d: %s", r->cmd,
@@ -190,15 +212,8 @@ int run_go(struct run *r)
 {
 	uint64_t step = (uint64_t)(r->interval * 1e9), next;
 	unsigned started = 0;
-	sigset_t block, old;
 	int status = 0;
 
-	/* Workers never take the signals: the main thread does, so that the
-	 * library's waits in the workers are not interrupted. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (unsigned i = 0; i < r->nthreads; i++) {
 		if (start(r, i)) {
 			atomic_store(&run_stop_flag, 1);
@@ -207,7 +222,6 @@ int run_go(struct run *r)
 		}
 		started++;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	r->stats.last_ns = stats_now_ns();
 	next = r->stats.last_ns + step;

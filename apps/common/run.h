@@ -2,7 +2,10 @@
  *
  * What gen and recv share around their inner loops: opening one port per
  * worker thread, starting the workers (pinned if asked), the main thread's
- * reporting loop, Ctrl-C handling and the library's log callback.
+ * reporting loop, Ctrl-C handling and the library's log callback. The
+ * last two and the stop flag serve every command: bridge, router and
+ * switch through run_init(), capture (workers of its own) through
+ * run_setup() and run_thread().
  *
  * Threads: the main thread opens the ports, starts the workers, then only
  * prints interval lines and waits; each worker owns its port (one ring
@@ -73,8 +76,20 @@ struct run {
 	atomic_uint ndone;
 };
 
-/* Set up a run: install the signal handlers and the log callback, and
- * allocate the per-thread state. Returns 0 or -1 (message printed). */
+/* Install the library's log callback at the level -v asks for (0:
+ * warnings, 1: info, 2: debug) and the SIGINT/SIGTERM handlers that set
+ * run_stop_flag. run_init() does this; a command with workers of its own
+ * (capture) calls it directly. */
+void run_setup(struct run_log *log, int verbose);
+
+/* Start a worker thread running fn(arg) with SIGINT and SIGTERM blocked in
+ * it (the main thread takes them, so that the library's waits in the
+ * workers are not interrupted), pinned to CPU `cpu` unless it is -1.
+ * Returns 0 or a positive errno. */
+int run_thread(pthread_t *tid, int cpu, void *(*fn)(void *), void *arg);
+
+/* Set up a run: run_setup(), then allocate the per-thread state. Returns
+ * 0 or -1 (message printed). */
 int run_init(struct run *r, const char *cmd, const char *port,
 	     unsigned nthreads, int cpu, double interval, int verbose,
 	     bool json, bool quiet);

@@ -238,5 +238,5 @@ int cmd_metrics(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return metrics_serve(listen, &stop);
+	return metrics_serve(listen, &stop, metrics_write);
 }

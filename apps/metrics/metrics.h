@@ -15,8 +15,11 @@
 int metrics_write(FILE *f);
 
 /* Serve GET /metrics on addr ("PORT", "ADDR:PORT", "[ADDR6]:PORT"; no
- * address: 127.0.0.1) until *stop. Prints the address it listens on.
- * Returns 0, or an exit status after a one-line error. */
-int metrics_serve(const char *addr, volatile sig_atomic_t *stop);
+ * address: 127.0.0.1) until *stop, the page written by write_body(f)
+ * (0, or -1 for out of memory: a 500) for each request. Prints the
+ * address it listens on. Returns 0, or an exit status after a one-line
+ * error. */
+int metrics_serve(const char *addr, volatile sig_atomic_t *stop,
+		  int (*write_body)(FILE *f));
 
 #endif /* PKTMAP_APPS_METRICS_H */

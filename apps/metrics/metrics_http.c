@@ -4,7 +4,9 @@
  * /metrics. One connection at a time, each bounded (8 KiB of request
  * head, 2 s to send it, 2 s to take the answer), closed after the answer:
  * a scraper every few seconds is the load it is made for. Anything else
- * gets an HTTP error and the listener goes on serving.
+ * gets an HTTP error and the listener goes on serving. It knows nothing
+ * of the metrics themselves: metrics.c hands it the function that writes
+ * the page (metrics_write), so the calls go one way.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -135,8 +137,8 @@ static int read_head(int fd, char *buf, size_t cap)
 	return -1;
 }
 
-/* Answer one connection. */
-static void serve_one(int fd)
+/* Answer one connection; write_body(f) writes the page. */
+static void serve_one(int fd, int (*write_body)(FILE *f))
 {
 	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -167,7 +169,7 @@ static void serve_one(int fd)
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
-	if (!f || metrics_write(f) != 0) {
+	if (!f || write_body(f) != 0) {
 		if (f)
 			fclose(f);
 		free(body);
@@ -179,7 +181,8 @@ static void serve_one(int fd)
 	free(body);
 }
 
-int metrics_serve(const char *addr, volatile sig_atomic_t *stop)
+int metrics_serve(const char *addr, volatile sig_atomic_t *stop,
+		  int (*write_body)(FILE *f))
 {
 	int lfd = open_listener(addr);
 	if (lfd < 0)
@@ -191,7 +194,7 @@ int metrics_serve(const char *addr, volatile sig_atomic_t *stop)
 		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0)
 			continue; /* EINTR, a client gone before we took it */
-		serve_one(c);
+		serve_one(c, write_body);
 		shutdown(c, SHUT_WR);
 		close(c);
 	}

@@ -158,140 +158,141 @@ bad:
 	return -1;
 }
 
-static int parse(int argc, char **argv, struct router_cli *cl)
+/* -b, --queue and --stash: a size with its own lower bound. Returns 0 or
+ * 1 with the message printed. */
+static int parse_size(int c, const char *arg, struct rt_opts *o)
+{
+	char err[256];
+	uint64_t v;
+	int bad;
+
+	bad = cli_parse_u64(arg, c == OPT_STASH ? (1u << 24) : 65536, &v, err,
+			    sizeof(err));
+	if (!bad && v < (c == 'b' ? 1 : 2)) {
+		snprintf(err, sizeof(err), "is too small");
+		bad = 1;
+	}
+	if (!bad && c == OPT_QUEUE && (v & (v - 1))) {
+		snprintf(err, sizeof(err), "must be a power of two");
+		bad = 1;
+	}
+	if (c == 'b')
+		o->batch = (uint32_t)v;
+	else if (c == OPT_QUEUE)
+		o->queue = (uint32_t)v;
+	else
+		o->stash = (uint32_t)v;
+	if (bad)
+		cli_err("router: %s: %s %s", c == 'b' ? "-b" :
+			c == OPT_QUEUE ? "--queue" : "--stash", arg, err);
+	return bad;
+}
+
+/* The options that take a list: --map, --outputs, -a. *nmap is the
+ * length of --map's. Returns 0 or 1 with the message printed. */
+static int parse_lists(int c, const char *arg, struct rt_opts *o, int *nmap)
+{
+	char err[256];
+	int k;
+
+	switch (c) {
+	case OPT_MAP:
+		*nmap = parse_list(arg, o->map, err, sizeof(err));
+		o->map_set = *nmap >= 0;
+		if (!o->map_set)
+			cli_err("router: --map: %s", err);
+		return !o->map_set;
+	case OPT_OUTPUTS:
+		k = parse_list(arg, o->outs, err, sizeof(err));
+		o->nouts = k < 0 ? 0 : (unsigned)k;
+		if (k < 0)
+			cli_err("router: --outputs: %s", err);
+		return k < 0;
+	default: /* -a */
+		k = fwdcli_parse_cpus(arg, o->cpus, RT_MAX_THREADS, err,
+				    sizeof(err));
+		o->ncpus = k < 0 ? 0 : (unsigned)k;
+		if (k < 0)
+			cli_err("router: -a: %s", err);
+		return k < 0;
+	}
+}
+
+/* One option. Returns 0, -1 for --help (printed), or EXIT_USAGE with the
+ * message printed. */
+static int parse_opt(int c, const char *arg, char **argv,
+		     struct router_cli *cl, int *nmap)
 {
 	struct rt_opts *o = &cl->rt;
 	char err[256];
 	uint64_t v;
-	int c, nmap = 0;
+	int bad = 0;
 
-	memset(cl, 0, sizeof(*cl));
-	cl->interval = 1;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:m:r:p:a:b:n:T:qvh", longopts,
-				NULL)) != -1) {
-		int bad = 0;
-
-		switch (c) {
-		case 'i':
-			if (o->nports == RT_MAX_PORTS) {
-				cli_err("router: at most %d ports", RT_MAX_PORTS);
-				return EXIT_USAGE;
-			}
-			o->port[o->nports++] = optarg;
-			break;
-		case 'm':
-			if (parse_mode(optarg, &o->mode)) {
-				cli_err("router: -m: no mode '%s' (static, random, "
-					"hash, lpm, l2)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'r': o->routes = optarg; break;
-		case OPT_MAP:
-			nmap = parse_list(optarg, o->map, err, sizeof(err));
-			bad = nmap < 0;
-			o->map_set = !bad;
-			if (bad)
-				cli_err("router: --map: %s", err);
-			break;
-		case OPT_OUTPUTS: {
-			int k = parse_list(optarg, o->outs, err, sizeof(err));
-
-			bad = k < 0;
-			o->nouts = bad ? 0 : (unsigned)k;
-			if (bad)
-				cli_err("router: --outputs: %s", err);
-			break;
-		}
-		case 'p':
-			bad = cli_opt_u64("router: -p: threads", optarg,
-					  1, RT_MAX_THREADS, &v);
-			o->threads = (unsigned)v;
-			break;
-		case 'a': {
-			int k = fwd_parse_cpus(optarg, o->cpus, RT_MAX_THREADS,
-					       err, sizeof(err));
-			bad = k < 0;
-			o->ncpus = bad ? 0 : (unsigned)k;
-			if (bad)
-				cli_err("router: -a: %s", err);
-			break;
-		}
-		case 'b':
-		case OPT_QUEUE:
-		case OPT_STASH:
-			bad = cli_parse_u64(optarg, c == OPT_STASH ? (1u << 24) : 65536,
-					    &v, err, sizeof(err));
-			if (!bad && v < (c == 'b' ? 1 : 2)) {
-				snprintf(err, sizeof(err), "is too small");
-				bad = 1;
-			}
-			if (!bad && c == OPT_QUEUE && (v & (v - 1))) {
-				snprintf(err, sizeof(err), "must be a power of two");
-				bad = 1;
-			}
-			if (c == 'b')
-				o->batch = (uint32_t)v;
-			else if (c == OPT_QUEUE)
-				o->queue = (uint32_t)v;
-			else
-				o->stash = (uint32_t)v;
-			if (bad)
-				cli_err("router: %s: %s %s", c == 'b' ? "-b" :
-					c == OPT_QUEUE ? "--queue" : "--stash",
-					optarg, err);
-			break;
-		case OPT_SEED:
-			bad = cli_opt_u64("router: --seed:", optarg,
-					  0, UINT64_MAX, &o->seed);
-			break;
-		case 'n':
-			bad = cli_opt_u64("router: -n: count", optarg,
-					  0, UINT64_MAX, &cl->count);
-			break;
-		case 'T':
-		case OPT_DURATION:
-		case OPT_IDLE:
-			bad = cli_parse_seconds(optarg, 86400 * 365,
-						c == 'T' ? &cl->interval :
-						c == OPT_IDLE ? &cl->idle : &cl->duration,
-						err, sizeof(err));
-			if (bad)
-				cli_err("router: %s: %s", c == 'T' ? "-T" :
-					c == OPT_IDLE ? "--idle" : "--duration", err);
-			break;
-		case OPT_COPY: o->copy = true; break;
-		case OPT_JSON: cl->json = true; break;
-		case 'q': cl->quiet = true; break;
-		case 'v': cl->verbose++; break;
-		case 'h': usage_router(); return -1;
-		default:
-			cli_opt_error("router", c, argv);
+	switch (c) {
+	case 'i':
+		if (o->nports == RT_MAX_PORTS) {
+			cli_err("router: at most %d ports", RT_MAX_PORTS);
 			return EXIT_USAGE;
 		}
+		o->port[o->nports++] = arg;
+		break;
+	case 'm':
+		if (parse_mode(arg, &o->mode)) {
+			cli_err("router: -m: no mode '%s' (static, random, "
+				"hash, lpm, l2)", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case 'r': o->routes = arg; break;
+	case OPT_MAP:
+	case OPT_OUTPUTS:
+	case 'a':
+		bad = parse_lists(c, arg, o, nmap);
+		break;
+	case 'p':
+		bad = cli_opt_u64("router: -p: threads", arg, 1, RT_MAX_THREADS,
+				  &v);
+		o->threads = (unsigned)v;
+		break;
+	case 'b':
+	case OPT_QUEUE:
+	case OPT_STASH:
+		bad = parse_size(c, arg, o);
+		break;
+	case OPT_SEED:
+		bad = cli_opt_u64("router: --seed:", arg, 0, UINT64_MAX, &o->seed);
+		break;
+	case 'n':
+		bad = cli_opt_u64("router: -n: count", arg, 0, UINT64_MAX,
+				  &cl->count);
+		break;
+	case 'T':
+	case OPT_DURATION:
+	case OPT_IDLE:
+		bad = cli_parse_seconds(arg, 86400 * 365,
+					c == 'T' ? &cl->interval :
+					c == OPT_IDLE ? &cl->idle : &cl->duration,
+					err, sizeof(err));
 		if (bad)
-			return EXIT_USAGE;
-	}
-	if (optind < argc) {
-		cli_err("router: unexpected argument '%s' (ports are given with "
-			"-i)", argv[optind]);
+			cli_err("router: %s: %s", c == 'T' ? "-T" :
+				c == OPT_IDLE ? "--idle" : "--duration", err);
+		break;
+	case OPT_COPY: o->copy = true; break;
+	case OPT_JSON: cl->json = true; break;
+	case 'q': cl->quiet = true; break;
+	case 'v': cl->verbose++; break;
+	case 'h': usage_router(); return -1;
+	default:
+		cli_opt_error("router", c, argv);
 		return EXIT_USAGE;
 	}
-	if (o->nports == 0) {
-		cli_err("router: no port given: use -i PORT for each (see "
-			"'pktmap help router')");
-		return EXIT_USAGE;
-	}
-	if (o->mode == RT_LPM && !o->routes) {
-		cli_err("router: --mode lpm needs --routes FILE");
-		return EXIT_USAGE;
-	}
-	if (o->mode != RT_LPM && o->routes) {
-		cli_err("router: --routes is for --mode lpm");
-		return EXIT_USAGE;
-	}
+	return bad ? EXIT_USAGE : 0;
+}
+
+/* --map and --outputs against the mode and the ports (nmap: --map's
+ * length). Returns 0 or EXIT_USAGE with the message printed. */
+static int check_port_lists(const struct rt_opts *o, int nmap)
+{
 	if (o->map_set) {
 		if (o->mode != RT_STATIC) {
 			cli_err("router: --map is for --mode static");
@@ -324,6 +325,28 @@ static int parse(int argc, char **argv, struct router_cli *cl)
 			}
 		}
 	}
+	return 0;
+}
+
+/* The options together: what one needs of another. Returns 0 or
+ * EXIT_USAGE with the message printed. */
+static int check_opts(const struct rt_opts *o, int nmap)
+{
+	if (o->nports == 0) {
+		cli_err("router: no port given: use -i PORT for each (see "
+			"'pktmap help router')");
+		return EXIT_USAGE;
+	}
+	if (o->mode == RT_LPM && !o->routes) {
+		cli_err("router: --mode lpm needs --routes FILE");
+		return EXIT_USAGE;
+	}
+	if (o->mode != RT_LPM && o->routes) {
+		cli_err("router: --routes is for --mode lpm");
+		return EXIT_USAGE;
+	}
+	if (check_port_lists(o, nmap))
+		return EXIT_USAGE;
 	if (o->threads > 2 * o->nports) {
 		cli_err("router: -p: %u threads for %u ports: at most %u (one "
 			"per stage)", o->threads, o->nports, 2 * o->nports);
@@ -335,6 +358,30 @@ static int parse(int argc, char **argv, struct router_cli *cl)
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* The command line into *cl. Returns 0, -1 for --help, or EXIT_USAGE
+ * with the message printed. */
+static int parse(int argc, char **argv, struct router_cli *cl)
+{
+	int c, st, nmap = 0;
+
+	memset(cl, 0, sizeof(*cl));
+	cl->interval = 1;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:m:r:p:a:b:n:T:qvh", longopts,
+				NULL)) != -1) {
+		st = parse_opt(c, optarg, argv, cl, &nmap);
+		if (st)
+			return st;
+	}
+	if (optind < argc) {
+		cli_err("router: unexpected argument '%s' (ports are given with "
+			"-i)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return check_opts(&cl->rt, nmap);
 }
 
 static void announce(struct rt_router *rt)
@@ -367,9 +414,9 @@ static void watch(struct rt_router *rt, const struct router_cli *o, FILE *out)
 	uint64_t start = stats_now_ns(), next_line = start + step, wake = start;
 	uint64_t seen = 0, last_change = start;
 	bool started = false;
-	struct rt_report rep;
+	struct router_report rep;
 
-	rt_report_init(rt, &rep);
+	router_report_init(rt, &rep);
 	for (;;) {
 		struct timespec ts;
 		uint64_t now, moved;
@@ -392,7 +439,7 @@ static void watch(struct rt_router *rt, const struct router_cli *o, FILE *out)
 		}
 		if (step && now >= next_line) {
 			if (!o->quiet)
-				rt_interval(rt, &rep, out);
+				router_interval(rt, &rep, out);
 			next_line += step;
 			if (next_line < now)
 				next_line = now + step;
@@ -431,7 +478,7 @@ int cmd_router(int argc, char **argv)
 	if (run_init(&r, "router", o.rt.port[0], 1, -1, o.interval, o.verbose,
 		     o.json, o.quiet))
 		return EXIT_RUNTIME;
-	fwd_soft_sigterm();
+	fwdcli_soft_sigterm();
 	o.rt.stop = &run_stop_flag;
 	rt = aligned_alloc(64, (sizeof(*rt) + 63) & ~(size_t)63);
 	if (!rt) {
@@ -458,9 +505,9 @@ int cmd_router(int argc, char **argv)
 	rt_join(rt);
 	rt_account(rt);
 	if (!o.quiet)
-		rt_summary(rt, r.stats.out);
+		router_summary(rt, r.stats.out);
 	if (o.json)
-		rt_json(rt);
+		router_json(rt);
 	for (unsigned k = 0; k < rt->nthreads; k++) {
 		if (rt->th[k].error) {
 			cli_err("%s", rt->th[k].err);

@@ -40,14 +40,14 @@ static uint64_t total_dropped(struct rt_router *rt)
 	return t;
 }
 
-void rt_report_init(struct rt_router *rt, struct rt_report *r)
+void router_report_init(struct rt_router *rt, struct router_report *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->ns = stats_now_ns();
 	(void)rt;
 }
 
-void rt_interval(struct rt_router *rt, struct rt_report *r, FILE *out)
+void router_interval(struct rt_router *rt, struct router_report *r, FILE *out)
 {
 	uint64_t now = stats_now_ns(), rx = 0, tx = 0, drop;
 	double dt = (double)(now - r->ns) / 1e9;
@@ -141,7 +141,7 @@ static uint64_t port_full(struct rt_router *rt, unsigned i)
 }
 
 
-void rt_summary(struct rt_router *rt, FILE *o)
+void router_summary(struct rt_router *rt, FILE *o)
 {
 	uint64_t in = rt_total_received(rt), out = rt_total_sent(rt);
 	double s = seconds(rt);
@@ -221,7 +221,7 @@ void rt_summary(struct rt_router *rt, FILE *o)
 	fflush(o);
 }
 
-void rt_json(struct rt_router *rt)
+void router_json(struct rt_router *rt)
 {
 	FILE *o = stdout;
 	struct rt_bufs *b = &rt->bufs;
@@ -274,7 +274,7 @@ void rt_json(struct rt_router *rt)
 			U(ld(&x->no_buf)), U(ld(&x->chain_drop)),
 			U(ld(&p->txs.too_long)), U(ld(&x->stalls)),
 			U(ld(&p->txs.lost)), U(p->tx_left));
-		fwd_json_lib(o, &p->lib);
+		fwdcli_json_lib(o, &p->lib);
 		fputc('}', o);
 	}
 	fprintf(o, "],\"queues\":[");

@@ -11,12 +11,12 @@
 
 #include "router.h"
 
-struct rt_report {
+struct router_report {
 	uint64_t ns, rx[RT_MAX_PORTS], tx[RT_MAX_PORTS], drop;
 };
-void rt_report_init(struct rt_router *rt, struct rt_report *r);
-void rt_interval(struct rt_router *rt, struct rt_report *r, FILE *out);
-void rt_summary(struct rt_router *rt, FILE *out);
-void rt_json(struct rt_router *rt);
+void router_report_init(struct rt_router *rt, struct router_report *r);
+void router_interval(struct rt_router *rt, struct router_report *r, FILE *out);
+void router_summary(struct rt_router *rt, FILE *out);
+void router_json(struct rt_router *rt);
 
 #endif /* PKTMAP_APPS_ROUTER_STATS_H */

@@ -329,7 +329,7 @@ int cmd_switch(int argc, char **argv)
 	if (run_init(&r, "switch", a->name, 1, a->cpu, a->interval, a->verbose,
 		     a->json, a->quiet))
 		return EXIT_RUNTIME;
-	fwd_soft_sigterm();
+	fwdcli_soft_sigterm();
 	rc = serve(a);
 	run_fini(&r);
 	return rc;

@@ -306,11 +306,6 @@ void rt_stop(struct rt_router *rt)
 		fwd_wake_always(&rt->th[k].wait);
 }
 
-bool rt_stopping(const struct rt_router *rt)
-{
-	return fwd_stopping(&rt->stop, rt->o ? rt->o->stop : NULL);
-}
-
 uint64_t rt_total_sent(const struct rt_router *rt)
 {
 	uint64_t t = 0;

@@ -27,6 +27,13 @@
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/* Here, below router_core.c (which starts the threads), so that the
+ * threads' loop does not call back up into it. */
+bool rt_stopping(const struct rt_router *rt)
+{
+	return fwd_stopping(&rt->stop, rt->o ? rt->o->stop : NULL);
+}
+
 /* How long a TX-only thread sleeps on its eventfd while some outputs are
  * blocked or hold frames the back end has not taken, before it looks at
  * them again. */

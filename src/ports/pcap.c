@@ -7,7 +7,7 @@
  *
  * A file is read or written, never both. The port has one TX and one RX
  * ring in a private region (or the one @mem: names), and copies: packet
- * bytes go between the file buffer of src/pcapfile.c and the ring's
+ * bytes go between the file buffer of src/capfile.c and the ring's
  * buffers, so the mode is "emulated". A record longer than one buffer
  * travels as an NS_MOREFRAG chain of consecutive slots, in both
  * directions. slot->ptr carries the packet's time stamp in nanoseconds
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "pcapfile.h"
+#include "capfile.h"
 
 struct pcap_priv {
 	struct pm_pcapr *rd;     /* RX: the file being read */

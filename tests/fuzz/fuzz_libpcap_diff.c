@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcapfile.h"
+#include "capfile.h"
 
 #define MAX_PKTS 4096
 

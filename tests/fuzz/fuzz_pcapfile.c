@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* libFuzzer target: the capture-file reader and writer (src/pcapfile.c).
+/* libFuzzer target: the capture-file reader and writer (src/capfile.c).
  *
  * For any input:
  *  - reading it from memory never crashes, never reads outside it (every
@@ -13,7 +13,7 @@
  * Build and run (tests/fuzz/run.sh does this, seeded with the shared
  * captures):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *     -I src tests/fuzz/fuzz_pcapfile.c src/pcapfile.c -o fuzz_pcapfile
+ *     -I src tests/fuzz/fuzz_pcapfile.c src/capfile.c -o fuzz_pcapfile
  *   ./fuzz_pcapfile -max_len=65536 CORPUS_DIR
  */
 #include <stdint.h>
@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "pcapfile.h"
+#include "capfile.h"
 
 #define MAX_PKTS 4096
 

@@ -42,7 +42,7 @@ incs=(-I "$root/include" -I "$build/include" -I "$root/src")
 seeds=
 case $target in
 pcapfile | libpcap_diff)
-	srcs=("$root/src/pcapfile.c")
+	srcs=("$root/src/capfile.c")
 	seeds=${PKTMAP_PCAPS:-$root/tests/data/pcaps}
 	[ "$target" = libpcap_diff ] && libs=(-lpcap)
 	;;

@@ -23,14 +23,7 @@ cleanup_cg() {
 	echo $$ >"$(dirname "$CG")/cgroup.procs" 2>/dev/null || true
 	rmdir "$CG" 2>/dev/null || true
 }
-on_exit() {
-	local rc=$?
-	cleanup_cg
-	rm -f "$UDIR"/pipe."$PIPE"*
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
+at_exit cleanup_cg
 
 # A memory cgroup of our own: v2 at /sys/fs/cgroup when it has the memory
 # controller, else v1's memory hierarchy.

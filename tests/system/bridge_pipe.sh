@@ -21,8 +21,8 @@
 #    rings: one line, exit 1.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-# Regions named with @mem: are /dev/shm/pktmap-UID/NAME: ours start with $PIPE.
-trap 'rc=$?; rm -f /dev/shm/pktmap-$(id -u)/"$PIPE"*; (exit $rc); cleanup' EXIT
+# Regions named with @mem: are /dev/shm/pktmap-UID/NAME: ours start with
+# $PIPE, so lib.sh removes them at exit.
 
 N=${N:-1000000}
 R="${PIPE}br"       # region names start with $PIPE: lib.sh cleans them up

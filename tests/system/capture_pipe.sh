@@ -140,5 +140,28 @@ expect_eq "6: one line" "$(wc -l <"$TMP/e2")" 1
 rc=0
 "$PKTMAP" capture -i "pipe:${PIPE}e}0" -C 1 2>"$TMP/e3" || rc=$?
 expect_eq "6: -C without -w" "$rc" 2
+# Each option checked on its own and against the others: exit 2, one line
+# that names what is wrong. ARGS|TEXT per line.
+while IFS='|' read -r args text; do
+	rc=0
+	# shellcheck disable=SC2086 # ARGS are words
+	"$PKTMAP" capture $args >"$TMP/e4" 2>&1 </dev/null || rc=$?
+	expect_eq "6: capture $args: exit" "$rc" 2
+	expect_eq "6: capture $args: lines" "$(wc -l <"$TMP/e4")" 1
+	grep -qF -- "pktmap: capture: $text" "$TMP/e4" ||
+		fail "6: capture $args: $(cat "$TMP/e4")"
+done <<EOF
+-w f|no port given: use -i PORT
+-i x -s x|-s: snapshot length 'x' is not a number
+-i x -B 100|-B: ring slots must be a power of two, at least 64
+-i x -Q sideways|-Q: direction 'sideways': give in, out or inout
+-i x -C 5x|-C: '5x' is not a size
+-i x -G 0|-G: seconds must be at least 1
+-i x -w f -W 3|-W needs -C or -G
+-i x --pcapng --micro|--micro is for pcap
+-i x -w - -C 1|standard output cannot be rotated
+-i x -w - --json|--json and -w - both want standard output
+-i x -c x|-c: count 'x' is not a number
+EOF
 
 echo "PASS"

@@ -34,34 +34,13 @@ B=pcB$$
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	netns_del "$A" "$B"
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 need_cmd ip
 need_cmd tcpdump
 
-netns_new "$A" "$B"
-netns_veth "$A" vethA "$B" vethB
+ns_pair "$A" "$B"
 netns_veth "$A" vethC "$B" vethD 2
-
-inA() { ip netns exec "$A" "$@"; }
-inB() { ip netns exec "$B" "$@"; }
-
-no_leftovers() {
-	local l
-	l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
-}
 
 # Wait until a capture is listening: its line on stderr (tcpdump's, or
 # pktmap capture's, printed once every port is open and bound).

@@ -38,22 +38,11 @@ RT_RATE=${RT_RATE:-20k}
 A=fA$$
 B=fB$$
 C=fC$$
-on_exit() {
-	local rc=$? p ns
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for ns in "$A" "$B" "$C"; do ip netns del "$ns" 2>/dev/null; done
-	rm -f /dev/shm/pktmap-"$(id -u)"/"$PIPE"*
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 need_cmd ip
 
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
+at_exit netns_del "$A" "$B" "$C"
 netns_new "$A" "$B" "$C"
 netns_veth "$A" va "$B" vb1
 netns_veth "$B" vb2 "$C" vc

@@ -9,6 +9,13 @@
 #   need_root       skip unless running as root
 #   expect_err TEXT CMD...  CMD fails with one line of output containing TEXT
 #   need_cmd CMD    skip unless CMD is installed
+#   at_exit CMD...  run CMD at exit (after bg's commands are stopped; the
+#                   last one added runs first); the exit status is kept
+#   ns_pair NS_A NS_B [IF_A IF_B]  namespaces (deleted at exit) joined by
+#                   a veth pair (vethA-vethB);
+#                   inA/inB CMD... run CMD in them; no_leftovers fails when
+#                   an XDP program stays on their links. netns_* of
+#                   scripts/netns.sh are there too.
 #   bg CMD...       start CMD in the background (under timeout); its PID is
 #                   killed at exit; wait_bg PID waits for it
 #   stop_bg PID...  Ctrl-C (SIGINT) to each command bg started, once
@@ -28,16 +35,21 @@
 #
 # Everything a test makes lives in $TMP (removed at exit), and the pipes it
 # names carry $$ so that concurrent runs never meet; their leftovers in
-# /dev/shm are removed at exit too (pipe names must start with $PIPE).
+# /dev/shm are removed at exit too (pipe and region names must start with
+# $PIPE).
 
 : "${PKTMAP:?PKTMAP must name the pktmap binary}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pktmap-test.XXXXXX")
 # (a letter after the PID: run 123's glob t123p* cannot match run 1234's)
 PIPE="t$$p"
 BG_PIDS=()
+AT_EXIT=()
+
+# shellcheck source=../../scripts/netns.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/netns.sh"
 
 cleanup() {
-	local rc=$?
+	local rc=$? i d
 	set +e
 	for pid in "${BG_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null
@@ -45,9 +57,13 @@ cleanup() {
 	for pid in "${BG_PIDS[@]}"; do
 		wait "$pid" 2>/dev/null
 	done
+	for ((i = ${#AT_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${AT_EXIT[i]}"
+	done
 	rm -rf "$TMP"
 	[ -z "${STAGE:-}" ] || rm -rf "$STAGE"
-	rm -f /dev/shm/pktmap-"$(id -u)"/pipe."$PIPE"*
+	d=/dev/shm/pktmap-$(id -u)
+	rm -f "$d"/pipe."$PIPE"* "$d"/.pipe."$PIPE"* "$d"/"$PIPE"*
 	exit "$rc"
 }
 trap cleanup EXIT
@@ -55,6 +71,35 @@ trap cleanup EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+# at_exit CMD...: run CMD (its words as they are now) at exit, after the
+# commands bg started are stopped and before $TMP goes; the last one
+# added runs first. For what is known only later, give a function.
+at_exit() {
+	AT_EXIT+=("$(printf '%q ' "$@")")
+}
+
+# ns_pair NS_A NS_B [IF_A IF_B]: the namespaces (named with $$ by the
+# caller), deleted at exit, joined by a veth pair: IF_A (default vethA) in
+# NS_A, IF_B (vethB) in NS_B, both up.
+ns_pair() {
+	NS_A=$1
+	NS_B=$2
+	at_exit netns_del "$1" "$2"
+	netns_new "$1" "$2"
+	netns_veth "$1" "${3:-vethA}" "$2" "${4:-vethB}"
+}
+
+# inA/inB CMD...: CMD in ns_pair's first or second namespace.
+inA() { ip netns exec "$NS_A" "$@"; }
+inB() { ip netns exec "$NS_B" "$@"; }
+
+# no_leftovers: fail when an XDP program stays on a link of ns_pair's
+# namespaces.
+no_leftovers() {
+	local l
+	l=$(netns_xdp_gone "$NS_A" "$NS_B") || fail "XDP program left behind: $l"
 }
 
 skip() {

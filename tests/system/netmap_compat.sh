@@ -22,15 +22,13 @@ RAW=$B/tests/nmt_raw
 RUN=("$PKTMAP" netmap-run --quiet)
 M=$((2000 + $$ % 30000))
 N=${N:-200000}
-on_exit() {
-	local rc=$?
+# The regions netmap-run names mem$M (lib.sh removes the pipes).
+rm_regions() {
 	local d
 	d=/dev/shm/pktmap-$(id -u)
-	rm -f "$d/mem$M" "$d/mem$M".* "$d/.pipe.$PIPE"*
-	(exit "$rc")
-	cleanup
+	rm -f "$d/mem$M" "$d/mem$M".*
 }
-trap on_exit EXIT
+at_exit rm_regions
 
 [ -x "$LIB" ] && [ -x "$RAW" ] || fail "nmt_lib/nmt_raw not built"
 if ldd "$RAW" | grep -q pktmap; then

@@ -23,16 +23,6 @@ NS=nv$$
 S=valeq$(($$ % 100000))
 P=per$$
 V=vx$$a
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$NS" 2>/dev/null
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 need_cmd ip
@@ -41,10 +31,9 @@ if ldd "$B/tests/nmvale_raw" | grep -q pktmap; then
 	fail "nmvale_raw links a pktmap library"
 fi
 
-ip netns add "$NS"
-ip link add "$V" netns "$NS" type veth peer name vx$$b netns "$NS"
-ip -n "$NS" link set "$V" up
-ip -n "$NS" link set vx$$b up
+at_exit netns_del "$NS"
+netns_new "$NS"
+netns_veth "$NS" "$V" "$NS" vx$$b
 nsx() { ip netns exec "$NS" "$@"; }
 list() { nsx "$PKTMAP" switch --list "$S"; }
 # the port column of `pktmap switch --list`, one per line, in its order

@@ -23,17 +23,6 @@ N=${N:-20000}
 A=nmA$$
 B=nmB$$
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	netns_del "$A" "$B"
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 need_cmd ip
@@ -41,8 +30,7 @@ BLD=${PKTMAP_BUILD_ROOT:?}
 LIB=$BLD/tests/nmt_lib
 RAW=$BLD/tests/nmt_raw
 
-netns_new "$A" "$B"
-netns_veth "$A" vethA "$B" vethB
+ns_pair "$A" "$B"
 export NMT_RATE=${NMT_RATE:-50000}   # a veth has no flow control
 export NMT_GAPS=1                      # so a starved receiver may miss frames
 

@@ -26,11 +26,11 @@ as_nobody() {
 }
 NOBODY_FILES=()
 NS="pmou$$"
-cleanup_nobody() {
+rm_nobody_files() {
 	rm -f "${NOBODY_FILES[@]}" 2>/dev/null || true
-	ip netns del "$NS" 2>/dev/null || true
 }
-trap 'rc=$?; cleanup_nobody; (exit $rc); cleanup' EXIT
+at_exit netns_del "$NS"
+at_exit rm_nobody_files
 
 # 1. Join root's pipe.
 p="pipe:${PIPE}j"
@@ -143,10 +143,8 @@ echo "6. planted FIFO: ignored, root's pipe works"
 # 7. The lock file of an interface's host rings (the XDP program itself
 # needs none: it is shared through a BPF link), squatted and locked by
 # nobody: root's xdp:IF^ open fails at once with one line, no blocking.
-ip netns add "$NS"
-ip -n "$NS" link add va type veth peer name vb
-ip -n "$NS" link set va up
-ip -n "$NS" link set vb up
+netns_new "$NS"
+netns_veth "$NS" va "$NS" vb
 ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net)
 idx=$(ip -n "$NS" -o link show va | cut -d: -f1)
 xl="/dev/shm/pktmap-xdphost.$ino.$idx.lock"

@@ -47,17 +47,6 @@ KINDS=${PKTMAP_TOOLS_KINDS:-xdp pkt}
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 for t in ip tcpdump dumpcap tshark tcpreplay ngrep p0f darkstat argus ra \
@@ -66,19 +55,10 @@ for t in ip tcpdump dumpcap tshark tcpreplay ngrep p0f darkstat argus ra \
 done
 
 : "${PCAP_COMPAT_PROG:?PCAP_COMPAT_PROG must name tests/pcap_compat_prog}"
-ip netns add "$A"
-ip netns add "$B"
-ip link add va netns "$A" type veth peer name vb netns "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-	ip -n "$ns" link set lo up
-done
+ns_pair "$A" "$B" va vb
+ip -n "$A" link set lo up
+ip -n "$B" link set lo up
 ip -n "$A" addr add 10.1.0.2/24 dev va
-ip -n "$A" link set va up
-ip -n "$B" link set vb up
-inA() { ip netns exec "$A" "$@"; }
-inB() { ip netns exec "$B" "$@"; }
 IB=(ip netns exec "$B")
 MAC_A=$(inA cat /sys/class/net/va/address)
 MAC_B=$(inB cat /sys/class/net/vb/address)

@@ -23,32 +23,16 @@ B=pdB$$
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	netns_del "$A" "$B"
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 need_cmd ip
 need_cmd tcpdump
 need_cmd python3
 
-netns_new "$A" "$B"
-netns_veth "$A" vethA "$B" vethB
+ns_pair "$A" "$B"
 ip -n "$B" addr add 10.77.0.2/24 dev vethB
 # no ARP: the peer's address is known
 ip -n "$B" neigh add 10.77.0.1 lladdr 02:00:00:00:00:01 dev vethB
-
-inA() { ip netns exec "$A" "$@"; }
-inB() { ip netns exec "$B" "$@"; }
 
 # Records in a capture file.
 records() {

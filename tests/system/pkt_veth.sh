@@ -33,29 +33,12 @@ B=pmB$$
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-# lib.sh's cleanup removes $TMP and background jobs; the namespaces (and
-# with them every veth and TAP made inside) go first.
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
+# At exit the namespaces go, and with them every veth and TAP made inside.
 
 need_root
 need_cmd ip
 
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
-netns_new "$A" "$B"
-netns_veth "$A" vethA "$B" vethB
-
-inA() { ip netns exec "$A" "$@"; }
-inB() { ip netns exec "$B" "$@"; }
+ns_pair "$A" "$B"
 rx_packets() { inB cat /sys/class/net/vethB/statistics/rx_packets; }
 
 # recv in B in the background until it has N packets (or 5 s of silence).

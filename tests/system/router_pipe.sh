@@ -33,7 +33,6 @@
 #  9. bad input: one line, exit 2.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-trap 'rc=$?; rm -f /dev/shm/pktmap-$(id -u)/"$PIPE"*; (exit $rc); cleanup' EXIT
 
 # Below what a busy 2-core machine forwards, and queues deep enough for
 # a peer descheduled for tens of milliseconds: the router drops rather

@@ -32,23 +32,12 @@ NS=pmT$$
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-# lib.sh's cleanup removes $TMP and background jobs; the namespaces (and
-# with them every veth and TAP made inside) go first.
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	ip netns del "$NS" 2>/dev/null
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
+# At exit the namespace goes, and with it every veth and TAP made inside.
 
 need_root
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
+at_exit netns_del "$NS"
 netns_new "$NS"
 inNS() { ip netns exec "$NS" "$@"; }
 inNS ip link set lo up

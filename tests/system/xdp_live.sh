@@ -40,34 +40,15 @@ BG_TIMEOUT=120
 
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
-on_exit() {
-	local rc=$? p
-	set +e
-	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	netns_del "$A" "$B"
-	(exit "$rc")
-	cleanup
-}
-trap on_exit EXIT
 
 need_root
 need_cmd ip
 need_cmd ethtool
 need_cmd python3
 
-netns_new "$A" "$B"
-netns_veth "$A" vethA "$B" vethB
+ns_pair "$A" "$B"
 netns_veth "$A" vethC "$B" vethD 2
 
-inA() { ip netns exec "$A" "$@"; }
-inB() { ip netns exec "$B" "$@"; }
-no_leftovers() {
-	local l
-	l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
-}
 # recv in B until it has every frame or 5 s of silence. Its open's info
 # line (in FILE.err) says when its sockets are in the program's map.
 start_recv() {

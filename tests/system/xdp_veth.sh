@@ -38,32 +38,24 @@ A=pmxA$$
 B=pmxB$$
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# What lib.sh does not know of: jobs started without bg, and the files
+# named after the namespaces' inode numbers (NSA, NSB).
 cleanup_xdp() {
-	set +e
 	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
 	wait 2>/dev/null
-	ip netns del "$A" 2>/dev/null
-	ip netns del "$B" 2>/dev/null
 	rm -f /dev/shm/pktmap-xdp*."$NSA".* /dev/shm/pktmap-xdp*."$NSB".* 2>/dev/null
 }
-NSA=none
-NSB=none
-trap 'rc=$?; cleanup_xdp; (exit $rc); cleanup' EXIT
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 command -v ip >/dev/null || skip "needs iproute2"
 command -v python3 >/dev/null || skip "needs python3 (to read JSON)"
 
-# shellcheck source=../../scripts/netns.sh
-. "$(dirname "$0")/../../scripts/netns.sh"
-netns_new "$A" "$B"
-netns_veth "$A" vethA "$B" vethB
+ns_pair "$A" "$B"
 netns_veth "$A" vethC "$B" vethD 2
 NSA=$(ip netns exec "$A" stat -L -c %i /proc/self/ns/net)
 NSB=$(ip netns exec "$B" stat -L -c %i /proc/self/ns/net)
+at_exit cleanup_xdp
 
-inA() { ip netns exec "$A" "$@"; }
-inB() { ip netns exec "$B" "$@"; }
 # json FILE KEY: a top-level field of a JSON summary.
 json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 rx_packets() { inB cat /sys/class/net/vethB/statistics/rx_packets; }

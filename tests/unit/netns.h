@@ -191,4 +191,59 @@ static inline int t_frame_check(const uint8_t *b, uint32_t len, uint32_t *seq)
 	return 1;
 }
 
+#define T_MAX_RINGS 64
+
+/* What t_drain() counted of the test frames it took off a port. */
+struct t_rx {
+	uint64_t got, bad;       /* test frames; of those, with a bad payload */
+	uint64_t foreign;        /* other frames (the kernel's own) */
+	uint64_t misorder;       /* sequence number not the previous one + 1 */
+	uint32_t next;           /* the sequence number expected next */
+	/* per RX ring: frames, and sequence numbers going backwards */
+	uint64_t ring_got[T_MAX_RINGS], ring_misorder;
+	uint32_t ring_next[T_MAX_RINGS];
+};
+
+/* Sync p and take everything off its RX rings, joining chains into
+ * frames and counting them into *st. A chain is always delivered whole:
+ * one cut at a ring's tail fails the test. */
+static inline void t_drain(struct pktmap_port *p, struct t_rx *st)
+{
+	static uint8_t frame[65536];
+	struct netmap_if *nifp = pktmap_nifp(p);
+	pktmap_rxsync(p);
+	for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
+		struct netmap_ring *ring = NETMAP_RXRING(nifp, r);
+		uint32_t flen = 0;
+		while (!nm_ring_empty(ring)) {
+			struct netmap_slot *s = &ring->slot[ring->head];
+			if (flen + s->len <= sizeof(frame))
+				memcpy(frame + flen, NETMAP_BUF(ring, s->buf_idx),
+				       s->len);
+			flen += s->len;
+			ring->head = ring->cur = nm_ring_next(ring, ring->head);
+			if (s->flags & NS_MOREFRAG)
+				continue;
+			uint32_t seq;
+			int v = flen <= sizeof(frame) ?
+					t_frame_check(frame, flen, &seq) : -1;
+			flen = 0;
+			if (v < 0) {
+				st->foreign++;
+				continue;
+			}
+			st->got++;
+			st->bad += v == 0;
+			st->misorder += seq != st->next;
+			st->next = seq + 1;
+			if (r < T_MAX_RINGS) {
+				st->ring_got[r]++;
+				st->ring_misorder += seq < st->ring_next[r];
+				st->ring_next[r] = seq + 1;
+			}
+		}
+		CHECK(flen == 0, "a chain was cut at the ring's tail");
+	}
+}
+
 #endif

@@ -22,49 +22,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-struct rxstate {
-	uint64_t got, bad, misorder, foreign;
-	uint32_t next;           /* expected sequence number (order check) */
-	uint64_t per_ring[PM_MAX_RINGS];
-	bool check_order;
-};
-
-/* Take everything off the RX rings of p, reassembling chains. */
-static void drain(struct pktmap_port *p, struct rxstate *st)
-{
-	static uint8_t frame[65536];
-	struct netmap_if *nifp = pktmap_nifp(p);
-	pktmap_rxsync(p);
-	for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
-		struct netmap_ring *ring = NETMAP_RXRING(nifp, r);
-		uint32_t flen = 0;
-		while (!nm_ring_empty(ring)) {
-			/* A whole chain is always delivered at once. */
-			struct netmap_slot *s = &ring->slot[ring->head];
-			memcpy(frame + flen, NETMAP_BUF(ring, s->buf_idx), s->len);
-			flen += s->len;
-			ring->head = ring->cur = nm_ring_next(ring, ring->head);
-			if (s->flags & NS_MOREFRAG)
-				continue;
-			uint32_t seq;
-			int v = t_frame_check(frame, flen, &seq);
-			flen = 0;
-			if (v < 0) {
-				st->foreign++;
-				continue;
-			}
-			st->got++;
-			st->per_ring[r]++;
-			if (v == 0)
-				st->bad++;
-			if (st->check_order && seq != st->next)
-				st->misorder++;
-			st->next = seq + 1;
-		}
-		CHECK(flen == 0, "a chain was cut at the ring's tail");
-	}
-}
-
 typedef uint32_t (*len_fn)(uint32_t seq);
 
 /* Put frame seq into the TX ring, as a chain when it is larger than a
@@ -93,7 +50,7 @@ static int put_frame(struct netmap_ring *tx, uint32_t seq, uint32_t len,
 /* Send n frames on txp while draining rxp; stop when all arrived or
  * nothing moved for 2 seconds. */
 static void pump(struct pktmap_port *txp, struct pktmap_port *rxp, uint32_t n,
-		 len_fn lf, uint32_t flows, struct rxstate *st)
+		 len_fn lf, uint32_t flows, struct t_rx *st)
 {
 	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(txp), 0);
 	uint32_t sent = 0;
@@ -106,7 +63,7 @@ static void pump(struct pktmap_port *txp, struct pktmap_port *rxp, uint32_t n,
 		pktmap_txsync(txp);
 		if (rxp) {
 			pktmap_poll(rxp, POLLIN, sent < n ? 0 : 5);
-			drain(rxp, st);
+			t_drain(rxp, st);
 		} else if (sent == n) {
 			break;
 		}
@@ -154,7 +111,7 @@ int main(void)
 		      info.mode_name);
 		CHECK(strcmp(info.backend, "pkt") == 0, "backend %s", info.backend);
 		uint64_t k0 = t_if_counter("pb", "rx_packets");
-		struct rxstate rs = { .check_order = true };
+		struct t_rx rs = { 0 };
 		const uint32_t N = 50000;
 		pump(a, b, N, len_mixed, 0, &rs);
 		CHECK_EQ(rs.got, N);
@@ -213,7 +170,7 @@ int main(void)
 		struct pktmap_port *a = t_open_port("pkt:pa/T", 0);
 		struct pktmap_port *b = t_open_port("pkt:pb/R", 0);
 		if (a && b) {
-			struct rxstate rs = { .check_order = true };
+			struct t_rx rs = { 0 };
 			pump(a, b, 3000, len_jumbo, 0, &rs);
 			CHECK_EQ(rs.got, 3000);
 			CHECK_EQ(rs.bad, 0);
@@ -241,14 +198,14 @@ int main(void)
 		if (a && b) {
 			pktmap_info(b, &info);
 			CHECK_EQ(info.rx_rings, 4);
-			struct rxstate rs = { 0 };
+			struct t_rx rs = { 0 };
 			const uint32_t N = 20000;
 			pump(a, b, N, len_small, 64, &rs);
 			CHECK_EQ(rs.got, N);
 			CHECK_EQ(rs.bad, 0);
 			int used = 0;
 			for (int r = 0; r < 4; r++)
-				used += rs.per_ring[r] > 0;
+				used += rs.ring_got[r] > 0;
 			CHECK(used >= 2, "fanout spread over %d rings", used);
 		}
 		pktmap_close(a);
@@ -261,7 +218,7 @@ int main(void)
 		struct pktmap_port *b0 = t_open_port("pkt:pb-0@conf:rings=2", PKTMAP_DIR_RX);
 		struct pktmap_port *b1 = t_open_port("pkt:pb-1@conf:rings=2", PKTMAP_DIR_RX);
 		if (a && b0 && b1) {
-			struct rxstate r0 = { 0 }, r1 = { 0 };
+			struct t_rx r0 = { 0 }, r1 = { 0 };
 			struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
 			const uint32_t N = 10000;
 			uint32_t sent = 0;
@@ -271,9 +228,9 @@ int main(void)
 					sent++;
 				pktmap_txsync(a);
 				pktmap_poll(b0, POLLIN, 1);
-				drain(b0, &r0);
+				t_drain(b0, &r0);
 				pktmap_poll(b1, POLLIN, 1);
-				drain(b1, &r1);
+				t_drain(b1, &r1);
 			}
 			CHECK_EQ(r0.got + r1.got, N);
 			CHECK(r0.got > 0 && r1.got > 0, "both halves got traffic "
@@ -293,12 +250,12 @@ int main(void)
 		struct pktmap_port *a = t_open_port("pkt:pa", 0);
 		struct pktmap_port *b = t_open_port("pkt:pb", 0);
 		if (a && b) {
-			struct rxstate rs = { .check_order = true };
+			struct t_rx rs = { 0 };
 			pump(a, b, 5000, len_small, 0, &rs);
 			CHECK_EQ(rs.got, 5000);
-			struct rxstate self = { 0 };
+			struct t_rx self = { 0 };
 			pktmap_poll(a, POLLIN, 20);
-			drain(a, &self);
+			t_drain(a, &self);
 			CHECK_EQ(self.got, 0);
 		}
 		pktmap_close(a);
@@ -316,11 +273,11 @@ int main(void)
 			CHECK_EQ(pktmap_txsync(a), 0);
 			CHECK(nm_tx_pending(tx), "frames wait in the kernel ring");
 			t_run("ip link set pa up");
-			struct rxstate rs = { .check_order = true };
+			struct t_rx rs = { 0 };
 			for (int i = 0; i < 200 && rs.got < 10; i++) {
 				pktmap_poll(a, POLLOUT, 5);
 				pktmap_poll(b, POLLIN, 5);
-				drain(b, &rs);
+				t_drain(b, &rs);
 			}
 			CHECK_EQ(rs.got, 10);
 			CHECK(!nm_tx_pending(tx), "kernel ring drained");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The capture-file reader and writer (src/pcapfile.c) and the pcap:FILE
+/* The capture-file reader and writer (src/capfile.c) and the pcap:FILE
  * port (src/ports/pcap.c).
  *
  * 1. Every file of the shared corpus reads as libpcap reads it
@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "pcapfile.h"
+#include "capfile.h"
 #include "t.h"
 
 #ifndef PKTMAP_SOURCE_ROOT

@@ -27,7 +27,7 @@
 #include <pktmap/netmap.h>
 #include <pktmap/pcapfile.h>
 
-#include "pcapfile.h"
+#include "capfile.h"
 #include "t.h"
 
 static char dir[] = "/tmp/pktmap-pcapw.XXXXXX";

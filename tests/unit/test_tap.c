@@ -37,57 +37,13 @@ static int kernel_sender(const char *ifname)
 	return fd;
 }
 
-struct rxstate {
-	uint64_t got, bad, misorder, foreign;
-	uint32_t next;
-	/* per RX ring: frames, and sequence numbers going backwards */
-	uint64_t ring_got[2], ring_misorder;
-	uint32_t ring_next[2];
-};
-
-static void drain(struct pktmap_port *p, struct rxstate *st)
-{
-	static uint8_t frame[65536];
-	struct netmap_if *nifp = pktmap_nifp(p);
-	pktmap_rxsync(p);
-	for (uint32_t r = 0; r < nifp->ni_rx_rings; r++) {
-		struct netmap_ring *ring = NETMAP_RXRING(nifp, r);
-		uint32_t flen = 0;
-		while (!nm_ring_empty(ring)) {
-			struct netmap_slot *s = &ring->slot[ring->head];
-			memcpy(frame + flen, NETMAP_BUF(ring, s->buf_idx), s->len);
-			flen += s->len;
-			ring->head = ring->cur = nm_ring_next(ring, ring->head);
-			if (s->flags & NS_MOREFRAG)
-				continue;
-			uint32_t seq;
-			int v = t_frame_check(frame, flen, &seq);
-			flen = 0;
-			if (v < 0) {
-				st->foreign++;
-				continue;
-			}
-			st->got++;
-			st->bad += v == 0;
-			st->misorder += seq != st->next;
-			st->next = seq + 1;
-			if (r < 2) {
-				st->ring_got[r]++;
-				st->ring_misorder += seq < st->ring_next[r];
-				st->ring_next[r] = seq + 1;
-			}
-		}
-		CHECK(flen == 0, "a chain was cut at the ring's tail");
-	}
-}
-
 /* The kernel sends n frames of `len` out of the TAP, frame i of flow
  * i % flows (the TAP's queue is chosen by a hash of the flow); the port
  * gets them. Sends in bursts smaller than the device's queue (txqueuelen
  * 1000). */
 static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
 				 uint32_t n, uint32_t len, uint32_t flows,
-				 struct rxstate *st)
+				 struct t_rx *st)
 {
 	static uint8_t frame[65536];
 	int fd = kernel_sender(ifname);
@@ -105,7 +61,7 @@ static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
 		if (send(fd, frame, 60, 0) != 60)
 			break;
 		pktmap_poll(p, POLLIN, 10);
-		drain(p, st);
+		t_drain(p, st);
 	}
 	CHECK(st->foreign > foreign0, "the path through %s never opened", ifname);
 	uint32_t sent = 0;
@@ -119,7 +75,7 @@ static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
 		}
 		uint64_t before = st->got;
 		pktmap_poll(p, POLLIN, 10);
-		drain(p, st);
+		t_drain(p, st);
 		idle = st->got == before ? idle + 1 : 0;
 	}
 	close(fd);
@@ -127,7 +83,7 @@ static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
 
 /* The same, one flow. */
 static void kernel_to_port(struct pktmap_port *p, const char *ifname, uint32_t n,
-			   uint32_t len, struct rxstate *st)
+			   uint32_t len, struct t_rx *st)
 {
 	kernel_to_port_flows(p, ifname, n, len, 1, st);
 }
@@ -177,7 +133,7 @@ int main(void)
 	pktmap_info(p, &info);
 	CHECK(strcmp(info.mode_name, "emulated") == 0, "mode %s", info.mode_name);
 
-	struct rxstate rs = { 0 };
+	struct t_rx rs = { 0 };
 	const uint32_t N = 20000;
 	kernel_to_port(p, "pmt0", N, 60 + 42, &rs);
 	CHECK_EQ(rs.got, N);
@@ -196,7 +152,7 @@ int main(void)
 
 	/* Jumbo frames: chains on RX and, joined by writev, on TX. */
 	if (t_setup("ip link set pmt0 mtu 9000") == 0) {
-		struct rxstate rj = { 0 };
+		struct t_rx rj = { 0 };
 		kernel_to_port(p, "pmt0", 500, 9000, &rj);
 		CHECK_EQ(rj.got, 500);
 		CHECK_EQ(rj.bad, 0);
@@ -221,10 +177,10 @@ int main(void)
 				break;
 		}
 		close(fd);
-		struct rxstate ro = { 0 };
+		struct t_rx ro = { 0 };
 		for (int i = 0; i < 20; i++) {
 			pktmap_poll(p, POLLIN, 10);
-			drain(p, &ro);
+			t_drain(p, &ro);
 		}
 		pktmap_stats(p, &st);
 		CHECK(st.drop_backend > d0, "some frames were dropped");
@@ -237,7 +193,7 @@ int main(void)
 	if (t_setup("ip tuntap add dev pmt1 mode tap && ip link set pmt1 up") == 0) {
 		p = t_open_port("tap:pmt1", 0);
 		if (p) {
-			struct rxstate r1 = { 0 };
+			struct t_rx r1 = { 0 };
 			kernel_to_port(p, "pmt1", 1000, 100, &r1);
 			CHECK_EQ(r1.got, 1000);
 			pktmap_close(p);
@@ -252,7 +208,7 @@ int main(void)
 	if (p) {
 		pktmap_info(p, &info);
 		CHECK_EQ(info.rx_rings, 2);
-		struct rxstate r2 = { 0 };
+		struct t_rx r2 = { 0 };
 		kernel_to_port_flows(p, "pmt2", 2000, 100, 16, &r2);
 		CHECK_EQ(r2.got, 2000);
 		CHECK_EQ(r2.bad, 0);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * Capture files: the pcap and pcapng reader and the writer (pcapfile.h).
+ * Capture files: the pcap and pcapng reader and the writer (capfile.h).
  *
  * Reading works on one buffer, buf[pos, end), that holds the file's bytes
  * from offset base + pos on. fill(n) makes n bytes available from pos
@@ -25,7 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "pcapfile.h"
+#include "capfile.h"
 #include "pktmap/netmap.h"
 
 #define PCAP_MAGIC_US 0xa1b2c3d4u

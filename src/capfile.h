@@ -18,8 +18,8 @@
  * Errors are sticky and carry one line naming the byte offset:
  * "truncated record header at offset 1480 (7 of 16 bytes)".
  */
-#ifndef PKTMAP_PCAPFILE_H
-#define PKTMAP_PCAPFILE_H
+#ifndef PKTMAP_SRC_CAPFILE_H
+#define PKTMAP_SRC_CAPFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -156,4 +156,4 @@ uint32_t pm_pcap_dlt_to_linktype(uint32_t dlt);
 /* The largest captured length libpcap accepts for a DLT. */
 uint32_t pm_pcap_max_caplen(uint32_t dlt);
 
-#endif /* PKTMAP_PCAPFILE_H */
+#endif /* PKTMAP_SRC_CAPFILE_H */
