@@ -12,7 +12,8 @@
  *                                        a sync; non-zero: pm_monitor_sync()
  *                                        opens pipe:pmmon.PID.G{0/T (once)
  *   reads copies from its pipe   (4) <-  and copies each sync's frames (3)
- *   CAS W -> 0 at close
+ *   CAS W -> W without directions    -> the next sync closes the queue
+ *   at close                            and clears the word: fast path
  *
  * W = monitor PID << 32 | generation G << 8 | PM_MON_RX/TX: it names the
  * queue, so nothing else crosses. The copy never blocks the port: a
@@ -158,7 +159,7 @@ static int mon_register(struct pktmap_port *p, struct pm_pub_hdr *h,
 	uint64_t cur = 0;
 	while (!__atomic_compare_exchange_n(&h->port.mon, &cur, word, false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		if (pid_alive((int32_t)(cur >> 32)))
+		if ((cur & (PM_MON_RX | PM_MON_TX)) && pid_alive((int32_t)(cur >> 32)))
 			return pm_open_error(p, -EBUSY, "'%.*s' is already "
 					     "monitored by process %u: one monitor "
 					     "per port", (int)len, name,
@@ -252,7 +253,7 @@ static void queue_follow(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 	m->word = w;
 	for (uint32_t i = 0; i < m->nkrings; i++)
 		m->txpos[i] = UINT32_MAX;
-	if (!w)
+	if (!(w & (PM_MON_RX | PM_MON_TX)))
 		return;
 	char qname[PM_NAME_MAX], err[300];
 	queue_name(qname, sizeof(qname), w, '{');
@@ -333,6 +334,11 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k)
 	pthread_mutex_lock(&m->lock);
 	uint64_t w = PM_READ_ONCE(p->stats->mon);
 	queue_follow(p, m, w);
+	if (!(w & (PM_MON_RX | PM_MON_TX)))
+		/* The monitor has closed: its queue is closed now, and the
+		 * port's syncs go back to the fast path. */
+		__atomic_compare_exchange_n(&p->stats->mon, &w, 0, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	if (m->q && k->tx && (w & PM_MON_TX)) {
 		/* Before the back end takes the buffers: what the program
 		 * hands over, each slot once. */
@@ -364,9 +370,13 @@ void pm_monitor_close(struct pktmap_port *p)
 	struct pm_mon *m = p->mon;
 	p->mon = NULL;
 	if (m->hdr) {
+		/* Our word without directions: "closed". The port's next sync
+		 * closes its end of the queue and clears the word. */
 		uint64_t w = m->word;
-		__atomic_compare_exchange_n(&m->hdr->port.mon, &w, 0, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&m->hdr->port.mon, &w,
+					    w & ~(uint64_t)(PM_MON_RX | PM_MON_TX),
+					    false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
 		munmap(m->hdr, m->hdr_size);
 	} else {
 		pktmap_close(m->q);

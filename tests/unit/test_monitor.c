@@ -4,6 +4,7 @@
  * another process; a full monitor queue drops (counted), never blocks the
  * port; "/z", a port nobody has open and a second monitor are refused
  * with one line; a dead monitor's registration is taken over. */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -101,6 +102,28 @@ static uint32_t check_monitor(struct pktmap_port *m, uint32_t nt, uint32_t nr,
 	return seen;
 }
 
+/* Files of process pid's monitor queues in the user's directory. */
+static int queue_files_of(pid_t pid)
+{
+	char dir[128], err[200], key[48];
+	if (pm_user_dir(dir, sizeof(dir), err, sizeof(err)) != 0)
+		return -1;
+	snprintf(key, sizeof(key), "pmmon.%d.", (int)pid);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)) != NULL)
+		n += strstr(e->d_name, key) != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int queue_files(void)
+{
+	return queue_files_of(getpid());
+}
+
 /* One monitor of A = pipe{0 with flags: A sends 300, receives 1500
  * (past the end of its rings: slots are reused). */
 static void test_mode(const char *flags, uint32_t nt, uint32_t nr)
@@ -117,8 +140,13 @@ static void test_mode(const char *flags, uint32_t nt, uint32_t nr)
 		CHECK_EQ(a->stats->mon_drops, 0);
 	}
 	pktmap_close(m);
-	/* Closed: the port is no longer watched (one load a sync). */
+	/* Closed: the port's next sync closes its end of the queue (the
+	 * queue's files go) and it is no longer watched (one load a sync). */
+	CHECK(a && a->stats->mon != 0 && queue_files() > 0, "queue open");
+	if (a)
+		pktmap_txsync(a);
 	CHECK_EQ(a ? a->stats->mon : 1, 0);
+	CHECK(queue_files() == 0, "the queue's files are gone");
 	pktmap_close(a);
 	pktmap_close(b);
 }
@@ -206,6 +234,31 @@ static void test_refused(void)
 	pktmap_close(a);
 }
 
+/* A monitor killed without closing: the port fills its queue, finds the
+ * monitor's process gone and stops copying by itself; its end of the
+ * queue goes at close. */
+static void test_dead_monitor(void)
+{
+	snprintf(pname, sizeof(pname), "monk%d", (int)getpid());
+	struct pktmap_port *a = must_open("{0"), *b = must_open("}0");
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid, "child");
+	if (!a || !b)
+		return;
+	a->stats->mon = (uint64_t)pid << 32 | 1u << 8 | PM_MON_TX;
+	send_frames(a, b, 'T', 5000);
+	CHECK_EQ(a->stats->mon, 0);
+	CHECK(a->stats->mon_drops > 0, "dropped %llu",
+	      (unsigned long long)a->stats->mon_drops);
+	CHECK(queue_files_of(pid) > 0, "the dead monitor's queue");
+	pktmap_close(a);
+	pktmap_close(b);
+	CHECK_EQ(queue_files_of(pid), 0);
+}
+
 int main(void)
 {
 	test_mode("rt", 300, 1500);
@@ -214,5 +267,6 @@ int main(void)
 	test_other_process();
 	test_drops();
 	test_refused();
+	test_dead_monitor();
 	return t_done("monitor");
 }
