@@ -298,10 +298,13 @@ static void queue_copy(struct pktmap_port *p, struct pm_mon *m,
 	struct netmap_ring *src = k->ring;
 	struct netmap_ring *dst = NETMAP_TXRING(pktmap_nifp(m->q), 0);
 	uint32_t n = k->nslots, cap = m->q->bs.usable;
+	bool synced = false; /* the queue is asked for room once a batch */
 	for (uint32_t i = from; i != to;) {
 		uint32_t frags = chain_len(src, i, to, n);
-		if (nm_ring_space(dst) < frags)
+		if (nm_ring_space(dst) < frags && !synced) {
 			pktmap_txsync(m->q);
+			synced = true;
+		}
 		if (nm_ring_space(dst) < frags) {
 			queue_full(p, m);
 			i = pm_ring_add(i, frags, n);
