@@ -77,6 +77,7 @@ struct pm_name {
 	int pipe_id;            /* NR_REG_PIPE_*: the pipe number */
 	uint32_t dir;           /* PKTMAP_DIR_* from "/R", "/T" (0: both) */
 	uint32_t flags;         /* PKTMAP_OPEN_* from "/Z", "/C" */
+	uint32_t mon;           /* PM_MON_* from "/r", "/t", "/z": a monitor */
 	uint32_t port_len;      /* BACKEND:BODY and its ring selector: where
 				 * "/FLAGS" and "@..." options begin */
 	struct pm_conf conf;
@@ -395,6 +396,7 @@ struct pktmap_port {
 	char name[PM_NAME_MAX];
 	void *priv;                /* back end's state */
 	void *priv2;               /* a back end wrapping another's (vale) */
+	struct pm_mon *mon;        /* src/monitor.c: watching or watched */
 };
 
 /* info_flags: set by a sync path, read by any thread (pktmap_info()). */
@@ -471,6 +473,20 @@ void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
 /* Record the one-line open error "NAME: what: remedy" and return err. */
 int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Monitors (src/monitor.c): "PORT/r", "/t", "/rt" open a monitor of an
+ * open port PORT (a copy of each frame it receives, transmits, or both),
+ * "/z" is refused. pm_monitor_open() serves pktmap_open() for such a
+ * name (p: the open so far, for its error line). pm_monitor_sync() is
+ * the sync of ring k of a port whose published monitor word is set.
+ * pm_monitor_close() ends either side. */
+#define PM_MON_RX 1u
+#define PM_MON_TX 2u
+#define PM_MON_ZCOPY 4u
+int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
+		    const struct pktmap_open_opts *opts, struct pktmap_port **out);
+int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k);
+void pm_monitor_close(struct pktmap_port *p);
 
 /* The back end called `name`, or NULL (name.c holds the table). */
 const struct pm_port_ops *pm_backend_find(const char *name);

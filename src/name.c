@@ -11,7 +11,8 @@
  *   vale0:a         port a of the switch `pktmap switch vale0` (the back
  *                   end is "vale" followed by anything up to the ':')
  *
- *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy).
+ *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy);
+ *   r, t, rt: a monitor of the port (src/monitor.c), z refused.
  *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
@@ -361,8 +362,11 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	char *slash = strrchr(buf, '/');
 	if (slash && slash[1]) {
 		int all_flags = 1;
+		/* r, t, z: netmap's monitor flags (src/monitor.c); not for
+		 * paths, where "/rt" is a file name. */
+		const char *letters = ops->caps & PM_CAP_PATH ? "RTZC" : "RTZCrtz";
 		for (char *f = slash + 1; *f; f++)
-			if (!strchr("RTZC", *f))
+			if (!strchr(letters, *f))
 				all_flags = 0;
 		/* For paths, "/R" or "/T" only when the rest is not a file
 		 * name: upper-case letters alone after the last slash. */
@@ -373,12 +377,16 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 				case 'T': out->dir |= PKTMAP_DIR_TX; break;
 				case 'Z': out->flags |= PKTMAP_OPEN_ZEROCOPY; break;
 				case 'C': out->flags |= PKTMAP_OPEN_COPY; break;
+				case 'r': out->mon |= PM_MON_RX; break;
+				case 't': out->mon |= PM_MON_TX; break;
+				case 'z': out->mon |= PM_MON_ZCOPY; break;
 				}
 			}
 			*slash = 0;
 		} else if (!(ops->caps & PM_CAP_PATH)) {
 			return err_out(err, errlen, name,
-				       "'%s': unknown flags (R, T, Z, C)", slash);
+				       "'%s': unknown flags (R, T, Z, C; monitors: "
+				       "r, t, z)", slash);
 		}
 	}
 	if ((out->flags & PKTMAP_OPEN_ZEROCOPY) && (out->flags & PKTMAP_OPEN_COPY))

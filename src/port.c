@@ -467,6 +467,12 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	}
 	if (!p->dir)
 		p->dir = PKTMAP_DIR_BOTH;
+	if (nm.mon) {
+		ret = pm_monitor_open(p, &nm, opts, out);
+		pthread_mutex_destroy(&p->kstats_lock);
+		free(p);
+		return ret;
+	}
 	nm.flags |= OPT(opts, flags, 0);
 	/* Options from the program fill what the name leaves unset. */
 	struct pm_conf *c = &nm.conf;
@@ -529,6 +535,8 @@ void pktmap_close(struct pktmap_port *p)
 {
 	if (!p)
 		return;
+	if (p->mon)
+		pm_monitor_close(p);
 	if (p->extra_bufs && p->nifp)
 		extra_bufs_put(p);
 	if (p->ops && p->ops->close)
@@ -619,13 +627,15 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 {
 	uint32_t lo = tx ? p->first_tx : p->first_rx;
 	uint32_t hi = tx ? p->last_tx : p->last_rx;
+	/* Someone monitors the port (src/monitor.c): one load a sync. */
+	const uint64_t mon = PM_READ_ONCE(p->stats->mon);
 	int ret = 0;
 	for (uint32_t i = lo; i <= hi && i != UINT32_MAX; i++) {
 		struct pm_kring *k = tx ? pm_txkring(p, i) : pm_rxkring(p, i);
 		pm_stat_add(&k->st->syncs, 1);
 		int r = pm_sync_prologue(p, k);
 		if (pm_likely(r == 0))
-			r = k->sync(p, k);
+			r = pm_likely(!mon) ? k->sync(p, k) : pm_monitor_sync(p, k);
 		pm_sync_epilogue(k);
 		if (pm_unlikely(p->events))
 			p->ops->sync_event(p, k);

@@ -53,7 +53,10 @@ struct pm_port_stats {
 				   * as of the program's last pktmap_stats() */
 	uint64_t drop_nospace;    /* a program's own: no room downstream */
 	uint64_t drop_filtered;   /* a program's own: its filter said no */
-	uint64_t spare[2];
+	/* A monitor of this port (src/monitor.c): written by the monitor
+	 * (compare-and-swap), read once per sync by the port; 0: none. */
+	uint64_t mon;
+	uint64_t mon_drops;       /* frames the monitor had no room for */
 } __attribute__((aligned(64)));
 
 struct pm_pub_hdr {

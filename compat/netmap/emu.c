@@ -293,10 +293,6 @@ static int map_name(const struct nme_req *r, char *out, size_t len)
 	out[0] = 0;
 	if (!n[0])
 		return fail(EINVAL, "%s: empty port name", shown);
-	if (r->flags & (NR_MONITOR_TX | NR_MONITOR_RX | NR_ZCOPY_MON))
-		return fail(EOPNOTSUPP,
-			    "%s: monitor ports (/t /r /z) are not available on "
-			    "pktmap (capture with 'pktmap capture' instead)", shown);
 	if (r->mode == NR_REG_NULL)
 		return fail(EOPNOTSUPP,
 			    "%s: NR_REG_NULL (memory without rings) is not "
@@ -382,10 +378,15 @@ static int map_name(const struct nme_req *r, char *out, size_t len)
 	if (r->flags & NR_TX_RINGS_ONLY && r->flags & NR_RX_RINGS_ONLY)
 		return fail(EINVAL, "%s: both NR_TX_RINGS_ONLY and "
 			    "NR_RX_RINGS_ONLY", shown);
-	if (r->flags & NR_TX_RINGS_ONLY)
-		bad |= appendf(out, len, "/T");
-	if (r->flags & NR_RX_RINGS_ONLY)
-		bad |= appendf(out, len, "/R");
+	/* /T /R, and netmap's monitor flags: pktmap's /t /r /z (monitor.c) */
+	const uint32_t fl = NR_TX_RINGS_ONLY | NR_RX_RINGS_ONLY | NR_MONITOR_TX |
+			    NR_MONITOR_RX | NR_ZCOPY_MON;
+	bad |= appendf(out, len, "%s%s%s%s%s%s", r->flags & fl ? "/" : "",
+		       r->flags & NR_TX_RINGS_ONLY ? "T" : "",
+		       r->flags & NR_RX_RINGS_ONLY ? "R" : "",
+		       r->flags & NR_MONITOR_TX ? "t" : "",
+		       r->flags & NR_MONITOR_RX ? "r" : "",
+		       r->flags & NR_ZCOPY_MON ? "z" : "");
 	if (r->mem_id && !vale) {
 		/* @N: the memory this process knows by that id (a region of
 		 * any name: "@mem:"), else region memN, which other processes

@@ -36,6 +36,9 @@
  * WAIT is poll, select or epoll. MODE "frag": every packet goes as two
  * slots chained by NS_MOREFRAG; "stamp" and "fast" (bench/netmap.py):
  * NMT_STRIDE=N:K: recv expects packets K, K+N, K+2N... (behind nmt lb).
+ * NMT_GO=FIFO: gen opens its port, says ready, and sends once a byte
+ * comes through FIFO (a monitor, "PORT/t", opens in between: recv on a
+ * monitor checks its copies as it checks a receiver's packets).
  * only the sequence number is written and checked, or nothing at all. Packets: 8-byte sequence number, then
  * byte i = (seq + i) & 0xff. Exit 0 only if every check held.
  */
@@ -119,7 +122,7 @@ static void port_close(struct port *p)
 	nmport_close(p->d);
 }
 #else
-/* "netmap:NAME[/T|/R][@N]": the part of libnetmap's parsing these tests
+/* "netmap:NAME[/T|/R|/x|/r|/t|/z][@N|@conf:slots=N]": the part of libnetmap's parsing these tests
  * need, by hand. */
 static void port_open(struct port *p, const char *name, uint32_t extra)
 {
@@ -132,12 +135,22 @@ static void port_open(struct port *p, const char *name, uint32_t extra)
 	snprintf(buf, sizeof(buf), "%s",
 		 strncmp(name, "netmap:", 7) == 0 ? name + 7 : name);
 	char *at = strchr(buf, '@');
-	if (at) {
+	if (at && !strncmp(at, "@conf:slots=", 12)) {
+		r.nr_tx_slots = r.nr_rx_slots = (uint32_t)atoi(at + 12);
+		*at = 0;
+	} else if (at) {
 		r.nr_mem_id = (uint16_t)atoi(at + 1);
 		*at = 0;
 	}
 	char *slash = strchr(buf, '/');
 	if (slash) {
+		/* monitors: copies of what the port transmits, receives */
+		if (strchr(slash, 't'))
+			r.nr_flags |= NR_MONITOR_TX;
+		if (strchr(slash, 'r'))
+			r.nr_flags |= NR_MONITOR_RX;
+		if (strchr(slash, 'z'))
+			r.nr_flags |= NR_ZCOPY_MON;
 		if (strchr(slash, 'T'))
 			r.nr_flags |= NR_TX_RINGS_ONLY;
 		if (strchr(slash, 'R'))
@@ -436,6 +449,15 @@ static int gen(const char *name, uint64_t count, unsigned len, enum mode mode)
 	port_open(&p, name, 0);
 	printf("ready\n");
 	fflush(stdout);
+	/* NMT_GO=FIFO: send once a byte comes through FIFO (a monitor of
+	 * this port opens in between) */
+	const char *go = getenv("NMT_GO");
+	char c;
+	int gofd = go ? open(go, O_RDONLY) : -1;
+	if (go && (gofd < 0 || read(gofd, &c, 1) != 1))
+		die("NMT_GO=%s: no go", go);
+	if (gofd >= 0)
+		close(gofd);
 	uint64_t seq = 0;
 	unsigned need = frag ? 2 : 1;
 	while (seq < count) {
@@ -1049,8 +1071,8 @@ static int bad(const char *pipe)
 	expect_errno("vale-ctl request (VALE_LIST), no switch running",
 		     ctrl(fd, vale, NETMAP_API, NETMAP_REQ_VALE_LIST, &vl),
 		     ENXIO);
-	r.nr_flags = NR_MONITOR_TX;
-	expect_errno("monitor /t",
+	r.nr_flags = NR_ZCOPY_MON;
+	expect_errno("zero-copy monitor /z",
 		     ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r), EOPNOTSUPP);
 	r.nr_flags = 0;
 	/* extmem: an option netmap has and pktmap does not */

@@ -141,8 +141,9 @@ int main(void)
 	mapped("netmap:nmtnone0", "PKTMAP_NETMAP_MAP=bogus: use xdp or pkt");
 	unsetenv("PKTMAP_NETMAP_MAP");
 	mapped("valenone0:a", "valenone0:a: switch 'valenone0' is not running");
-	mapped("netmap:nmtnone0/t", "monitor ports (/t /r /z) are not available");
-	mapped("netmap:nmtnone0/z", "monitor ports (/t /r /z) are not available");
+	mapped("netmap:nmtnone0/t", "no port 'xdp:nmtnone0' is open");
+	mapped("netmap:nmtnone0/rt", "no port 'xdp:nmtnone0' is open");
+	mapped("netmap:nmtnone0/z", "zero-copy monitors (/z) are not available");
 	mapped("netmap:nmtnone0@extmem:file=/x", "extmem");
 	nmctx_get()->verbose = 0;
 	snprintf(name_a, sizeof(name_a), "netmap:unm%d{0", (int)getpid());
