@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The emulation's names: netmap's request (nr_name, nr_mode, nr_ringid,
+ * the flags, the memory id, the ring sizes) -> a pktmap port name:
+ * netmap:IFACE is xdp:IFACE (or pkt:, PKTMAP_NETMAP_MAP), NAME{ID and
+ * NAME}ID are pipes, valeX:Y a port of `pktmap switch valeX`, a pktmap
+ * name is taken as it is (docs/netmap.md lists them all).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_priv.h"
+
+#define NME_PIPE_BUFS 32768u         /* buffers of a pipe region we create */
+
+static const char *const pktmap_prefixes[] = {
+	"xdp:", "pkt:", "pipe:", "null:", "pcap:", "tap:",
+};
+
+static int appendf(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int appendf(char *out, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(out);
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out + used, len - used, fmt, ap);
+	va_end(ap);
+	return (n < 0 || (size_t)n >= len - used) ? -1 : 0;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/* The name as a netmap user writes it: netmap:IFACE, valeX:Y. */
+void nme_shown_name(const char *n, char *out, size_t len)
+{
+	if (strncmp(n, "netmap:", 7) == 0)
+		n += 7;
+	snprintf(out, len, "%s%s", strncmp(n, NM_BDG_NAME, 4) == 0 ? "" : "netmap:",
+		 n);
+}
+
+/* Build the pktmap name for a request. Returns 0 or -1 with errno and the
+ * one-line reason recorded. */
+int nme_map_name(const struct nme_req *r, char *out, size_t len)
+{
+	const char *n = r->name;
+	char shown[NETMAP_REQ_IFNAMSIZ + 8];
+	nme_shown_name(n, shown, sizeof(shown));
+	if (strncmp(n, "netmap:", 7) == 0)
+		n += 7;
+	out[0] = 0;
+	if (!n[0])
+		return nme_fail(EINVAL, "%s: empty port name", shown);
+	if (r->flags & (NR_MONITOR_TX | NR_MONITOR_RX | NR_ZCOPY_MON))
+		return nme_fail(EOPNOTSUPP,
+			    "%s: monitor ports (/t /r /z) are not available on "
+			    "pktmap (capture with 'pktmap capture' instead)", shown);
+	if (r->mode == NR_REG_NULL)
+		return nme_fail(EOPNOTSUPP,
+			    "%s: NR_REG_NULL (memory without rings) is not "
+			    "available on pktmap", shown);
+	if (r->mode > NR_REG_ONE_SW)
+		return nme_fail(EINVAL, "%s: unknown nr_mode %u", shown, r->mode);
+
+	bool pipe = false;
+	bool native = false;
+	for (size_t i = 0; i < sizeof(pktmap_prefixes) / sizeof(*pktmap_prefixes); i++)
+		if (strncmp(n, pktmap_prefixes[i], strlen(pktmap_prefixes[i])) == 0)
+			native = true;
+	const char *brace = strpbrk(n, "{}");
+	char old_pipe[NETMAP_REQ_IFNAMSIZ + 16];
+	if (!native && !brace && (r->mode == NR_REG_PIPE_MASTER ||
+				  r->mode == NR_REG_PIPE_SLAVE)) {
+		/* The old way to name a pipe: nr_mode and nr_ringid. */
+		snprintf(old_pipe, sizeof(old_pipe), "%s%c%u", n,
+			 r->mode == NR_REG_PIPE_MASTER ? '{' : '}', r->ringid);
+		n = old_pipe;
+		brace = strpbrk(n, "{}");
+	}
+	bool vale = strncmp(n, NM_BDG_NAME, 4) == 0 && strchr(n, ':');
+	if (vale) {
+		/* valeX:PORT: a port of the switch `pktmap switch valeX` (a
+		 * memory of its own: @N does not apply) */
+		if (r->mode != NR_REG_ALL_NIC && r->mode != NR_REG_DEFAULT)
+			return nme_fail(EOPNOTSUPP, "%s: a vale port has one ring "
+				    "pair: no -N ^ * modes", shown);
+		snprintf(out, len, "%s", n);
+		native = true;
+	} else if (native) {
+		/* A pktmap name given as is (an extension: "netmap:pipe:x{0"). */
+		snprintf(out, len, "%s", n);
+		pipe = strncmp(n, "pipe:", 5) == 0;
+	} else if (brace) {
+		/* NAME{ID / NAME}ID: a pipe; netmap allows any identifier as
+		 * ID, pktmap numbers pipes 0..4095: other ids become pipe 0
+		 * of a pipe named NAME.ID (a memory of its own unless @N). */
+		pipe = true;
+		int nl = (int)(brace - n);
+		const char *id = brace + 1;
+		if (nl == 0)
+			return nme_fail(EINVAL, "%s: a pipe needs a name before '%c'",
+				    shown, *brace);
+		if (!*id || (all_digits(id) && strlen(id) <= 4 && atoi(id) <= 4095))
+			snprintf(out, len, "pipe:%.*s%c%s", nl, n, *brace,
+				 *id ? id : "0");
+		else
+			snprintf(out, len, "pipe:%.*s.%s%c0", nl, n, id, *brace);
+	} else {
+		const char *map = getenv("PKTMAP_NETMAP_MAP");
+		if (!map || !*map)
+			map = "xdp";
+		if (strcmp(map, "xdp") != 0 && strcmp(map, "pkt") != 0)
+			return nme_fail(EINVAL,
+				    "%s: PKTMAP_NETMAP_MAP=%s: use xdp or pkt",
+				    shown, map);
+		snprintf(out, len, "%s:%s", map, n);
+	}
+
+	int bad = 0;
+	switch (r->mode) {
+	case NR_REG_DEFAULT:
+	case NR_REG_ALL_NIC:
+		break;
+	case NR_REG_ONE_NIC:
+		bad = appendf(out, len, "-%u", r->ringid);
+		break;
+	case NR_REG_SW:
+		bad = appendf(out, len, "^");
+		break;
+	case NR_REG_ONE_SW:
+		bad = appendf(out, len, "^%u", r->ringid);
+		break;
+	case NR_REG_NIC_SW:
+		bad = appendf(out, len, "*");
+		break;
+	case NR_REG_PIPE_MASTER:
+	case NR_REG_PIPE_SLAVE:
+		break; /* folded into the name above */
+	}
+	if (r->flags & NR_TX_RINGS_ONLY && r->flags & NR_RX_RINGS_ONLY)
+		return nme_fail(EINVAL, "%s: both NR_TX_RINGS_ONLY and "
+			    "NR_RX_RINGS_ONLY", shown);
+	if (r->flags & NR_TX_RINGS_ONLY)
+		bad |= appendf(out, len, "/T");
+	if (r->flags & NR_RX_RINGS_ONLY)
+		bad |= appendf(out, len, "/R");
+	if (r->mem_id && !vale) {
+		/* @N: the memory this process knows by that id (a region of
+		 * any name: "@mem:"), else region memN, which other processes
+		 * reach by the same @N; a private memory cannot be joined:
+		 * the port gets one of its own and says so in nr_mem_id. */
+		char region[64] = "";
+		bool known = nme_mem_region_of_id(r->mem_id, region,
+						  sizeof(region));
+		if (!known)
+			bad |= appendf(out, len, "@%u", r->mem_id);
+		else if (region[0])
+			bad |= appendf(out, len, "@mem:%s", region);
+	}
+	char conf[160] = "";
+	if (r->tx_slots)
+		bad |= appendf(conf, sizeof(conf), ",tx-slots=%u", r->tx_slots);
+	if (r->rx_slots)
+		bad |= appendf(conf, sizeof(conf), ",rx-slots=%u", r->rx_slots);
+	if (pipe && r->tx_rings)
+		bad |= appendf(conf, sizeof(conf), ",tx-rings=%u", r->tx_rings);
+	if (pipe && r->rx_rings)
+		bad |= appendf(conf, sizeof(conf), ",rx-rings=%u", r->rx_rings);
+	if (pipe && !native) {
+		/* netmap's memories are large and shared: another pipe in
+		 * the same @N, or extra buffers asked by a later open, must
+		 * find room in a region the first open creates. The file is
+		 * sparse: only buffers in use take memory. */
+		unsigned long bufs = NME_PIPE_BUFS;
+		const char *e = getenv("PKTMAP_NETMAP_BUFS");
+		if (e && *e)
+			bufs = strtoul(e, NULL, 10);
+		if (bufs < 2u * r->extra_bufs + 8192)
+			bufs = 2u * r->extra_bufs + 8192;
+		bad |= appendf(conf, sizeof(conf), ",bufs=%lu", bufs);
+		/* offsets: buffers large enough for a full-size frame after
+		 * the largest offset (when this open creates the region) */
+		uint64_t maxoff = 0;
+		if (r->offsets) {
+			maxoff = r->offsets->nro_max_offset;
+			if (maxoff < r->offsets->nro_initial_offset)
+				maxoff = r->offsets->nro_initial_offset;
+		}
+		if (maxoff && maxoff + 1514 > 2048 && maxoff + 1514 <= 65536) {
+			uint32_t bs = 4096; /* a power of two, as regions want */
+			while (bs < maxoff + 1514)
+				bs *= 2;
+			bad |= appendf(conf, sizeof(conf), ",buf-size=%u", bs);
+		}
+	}
+	if (conf[0])
+		bad |= appendf(out, len, "@conf:%s", conf + 1);
+	if (bad)
+		return nme_fail(ENAMETOOLONG, "%s: name too long", shown);
+	return 0;
+}
