@@ -63,15 +63,11 @@ static uint32_t linktype_of(unsigned short arphrd)
 	}
 }
 
-static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
-		    const struct pktmap_open_opts *o)
+/* What the name asks that pkt: ports cannot do. Returns the number of
+ * rings (@conf:rings), or -errno with the open error recorded. */
+static int check_name(struct pktmap_port *p, const struct pm_name *nm)
 {
-	(void)o;
-	struct pm_conf conf = nm->conf;
-	const struct pm_conf *c = &conf;
-	struct ifreq ifr;
-	int ret;
-
+	const struct pm_conf *c = &nm->conf;
 	if (nm->flags & PKTMAP_OPEN_ZEROCOPY)
 		return pm_open_error(p, -EOPNOTSUPP, "zero-copy is impossible on "
 				     "pkt: ports (the kernel copies each frame into "
@@ -83,10 +79,14 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	if ((c->tx_rings && c->rx_rings && c->tx_rings != c->rx_rings))
 		return pm_open_error(p, -EINVAL, "pkt: ports have one TX and one "
 				     "RX ring per socket: give @conf:rings=N");
-	uint32_t R = c->tx_rings ? c->tx_rings : (c->rx_rings ? c->rx_rings : 1);
-	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
-	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
+	return (int)(c->tx_rings ? c->tx_rings : (c->rx_rings ? c->rx_rings : 1));
+}
 
+/* The port's state for R rings, the bound ones [lo, hi) (p->priv: what
+ * fails later is freed by close). */
+static int priv_alloc(struct pktmap_port *p, const struct pm_name *nm,
+		      uint32_t R)
+{
 	struct pkt_priv *pp = calloc(1, sizeof(*pp));
 	if (!pp)
 		return -ENOMEM;
@@ -107,35 +107,144 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		return -ENOMEM;
 	for (uint32_t r = 0; r < R; r++)
 		pp->socks[r].fd = -1;
+	return 0;
+}
 
-	pp->ifindex = (int)if_nametoindex(nm->body);
+/* The interface's index, MTU and link type; a warning when it is down. */
+static int iface_facts(struct pktmap_port *p, struct pkt_priv *pp,
+		       const char *ifname)
+{
+	struct ifreq ifr;
+	pp->ifindex = (int)if_nametoindex(ifname);
 	if (pp->ifindex == 0)
 		return pm_open_error(p, -ENODEV, "no such interface: check 'ip link' "
 				     "(or the network namespace)");
 	pp->mtu = 1500;
-	if (pm_if_ioctl(nm->body, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+	if (pm_if_ioctl(ifname, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		pp->mtu = (uint32_t)ifr.ifr_mtu;
 	p->linktype = 1;
-	if (pm_if_ioctl(nm->body, SIOCGIFHWADDR, &ifr) == 0)
+	if (pm_if_ioctl(ifname, SIOCGIFHWADDR, &ifr) == 0)
 		p->linktype = linktype_of(ifr.ifr_hwaddr.sa_family);
-	if (pm_if_ioctl(nm->body, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
+	if (pm_if_ioctl(ifname, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP))
 		/* Decided: warn and go on. The socket works as soon as the
 		 * link comes up; refusing would make scripts racy. */
 		pm_log(p, PKTMAP_LOG_WARN, "%s: interface is down: no packets will "
-		       "flow until 'ip link set %s up'", p->name, nm->body);
+		       "flow until 'ip link set %s up'", p->name, ifname);
+	return 0;
+}
 
-	/* RX in place when the frames can be buffers of a private region:
-	 * a power-of-two stride (the kernel's frames are evenly spaced
-	 * only then) that holds the largest frame after the headroom. */
-	uint32_t bs = c->buf_size ? c->buf_size : PM_DEFAULT_BUF_SIZE;
+/* RX in place when the frames can be buffers of a private region: a
+ * power-of-two stride (the kernel's frames are evenly spaced only then)
+ * that holds the largest frame after the headroom. Sets pp->inplace and,
+ * in place, the region's geometry in *conf. */
+static void choose_inplace(struct pktmap_port *p, struct pkt_priv *pp,
+			   struct pm_conf *conf)
+{
+	uint32_t bs = conf->buf_size ? conf->buf_size : PM_DEFAULT_BUF_SIZE;
 	uint32_t hroom = v2_macoff(p->linktype);
-	pp->inplace = (p->dir & PKTMAP_DIR_RX) && !c->region[0] &&
+	pp->inplace = (p->dir & PKTMAP_DIR_RX) && !conf->region[0] &&
 		      bs >= 2048 && bs <= (64u << 10) && (bs & (bs - 1)) == 0 &&
 		      hroom + pp->mtu + ETH_HLEN + 4 <= bs;
 	if (pp->inplace) {
-		conf.headroom = hroom;
-		conf.buf_size = bs; /* 2 KiB frames unless asked otherwise */
+		conf->headroom = hroom;
+		conf->buf_size = bs; /* 2 KiB frames unless asked otherwise */
 	}
+}
+
+/* Open the sockets of the bound rings (their rings one after the other
+ * from `at`, in place) and hang them on the krings. */
+static int open_socks(struct pktmap_port *p, struct pkt_priv *pp,
+		      uint32_t rxs, uint32_t txs, uint8_t *at, size_t one_len)
+{
+	/* Fanout whenever traffic is meant to be split: several rings, or
+	 * one ring of several opened on its own. */
+	bool fanout = pp->nrings > 1;
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		struct pkt_sock *s = &pp->socks[r];
+		int ret = pm_pkt_sock_open(p, pp, s, rxs, txs, fanout,
+					   at ? at + (size_t)(r - pp->lo) * one_len : NULL);
+		if (ret)
+			return ret;
+		pm_txkring(p, r)->priv = s;
+		pm_rxkring(p, r)->priv = s;
+		if (s->v2) {
+			struct pm_kring *k = pm_rxkring(p, r);
+			s->rx_dlv = malloc(k->nslots * sizeof(*s->rx_dlv));
+			if (!s->rx_dlv)
+				return -ENOMEM;
+			for (uint32_t i = 0; i < k->nslots; i++)
+				s->rx_dlv[i] = k->ring->slot[i].buf_idx;
+		}
+	}
+	if (pp->inplace) {
+		/* Every index of the range is mapped memory: each map is a
+		 * whole number of strides, one after the other. */
+		p->bs.ext_lo = pp->socks[pp->lo].rx_base;
+		p->bs.ext_n = (uint32_t)(pp->resv_len / p->region.buf_size);
+		pp->spare_cap = p->region.nbufs;
+		pp->spare = malloc((size_t)pp->spare_cap * sizeof(*pp->spare));
+		if (!pp->spare)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* pktmap_fd(): with one socket, the socket (POLLIN for RX, POLLOUT for
+ * TX, level-triggered); with several, an epoll set of them, readable
+ * while one has a frame (pktmap_poll() adds EPOLLOUT while it waits for
+ * TX space). */
+static int publish_fd(struct pktmap_port *p, struct pkt_priv *pp)
+{
+	if (pp->hi - pp->lo == 1) {
+		p->fd = pp->socks[pp->lo].fd;
+		/* In place a frame stays TP_STATUS_USER until its slot is
+		 * released: the socket is readable while the ring holds
+		 * unread packets too, and its POLLOUT is the TX ring's. */
+		p->fd_exact = pp->inplace || !(p->dir & PKTMAP_DIR_RX);
+		return 0;
+	}
+	pp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (pp->epfd < 0)
+		return pm_open_error(p, -errno, "epoll_create1: %s",
+				     strerror(errno));
+	pp->ep_base = (p->dir & PKTMAP_DIR_RX) ? EPOLLIN : 0;
+	pp->ep_events = pp->ep_base;
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		struct epoll_event ev = { .events = pp->ep_base,
+					  .data.u32 = r };
+		if (epoll_ctl(pp->epfd, EPOLL_CTL_ADD, pp->socks[r].fd, &ev))
+			return pm_open_error(p, -errno, "epoll_ctl: %s",
+					     strerror(errno));
+	}
+	p->fd = pp->epfd;
+	return 0;
+}
+
+/* Open a pkt: port: check the name, learn the interface, choose in
+ * place or by copy, take the region, open the sockets, publish the fd.
+ * On failure the caller's close frees what was set up. */
+static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
+		    const struct pktmap_open_opts *o)
+{
+	(void)o;
+	struct pm_conf conf = nm->conf;
+	const struct pm_conf *c = &conf;
+	int ret;
+
+	ret = check_name(p, nm);
+	if (ret < 0)
+		return ret;
+	uint32_t R = (uint32_t)ret;
+	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
+	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
+	ret = priv_alloc(p, nm, R);
+	if (ret)
+		return ret;
+	struct pkt_priv *pp = p->priv;
+	ret = iface_facts(p, pp, nm->body);
+	if (ret)
+		return ret;
+	choose_inplace(p, pp, &conf);
 
 	/* The region: private unless @mem: names one. */
 	ret = pm_port_own_rings(p, c, "pkt", nm->body, R, R, txs, rxs);
@@ -160,65 +269,10 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		p->spin_us = 0;
 	p->mode = pp->inplace && !(p->dir & PKTMAP_DIR_TX) ? PKTMAP_MODE_COPY :
 							      PKTMAP_MODE_EMULATED;
-
-	/* Fanout whenever traffic is meant to be split: several rings, or
-	 * one ring of several opened on its own. */
-	bool fanout = R > 1;
-	for (uint32_t r = pp->lo; r < pp->hi; r++) {
-		struct pkt_sock *s = &pp->socks[r];
-		ret = pm_pkt_sock_open(p, pp, s, rxs, txs, fanout,
-				       at ? at + (size_t)(r - pp->lo) * one_len : NULL);
-		if (ret)
-			return ret;
-		pm_txkring(p, r)->priv = s;
-		pm_rxkring(p, r)->priv = s;
-		if (s->v2) {
-			struct pm_kring *k = pm_rxkring(p, r);
-			s->rx_dlv = malloc(k->nslots * sizeof(*s->rx_dlv));
-			if (!s->rx_dlv)
-				return -ENOMEM;
-			for (uint32_t i = 0; i < k->nslots; i++)
-				s->rx_dlv[i] = k->ring->slot[i].buf_idx;
-		}
-	}
-	if (pp->inplace) {
-		/* Every index of the range is mapped memory: each map is a
-		 * whole number of strides, one after the other. */
-		p->bs.ext_lo = pp->socks[pp->lo].rx_base;
-		p->bs.ext_n = (uint32_t)(pp->resv_len / p->region.buf_size);
-		pp->spare_cap = p->region.nbufs;
-		pp->spare = malloc((size_t)pp->spare_cap * sizeof(*pp->spare));
-		if (!pp->spare)
-			return -ENOMEM;
-	}
-
-	/* pktmap_fd(): with one socket, the socket (POLLIN for RX, POLLOUT
-	 * for TX, level-triggered); with several, an epoll set of them,
-	 * readable while one has a frame (pktmap_poll() adds EPOLLOUT while
-	 * it waits for TX space). */
-	if (pp->hi - pp->lo == 1) {
-		p->fd = pp->socks[pp->lo].fd;
-		/* In place a frame stays TP_STATUS_USER until its slot is
-		 * released: the socket is readable while the ring holds
-		 * unread packets too, and its POLLOUT is the TX ring's. */
-		p->fd_exact = pp->inplace || !(p->dir & PKTMAP_DIR_RX);
-	} else {
-		pp->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (pp->epfd < 0)
-			return pm_open_error(p, -errno, "epoll_create1: %s",
-					     strerror(errno));
-		pp->ep_base = (p->dir & PKTMAP_DIR_RX) ? EPOLLIN : 0;
-		pp->ep_events = pp->ep_base;
-		for (uint32_t r = pp->lo; r < pp->hi; r++) {
-			struct epoll_event ev = { .events = pp->ep_base,
-						  .data.u32 = r };
-			if (epoll_ctl(pp->epfd, EPOLL_CTL_ADD, pp->socks[r].fd, &ev))
-				return pm_open_error(p, -errno, "epoll_ctl: %s",
-						     strerror(errno));
-		}
-		p->fd = pp->epfd;
-	}
-	return 0;
+	ret = open_socks(p, pp, rxs, txs, at, one_len);
+	if (ret)
+		return ret;
+	return publish_fd(p, pp);
 }
 
 /* Anything to do on the bound rings right now? */

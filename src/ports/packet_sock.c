@@ -80,114 +80,129 @@ size_t pm_pkt_sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
 	return len;
 }
 
-/* Create and bind the socket of one ring; in place, its rings are mapped
- * at `at`. Returns 0 or -errno with the open error recorded. */
-int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
-		     struct pkt_sock *s, uint32_t rx_slots, uint32_t tx_slots,
-		     bool fanout, uint8_t *at)
+/* The socket, TPACKET_V2 (in place) or V3. Protocol 0 until the rings
+ * exist: nothing is queued to a socket that has no ring yet. */
+static int sock_create(struct pktmap_port *p, struct pkt_sock *s)
 {
-	bool want_rx = p->dir & PKTMAP_DIR_RX, want_tx = p->dir & PKTMAP_DIR_TX;
-	int one = 1, ret;
-
-	s->v2 = at != NULL;
-	/* Protocol 0 until the rings exist: nothing is queued to a socket
-	 * that has no ring yet. */
 	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
-		ret = -errno;
+		int ret = -errno;
 		if (ret == -EPERM || ret == -EACCES)
 			return pm_open_error(p, ret, "needs CAP_NET_RAW: run as root");
 		return pm_open_error(p, ret, "cannot create an AF_PACKET socket: %s",
 				     strerror(-ret));
 	}
 	int ver = s->v2 ? TPACKET_V2 : TPACKET_V3;
-	ret = set_opt(s->fd, PACKET_VERSION, &ver, sizeof(ver));
+	int ret = set_opt(s->fd, PACKET_VERSION, &ver, sizeof(ver));
 	if (ret)
 		return pm_open_error(p, ret, "TPACKET_V%d not supported: %s "
 				     "(needs Linux 3.2+)", s->v2 ? 2 : 3,
 				     strerror(-ret));
+	return 0;
+}
 
+/* The in-place RX ring: fixed frames of one buffer stride; the kernel
+ * puts a frame at the region's headroom (PACKET_RESERVE moves it there
+ * when the link header is shorter). Returns 0 or -errno; *len its
+ * bytes. */
+static int rx_ring_v2(struct pktmap_port *p, struct pkt_priv *pp,
+		      struct pkt_sock *s, uint32_t rx_slots, size_t *len)
+{
+	uint32_t bs = p->region.buf_size;
+	uint32_t bsize = PKT_V2_BLOCK > bs ? PKT_V2_BLOCK : bs;
+	uint32_t fpb = bsize / bs;
+	uint32_t nblocks = (uint32_t)((rx_bytes(p, rx_slots, true) / bs + fpb - 1) / fpb);
+	s->rx_bsize = bs;
+	s->rx_nframes = nblocks * fpb;
+	s->rx_out = calloc(s->rx_nframes, 1);
+	if (!s->rx_out)
+		return -ENOMEM;
+	int reserve = (int)(pp->hroom - v2_macoff(p->linktype));
+	if (reserve > 0 && set_opt(s->fd, PACKET_RESERVE, &reserve,
+				   sizeof(reserve)))
+		pm_log(p, PKTMAP_LOG_WARN, "%s: PACKET_RESERVE refused: "
+		       "frames are moved into place", p->name);
+	struct tpacket_req r2 = {
+		.tp_block_size = bsize,
+		.tp_block_nr = nblocks,
+		.tp_frame_size = bs,
+		.tp_frame_nr = s->rx_nframes,
+	};
+	int ret = set_opt(s->fd, PACKET_RX_RING, &r2, sizeof(r2));
+	if (ret)
+		return pm_open_error(p, ret, "cannot set up the kernel RX ring "
+				     "(%u frames of %u bytes): %s: use fewer "
+				     "@conf:rx-slots", s->rx_nframes, bs,
+				     strerror(-ret));
+	*len = (size_t)s->rx_nframes * bs;
+	return 0;
+}
+
+/* The RX ring by copy: TPACKET_V3 blocks. Returns 0 or -errno; *len its
+ * bytes. */
+static int rx_ring_v3(struct pktmap_port *p, struct pkt_sock *s,
+		      uint32_t rx_slots, size_t *len)
+{
 	struct tpacket_req3 rq;
-	size_t rx_len = 0;
-	if (want_rx && s->v2) {
-		/* Fixed frames of one buffer stride; the kernel puts a
-		 * frame at the region's headroom (PACKET_RESERVE moves it
-		 * there when the link header is shorter). */
-		uint32_t bs = p->region.buf_size;
-		uint32_t bsize = PKT_V2_BLOCK > bs ? PKT_V2_BLOCK : bs;
-		uint32_t fpb = bsize / bs;
-		uint32_t nblocks = (uint32_t)((rx_bytes(p, rx_slots, true) / bs + fpb - 1) / fpb);
-		s->rx_bsize = bs;
-		s->rx_nframes = nblocks * fpb;
-		s->rx_out = calloc(s->rx_nframes, 1);
-		if (!s->rx_out)
-			return -ENOMEM;
-		int reserve = (int)(pp->hroom - v2_macoff(p->linktype));
-		if (reserve > 0 && set_opt(s->fd, PACKET_RESERVE, &reserve,
-					   sizeof(reserve)))
-			pm_log(p, PKTMAP_LOG_WARN, "%s: PACKET_RESERVE refused: "
-			       "frames are moved into place", p->name);
-		struct tpacket_req r2 = {
-			.tp_block_size = bsize,
-			.tp_block_nr = nblocks,
-			.tp_frame_size = bs,
-			.tp_frame_nr = s->rx_nframes,
-		};
-		ret = set_opt(s->fd, PACKET_RX_RING, &r2, sizeof(r2));
-		if (ret)
-			return pm_open_error(p, ret, "cannot set up the kernel RX ring "
-					     "(%u frames of %u bytes): %s: use fewer "
-					     "@conf:rx-slots", s->rx_nframes, bs,
-					     strerror(-ret));
-		rx_len = (size_t)s->rx_nframes * bs;
-	} else if (want_rx) {
-		s->rx_bsize = PKT_RX_BLOCK;
-		s->rx_nblocks = (uint32_t)((rx_bytes(p, rx_slots, false) + PKT_RX_BLOCK - 1) /
-					   PKT_RX_BLOCK);
-		memset(&rq, 0, sizeof(rq));
-		rq.tp_block_size = s->rx_bsize;
-		rq.tp_block_nr = s->rx_nblocks;
-		rq.tp_frame_size = 2048; /* bookkeeping only in V3 */
-		rq.tp_frame_nr = rq.tp_block_nr * (rq.tp_block_size / rq.tp_frame_size);
-		rq.tp_retire_blk_tov = PKT_RX_TOV_MS;
-		ret = set_opt(s->fd, PACKET_RX_RING, &rq, sizeof(rq));
-		if (ret)
-			return pm_open_error(p, ret, "cannot set up the kernel RX ring "
-					     "(%u blocks of %u KiB): %s: use fewer "
-					     "@conf:rx-slots", rq.tp_block_nr,
-					     rq.tp_block_size >> 10, strerror(-ret));
-		rx_len = (size_t)s->rx_bsize * s->rx_nblocks;
-	}
-	size_t tx_len = 0;
-	if (want_tx) {
-		tx_len = tx_geometry(pp, s, tx_slots, &rq);
-		if (s->v2) {
-			struct tpacket_req r2 = {
-				.tp_block_size = rq.tp_block_size,
-				.tp_block_nr = rq.tp_block_nr,
-				.tp_frame_size = rq.tp_frame_size,
-				.tp_frame_nr = rq.tp_frame_nr,
-			};
-			ret = set_opt(s->fd, PACKET_TX_RING, &r2, sizeof(r2));
-		} else {
-			ret = set_opt(s->fd, PACKET_TX_RING, &rq, sizeof(rq));
-		}
-		if (ret)
-			return pm_open_error(p, ret, "cannot set up the kernel TX ring "
-					     "(%u frames of %u bytes): %s: use fewer "
-					     "@conf:tx-slots", s->tx_nframes,
-					     s->tx_fsize, strerror(-ret));
-		/* Straight to the driver, like netmap; and a frame the
-		 * kernel refuses is skipped rather than wedging the ring. */
-		(void)set_opt(s->fd, PACKET_QDISC_BYPASS, &one, sizeof(one));
-		(void)set_opt(s->fd, PACKET_LOSS, &one, sizeof(one));
-	}
+	s->rx_bsize = PKT_RX_BLOCK;
+	s->rx_nblocks = (uint32_t)((rx_bytes(p, rx_slots, false) + PKT_RX_BLOCK - 1) /
+				   PKT_RX_BLOCK);
+	memset(&rq, 0, sizeof(rq));
+	rq.tp_block_size = s->rx_bsize;
+	rq.tp_block_nr = s->rx_nblocks;
+	rq.tp_frame_size = 2048; /* bookkeeping only in V3 */
+	rq.tp_frame_nr = rq.tp_block_nr * (rq.tp_block_size / rq.tp_frame_size);
+	rq.tp_retire_blk_tov = PKT_RX_TOV_MS;
+	int ret = set_opt(s->fd, PACKET_RX_RING, &rq, sizeof(rq));
+	if (ret)
+		return pm_open_error(p, ret, "cannot set up the kernel RX ring "
+				     "(%u blocks of %u KiB): %s: use fewer "
+				     "@conf:rx-slots", rq.tp_block_nr,
+				     rq.tp_block_size >> 10, strerror(-ret));
+	*len = (size_t)s->rx_bsize * s->rx_nblocks;
+	return 0;
+}
 
+/* The TX ring of fixed frames. Returns 0 or -errno; *len its bytes. */
+static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
+		   struct pkt_sock *s, uint32_t tx_slots, size_t *len)
+{
+	struct tpacket_req3 rq;
+	int one = 1, ret;
+	*len = tx_geometry(pp, s, tx_slots, &rq);
+	if (s->v2) {
+		struct tpacket_req r2 = {
+			.tp_block_size = rq.tp_block_size,
+			.tp_block_nr = rq.tp_block_nr,
+			.tp_frame_size = rq.tp_frame_size,
+			.tp_frame_nr = rq.tp_frame_nr,
+		};
+		ret = set_opt(s->fd, PACKET_TX_RING, &r2, sizeof(r2));
+	} else {
+		ret = set_opt(s->fd, PACKET_TX_RING, &rq, sizeof(rq));
+	}
+	if (ret)
+		return pm_open_error(p, ret, "cannot set up the kernel TX ring "
+				     "(%u frames of %u bytes): %s: use fewer "
+				     "@conf:tx-slots", s->tx_nframes,
+				     s->tx_fsize, strerror(-ret));
+	/* Straight to the driver, like netmap; and a frame the kernel
+	 * refuses is skipped rather than wedging the ring. */
+	(void)set_opt(s->fd, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	(void)set_opt(s->fd, PACKET_LOSS, &one, sizeof(one));
+	return 0;
+}
+
+/* Map the socket's rings (RX, then TX), at `at` in place. */
+static int sock_map(struct pktmap_port *p, struct pkt_sock *s, uint8_t *at,
+		    size_t rx_len, size_t tx_len)
+{
+	bool want_rx = p->dir & PKTMAP_DIR_RX, want_tx = p->dir & PKTMAP_DIR_TX;
 	s->map_len = rx_len + tx_len;
 	s->map = mmap(at, s->map_len, PROT_READ | PROT_WRITE,
 		      MAP_SHARED | MAP_POPULATE | (at ? MAP_FIXED : 0), s->fd, 0);
 	if (s->map == MAP_FAILED) {
-		ret = -errno;
+		int ret = -errno;
 		s->map = NULL;
 		return pm_open_error(p, ret, "cannot map the kernel rings (%zu "
 				     "bytes): %s", s->map_len, strerror(-ret));
@@ -197,7 +212,16 @@ int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 	if (want_rx && s->v2)
 		s->rx_base = (uint32_t)((size_t)(s->rx - (uint8_t *)p->region.pool) /
 					p->region.buf_size);
+	return 0;
+}
 
+/* Bind the socket to the interface (the rings exist: frames flow from
+ * here on), join the fanout group, ask for promiscuous mode. */
+static int sock_bind(struct pktmap_port *p, struct pkt_priv *pp,
+		     struct pkt_sock *s, bool fanout)
+{
+	bool want_rx = p->dir & PKTMAP_DIR_RX;
+	int one = 1, ret;
 	if (want_rx && (pp->rx_dir & PKTMAP_RX_OUT) == 0 &&
 	    set_opt(s->fd, PACKET_IGNORE_OUTGOING, &one, sizeof(one)))
 		/* Not before Linux 4.20: then the kernel filter does it. */
@@ -238,6 +262,30 @@ int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 			       p->name, strerror(errno));
 	}
 	return 0;
+}
+
+/* Create and bind the socket of one ring; in place, its rings are mapped
+ * at `at`. Returns 0 or -errno with the open error recorded (what is
+ * half set up is the caller's to close: s->fd, s->map, s->rx_out). */
+int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
+		     struct pkt_sock *s, uint32_t rx_slots, uint32_t tx_slots,
+		     bool fanout, uint8_t *at)
+{
+	size_t rx_len = 0, tx_len = 0;
+	int ret;
+
+	s->v2 = at != NULL;
+	ret = sock_create(p, s);
+	if (!ret && (p->dir & PKTMAP_DIR_RX))
+		ret = s->v2 ? rx_ring_v2(p, pp, s, rx_slots, &rx_len) :
+			      rx_ring_v3(p, s, rx_slots, &rx_len);
+	if (!ret && (p->dir & PKTMAP_DIR_TX))
+		ret = tx_ring(p, pp, s, tx_slots, &tx_len);
+	if (!ret)
+		ret = sock_map(p, s, at, rx_len, tx_len);
+	if (!ret)
+		ret = sock_bind(p, pp, s, fanout);
+	return ret;
 }
 
 /* Reserve an address range above the pool for the kernel rings of the
