@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "packet.h"
+#include "rx_done.h"
 
 /* Copy `len` bytes of a frame made of up to three pieces (the frame may
  * gain a VLAN tag the kernel took out) into consecutive slots from
@@ -97,7 +98,6 @@ static int copy_to_slots(struct pktmap_port *p, struct pm_kring *k, uint32_t *j,
 static int rxsync_copy(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pkt_sock *s = k->priv;
-	struct netmap_ring *ring = k->ring;
 	uint32_t n = k->nslots;
 	/* Released slots come back with the buffers the application put
 	 * there (it may swap them): they must be ours before we fill them. */
@@ -185,11 +185,7 @@ static int rxsync_copy(struct pktmap_port *p, struct pm_kring *k)
 		}
 	}
 	k->hwtail = j;
-	if (pkts) {
-		pm_count(k, pkts, bytes);
-		ring->ts.tv_sec = (time_t)(last_ts / 1000000000ull);
-		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000ull / 1000);
-	}
+	pm_rx_done(k, pkts, bytes, last_ts);
 	return ret;
 }
 
@@ -340,11 +336,7 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 		last_ts = ts;
 	}
 	k->hwtail = j;
-	if (pkts) {
-		pm_count(k, pkts, bytes);
-		ring->ts.tv_sec = (time_t)(last_ts / 1000000000ull);
-		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000ull / 1000);
-	}
+	pm_rx_done(k, pkts, bytes, last_ts);
 	return ret;
 }
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rx_done.h"
 
 #define TAP_MAX_IOV 64
 #define TAP_SCRATCH 65536u
@@ -318,11 +319,7 @@ static int tap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		bytes += (uint64_t)got;
 	}
 	k->hwtail = j;
-	if (pkts) {
-		pm_count(k, pkts, bytes);
-		ring->ts.tv_sec = (time_t)(ts / 1000000000ull);
-		ring->ts.tv_usec = (suseconds_t)(ts % 1000000000ull / 1000);
-	}
+	pm_rx_done(k, pkts, bytes, ts);
 	return ret;
 }
 
