@@ -186,7 +186,7 @@ static int check_options(const struct nmreq_header *h, bool registering,
 	     o; o = (struct nmreq_option *)(uintptr_t)o->nro_next) {
 		if (++count > 64)
 			return nme_fail(EINVAL, "%s: option list too long (a loop?)",
-				    h->nr_name);
+					h->nr_name);
 		const char *what = NULL;
 		switch (o->nro_reqtype) {
 		case NETMAP_REQ_OPT_EXTMEM:
@@ -210,7 +210,7 @@ static int check_options(const struct nmreq_header *h, bool registering,
 		default:
 			o->nro_status = EOPNOTSUPP;
 			nme_fail(EOPNOTSUPP, "%s: unknown option %u", h->nr_name,
-			     o->nro_reqtype);
+				 o->nro_reqtype);
 			ret = -1;
 			continue;
 		}
@@ -292,12 +292,12 @@ static struct nme_bind *bind_get(const struct nme_req *r,
 	if (b && (b->excl || excl || r->offsets)) {
 		pthread_mutex_unlock(&bind_lock);
 		nme_fail(EBUSY, "%s: %s", shown, b->excl ?
-		     "its rings are bound by another open that asked for them "
-		     "alone (/x, NR_EXCLUSIVE)" : excl ?
-		     "its rings are bound by another open: /x (NR_EXCLUSIVE) "
-		     "needs them unbound" :
-		     "buffer offsets need the rings unshared: close the other "
-		     "open of this port");
+			 "its rings are bound by another open that asked for them "
+			 "alone (/x, NR_EXCLUSIVE)" : excl ?
+			 "its rings are bound by another open: /x (NR_EXCLUSIVE) "
+			 "needs them unbound" :
+			 "buffer offsets need the rings unshared: close the other "
+			 "open of this port");
 		return NULL;
 	}
 	*shared = b != NULL;
@@ -331,7 +331,7 @@ static int do_register(struct nme_file *f, struct nme_req *r)
 	struct pktmap_info info;
 	if (f->port)
 		return nme_fail(EBUSY, "netmap:%s: this file descriptor is already "
-			    "bound to %s", r->name, f->name);
+				"bound to %s", r->name, f->name);
 	bool shared = false;
 	f->bind = bind_get(r, &info, &shared);
 	if (!f->bind)
@@ -349,7 +349,7 @@ static int do_register(struct nme_file *f, struct nme_req *r)
 		f->bind = NULL;
 		f->port = NULL;
 		return nme_fail(ENOMEM, "netmap:%s: too many ports in one memory",
-			    r->name);
+				r->name);
 	}
 	m->used[slot] = 1;
 	m->ports++;
@@ -449,9 +449,9 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 		int v = h->nr_version;
 		h->nr_version = NETMAP_API;
 		return nme_fail(EINVAL, "%.*s: API mismatch: the program speaks "
-			    "netmap API %d, pktmap %d..%d",
-			    NETMAP_REQ_IFNAMSIZ, h->nr_name, v, NETMAP_MIN_API,
-			    NETMAP_MAX_API);
+				"netmap API %d, pktmap %d..%d",
+				NETMAP_REQ_IFNAMSIZ, h->nr_name, v, NETMAP_MIN_API,
+				NETMAP_MAX_API);
 	}
 	if (h->nr_reserved)
 		return nme_fail(EINVAL, "NIOCCTRL: nr_reserved must be zero");
@@ -514,14 +514,14 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 		if (ph->nr_hdr_len == 0)
 			return 0;
 		return nme_fail(EINVAL, "%s: virtio-net headers are not available "
-			    "on pktmap ports", h->nr_name);
+				"on pktmap ports", h->nr_name);
 	}
 	case NETMAP_REQ_POOLS_INFO_GET: {
 		struct nmreq_pools_info *pl = body;
 		if (!f->port)
 			return nme_fail(ENXIO, "%s: POOLS_INFO_GET on a file descriptor "
-				    "that is not bound (register first)",
-				    h->nr_name);
+					"that is not bound (register first)",
+					h->nr_name);
 		struct pktmap_info info = { .sz = sizeof(info) };
 		pktmap_info(f->port, &info);
 		memset(pl, 0, sizeof(*pl));
@@ -547,10 +547,10 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 	case NETMAP_REQ_SYNC_KLOOP_STOP:
 	case NETMAP_REQ_CSB_ENABLE:
 		return nme_fail(EOPNOTSUPP, "%s: CSB/kloop (sync in a kernel loop) "
-			    "is not available on pktmap", h->nr_name);
+				"is not available on pktmap", h->nr_name);
 	default:
 		return nme_fail(EINVAL, "%s: unknown request type %u", h->nr_name,
-			    h->nr_reqtype);
+				h->nr_reqtype);
 	}
 }
 
@@ -590,7 +590,7 @@ static int legacy_vale(struct nmreq *nmr, char *name)
 		return vale(NETMAP_REQ_VALE_POLLING_ENABLE, nm, NULL);
 	default: /* REGOPS */
 		return nme_fail(EOPNOTSUPP, "%s: NETMAP_BDG_REGOPS (a kernel lookup "
-			    "function) is not available on pktmap", name);
+				"function) is not available on pktmap", name);
 	}
 }
 
@@ -603,8 +603,8 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 		int v = (int)nmr->nr_version;
 		nmr->nr_version = NETMAP_API;
 		return nme_fail(EINVAL, "%.*s: API mismatch: the program speaks "
-			    "netmap API %d, pktmap 11..%d", IFNAMSIZ,
-			    nmr->nr_name, v, NETMAP_MAX_API);
+				"netmap API %d, pktmap 11..%d", IFNAMSIZ,
+				nmr->nr_name, v, NETMAP_MAX_API);
 	}
 	char name[IFNAMSIZ + 1];
 	memcpy(name, nmr->nr_name, IFNAMSIZ);
@@ -621,10 +621,10 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 	if (nmr->nr_cmd == NETMAP_PT_HOST_CREATE ||
 	    nmr->nr_cmd == NETMAP_PT_HOST_DELETE)
 		return nme_fail(EOPNOTSUPP, "%s: ptnetmap (netmap passthrough to a "
-			    "VM) is not available on pktmap", name);
+				"VM) is not available on pktmap", name);
 	if (nmr->nr_cmd)
 		return nme_fail(EOPNOTSUPP, "%s: legacy command %u is not available "
-			    "on pktmap", name, nmr->nr_cmd);
+				"on pktmap", name, nmr->nr_cmd);
 
 	struct nme_req r = { .name = name, .mem_id = nmr->nr_arg2,
 			     .extra_bufs = nmr->nr_arg3,
@@ -687,8 +687,8 @@ int nme_ioctl(int fd, unsigned long req, void *arg)
 	case NIOCRXSYNC:
 		if (!f->port)
 			return nme_fail(ENXIO, "NIOC%sSYNC on a file descriptor that "
-				    "is not bound to a port",
-				    req == NIOCTXSYNC ? "TX" : "RX");
+					"is not bound to a port",
+					req == NIOCTXSYNC ? "TX" : "RX");
 		r = req == NIOCTXSYNC ? nme_f_txsync(f) : nme_f_rxsync(f);
 		if (r < 0) {
 			errno = -r;
@@ -726,8 +726,8 @@ void *nme_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	}
 	if (off != 0 || len == 0 || len > NME_MEM_SIZE || (flags & MAP_FIXED)) {
 		nme_fail(EINVAL, "%s: mmap of %zu bytes at offset %lld: the memory "
-		     "is %zu bytes from offset 0 (nr_memsize)", f->name, len,
-		     (long long)off, NME_MEM_SIZE);
+			 "is %zu bytes from offset 0 (nr_memsize)", f->name, len,
+			 (long long)off, NME_MEM_SIZE);
 		return MAP_FAILED;
 	}
 	pthread_mutex_lock(&nme_lock);

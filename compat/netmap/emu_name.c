@@ -51,67 +51,75 @@ void nme_shown_name(const char *n, char *out, size_t len)
 		 n);
 }
 
-/* Build the pktmap name for a request. Returns 0 or -1 with errno and the
- * one-line reason recorded. */
-int nme_map_name(const struct nme_req *r, char *out, size_t len)
+/* What kind of name a request gave. */
+struct nme_kind {
+	bool pipe;    /* a pipe: its rings and buffers are ours to size */
+	bool native;  /* a pktmap name given as is (or a vale port) */
+	bool vale;    /* valeX:Y */
+};
+
+/* What pktmap cannot do for a request, whatever its name. Returns 0 or
+ * -1 with errno and the reason. */
+static int check_request(const struct nme_req *r, const char *n,
+			 const char *shown)
 {
-	const char *n = r->name;
-	char shown[NETMAP_REQ_IFNAMSIZ + 8];
-	nme_shown_name(n, shown, sizeof(shown));
-	if (strncmp(n, "netmap:", 7) == 0)
-		n += 7;
-	out[0] = 0;
 	if (!n[0])
 		return nme_fail(EINVAL, "%s: empty port name", shown);
 	if (r->flags & (NR_MONITOR_TX | NR_MONITOR_RX | NR_ZCOPY_MON))
 		return nme_fail(EOPNOTSUPP,
-			    "%s: monitor ports (/t /r /z) are not available on "
-			    "pktmap (capture with 'pktmap capture' instead)", shown);
+				"%s: monitor ports (/t /r /z) are not available on "
+				"pktmap (capture with 'pktmap capture' instead)", shown);
 	if (r->mode == NR_REG_NULL)
 		return nme_fail(EOPNOTSUPP,
-			    "%s: NR_REG_NULL (memory without rings) is not "
-			    "available on pktmap", shown);
+				"%s: NR_REG_NULL (memory without rings) is not "
+				"available on pktmap", shown);
 	if (r->mode > NR_REG_ONE_SW)
 		return nme_fail(EINVAL, "%s: unknown nr_mode %u", shown, r->mode);
+	return 0;
+}
 
-	bool pipe = false;
-	bool native = false;
+/* The port itself: a vale port, a pktmap name, a pipe or an interface.
+ * Writes it to out, sets *kd. Returns 0 or -1 with errno and the
+ * reason. */
+static int base_name(const struct nme_req *r, const char *n, const char *shown,
+		     char *out, size_t len, struct nme_kind *kd)
+{
 	for (size_t i = 0; i < sizeof(pktmap_prefixes) / sizeof(*pktmap_prefixes); i++)
 		if (strncmp(n, pktmap_prefixes[i], strlen(pktmap_prefixes[i])) == 0)
-			native = true;
+			kd->native = true;
 	const char *brace = strpbrk(n, "{}");
 	char old_pipe[NETMAP_REQ_IFNAMSIZ + 16];
-	if (!native && !brace && (r->mode == NR_REG_PIPE_MASTER ||
-				  r->mode == NR_REG_PIPE_SLAVE)) {
+	if (!kd->native && !brace && (r->mode == NR_REG_PIPE_MASTER ||
+				      r->mode == NR_REG_PIPE_SLAVE)) {
 		/* The old way to name a pipe: nr_mode and nr_ringid. */
 		snprintf(old_pipe, sizeof(old_pipe), "%s%c%u", n,
 			 r->mode == NR_REG_PIPE_MASTER ? '{' : '}', r->ringid);
 		n = old_pipe;
 		brace = strpbrk(n, "{}");
 	}
-	bool vale = strncmp(n, NM_BDG_NAME, 4) == 0 && strchr(n, ':');
-	if (vale) {
+	kd->vale = strncmp(n, NM_BDG_NAME, 4) == 0 && strchr(n, ':');
+	if (kd->vale) {
 		/* valeX:PORT: a port of the switch `pktmap switch valeX` (a
 		 * memory of its own: @N does not apply) */
 		if (r->mode != NR_REG_ALL_NIC && r->mode != NR_REG_DEFAULT)
 			return nme_fail(EOPNOTSUPP, "%s: a vale port has one ring "
-				    "pair: no -N ^ * modes", shown);
+					"pair: no -N ^ * modes", shown);
 		snprintf(out, len, "%s", n);
-		native = true;
-	} else if (native) {
+		kd->native = true;
+	} else if (kd->native) {
 		/* A pktmap name given as is (an extension: "netmap:pipe:x{0"). */
 		snprintf(out, len, "%s", n);
-		pipe = strncmp(n, "pipe:", 5) == 0;
+		kd->pipe = strncmp(n, "pipe:", 5) == 0;
 	} else if (brace) {
 		/* NAME{ID / NAME}ID: a pipe; netmap allows any identifier as
 		 * ID, pktmap numbers pipes 0..4095: other ids become pipe 0
 		 * of a pipe named NAME.ID (a memory of its own unless @N). */
-		pipe = true;
+		kd->pipe = true;
 		int nl = (int)(brace - n);
 		const char *id = brace + 1;
 		if (nl == 0)
 			return nme_fail(EINVAL, "%s: a pipe needs a name before '%c'",
-				    shown, *brace);
+					shown, *brace);
 		if (!*id || (all_digits(id) && strlen(id) <= 4 && atoi(id) <= 4095))
 			snprintf(out, len, "pipe:%.*s%c%s", nl, n, *brace,
 				 *id ? id : "0");
@@ -123,11 +131,17 @@ int nme_map_name(const struct nme_req *r, char *out, size_t len)
 			map = "xdp";
 		if (strcmp(map, "xdp") != 0 && strcmp(map, "pkt") != 0)
 			return nme_fail(EINVAL,
-				    "%s: PKTMAP_NETMAP_MAP=%s: use xdp or pkt",
-				    shown, map);
+					"%s: PKTMAP_NETMAP_MAP=%s: use xdp or pkt",
+					shown, map);
 		snprintf(out, len, "%s:%s", map, n);
 	}
+	return 0;
+}
 
+/* The rings bound (-N ^ ^N *) and the direction (/T /R). Returns 0, or
+ * -1 when the name is too long. */
+static int append_rings(const struct nme_req *r, char *out, size_t len)
+{
 	int bad = 0;
 	switch (r->mode) {
 	case NR_REG_DEFAULT:
@@ -149,36 +163,44 @@ int nme_map_name(const struct nme_req *r, char *out, size_t len)
 	case NR_REG_PIPE_SLAVE:
 		break; /* folded into the name above */
 	}
-	if (r->flags & NR_TX_RINGS_ONLY && r->flags & NR_RX_RINGS_ONLY)
-		return nme_fail(EINVAL, "%s: both NR_TX_RINGS_ONLY and "
-			    "NR_RX_RINGS_ONLY", shown);
 	if (r->flags & NR_TX_RINGS_ONLY)
 		bad |= appendf(out, len, "/T");
 	if (r->flags & NR_RX_RINGS_ONLY)
 		bad |= appendf(out, len, "/R");
-	if (r->mem_id && !vale) {
-		/* @N: the memory this process knows by that id (a region of
-		 * any name: "@mem:"), else region memN, which other processes
-		 * reach by the same @N; a private memory cannot be joined:
-		 * the port gets one of its own and says so in nr_mem_id. */
-		char region[64] = "";
-		bool known = nme_mem_region_of_id(r->mem_id, region,
-						  sizeof(region));
-		if (!known)
-			bad |= appendf(out, len, "@%u", r->mem_id);
-		else if (region[0])
-			bad |= appendf(out, len, "@mem:%s", region);
-	}
+	return bad;
+}
+
+/* @N: the memory this process knows by that id (a region of any name:
+ * "@mem:"), else region memN, which other processes reach by the same
+ * @N; a private memory cannot be joined: the port gets one of its own and
+ * says so in nr_mem_id. Returns 0, or -1 when the name is too long. */
+static int append_mem(const struct nme_req *r, char *out, size_t len)
+{
+	char region[64] = "";
+	bool known = nme_mem_region_of_id(r->mem_id, region, sizeof(region));
+	if (!known)
+		return appendf(out, len, "@%u", r->mem_id);
+	if (region[0])
+		return appendf(out, len, "@mem:%s", region);
+	return 0;
+}
+
+/* @conf: the ring sizes asked, and for a pipe this open may create, the
+ * region's buffers. Returns 0, or -1 when the name is too long. */
+static int append_conf(const struct nme_req *r, const struct nme_kind *kd,
+		       char *out, size_t len)
+{
 	char conf[160] = "";
+	int bad = 0;
 	if (r->tx_slots)
 		bad |= appendf(conf, sizeof(conf), ",tx-slots=%u", r->tx_slots);
 	if (r->rx_slots)
 		bad |= appendf(conf, sizeof(conf), ",rx-slots=%u", r->rx_slots);
-	if (pipe && r->tx_rings)
+	if (kd->pipe && r->tx_rings)
 		bad |= appendf(conf, sizeof(conf), ",tx-rings=%u", r->tx_rings);
-	if (pipe && r->rx_rings)
+	if (kd->pipe && r->rx_rings)
 		bad |= appendf(conf, sizeof(conf), ",rx-rings=%u", r->rx_rings);
-	if (pipe && !native) {
+	if (kd->pipe && !kd->native) {
 		/* netmap's memories are large and shared: another pipe in
 		 * the same @N, or extra buffers asked by a later open, must
 		 * find room in a region the first open creates. The file is
@@ -207,6 +229,29 @@ int nme_map_name(const struct nme_req *r, char *out, size_t len)
 	}
 	if (conf[0])
 		bad |= appendf(out, len, "@conf:%s", conf + 1);
+	return bad;
+}
+
+/* Build the pktmap name for a request. Returns 0 or -1 with errno and the
+ * one-line reason recorded. */
+int nme_map_name(const struct nme_req *r, char *out, size_t len)
+{
+	const char *n = r->name;
+	char shown[NETMAP_REQ_IFNAMSIZ + 8];
+	struct nme_kind kd = { 0 };
+	nme_shown_name(n, shown, sizeof(shown));
+	if (strncmp(n, "netmap:", 7) == 0)
+		n += 7;
+	out[0] = 0;
+	if (check_request(r, n, shown) || base_name(r, n, shown, out, len, &kd))
+		return -1;
+	if (r->flags & NR_TX_RINGS_ONLY && r->flags & NR_RX_RINGS_ONLY)
+		return nme_fail(EINVAL, "%s: both NR_TX_RINGS_ONLY and "
+				"NR_RX_RINGS_ONLY", shown);
+	int bad = append_rings(r, out, len);
+	if (r->mem_id && !kd.vale)
+		bad |= append_mem(r, out, len);
+	bad |= append_conf(r, &kd, out, len);
 	if (bad)
 		return nme_fail(ENAMETOOLONG, "%s: name too long", shown);
 	return 0;

@@ -127,17 +127,17 @@ int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
 	uint32_t usable = info->buf_usable ? info->buf_usable : info->buf_size;
 	if (bits > 64)
 		return nme_fail(EINVAL, "%s: offsets of %u bits (at most 64)", f->name,
-			    bits);
+				bits);
 	if (opt->nro_max_offset < opt->nro_initial_offset)
 		opt->nro_max_offset = opt->nro_initial_offset;
 	if (opt->nro_max_offset > mask)
 		return nme_fail(EINVAL, "%s: offsets up to %llu do not fit in %u bits",
-			    f->name, (unsigned long long)opt->nro_max_offset,
-			    bits);
+				f->name, (unsigned long long)opt->nro_max_offset,
+				bits);
 	if (opt->nro_max_offset + 1514 > usable)
 		return nme_fail(EINVAL, "%s: offsets up to %llu leave no room for a "
-			    "1514-byte frame in buffers of %u bytes", f->name,
-			    (unsigned long long)opt->nro_max_offset, usable);
+				"1514-byte frame in buffers of %u bytes", f->name,
+				(unsigned long long)opt->nro_max_offset, usable);
 	struct netmap_if *nifp = f->nifp;
 	uint32_t ntx = nifp->ni_tx_rings + nifp->ni_host_tx_rings;
 	uint32_t nall = ntx + nifp->ni_rx_rings + nifp->ni_host_rx_rings;
