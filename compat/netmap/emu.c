@@ -441,7 +441,9 @@ static int vale(uint16_t reqtype, char *name, void *body)
 	return ret ? nme_fail(-ret, "%s", err) : 0;
 }
 
-static int ctrl(struct nme_file *f, struct nmreq_header *h)
+/* NIOCCTRL's header: the API version, the reserved word, the name.
+ * Returns 0 or -1 with errno and the reason. */
+static int check_header(struct nmreq_header *h)
 {
 	if (!h)
 		return nme_fail(EFAULT, "NIOCCTRL without a request");
@@ -457,6 +459,72 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 		return nme_fail(EINVAL, "NIOCCTRL: nr_reserved must be zero");
 	if (memchr(h->nr_name, 0, sizeof(h->nr_name)) == NULL)
 		return nme_fail(EINVAL, "NIOCCTRL: nr_name is not terminated");
+	return 0;
+}
+
+/* NETMAP_REQ_REGISTER: bind the file to a port; the answer in *reg. */
+static int ctrl_register(struct nme_file *f, struct nmreq_header *h,
+			 struct nmreq_register *reg)
+{
+	struct nmreq_opt_offsets *offsets = NULL;
+	if (check_options(h, true, &offsets))
+		return -1;
+	struct nme_req r = {
+		.offsets = offsets,
+		.name = h->nr_name,
+		.mode = reg->nr_mode,
+		.ringid = reg->nr_ringid,
+		.flags = reg->nr_flags,
+		.mem_id = reg->nr_mem_id,
+		.tx_slots = reg->nr_tx_slots,
+		.rx_slots = reg->nr_rx_slots,
+		.tx_rings = reg->nr_tx_rings,
+		.rx_rings = reg->nr_rx_rings,
+		.extra_bufs = reg->nr_extra_bufs,
+	};
+	if (do_register(f, &r))
+		return -1;
+	reg->nr_offset = (uint64_t)f->slot * NME_IF_SLOT;
+	reg->nr_memsize = NME_MEM_SIZE;
+	reg->nr_tx_slots = r.tx_slots;
+	reg->nr_rx_slots = r.rx_slots;
+	reg->nr_tx_rings = (uint16_t)r.tx_rings;
+	reg->nr_rx_rings = (uint16_t)r.rx_rings;
+	reg->nr_host_tx_rings = (uint16_t)r.host_tx_rings;
+	reg->nr_host_rx_rings = (uint16_t)r.host_rx_rings;
+	reg->nr_mem_id = r.mem_id;
+	reg->nr_extra_bufs = r.extra_bufs;
+	return 0;
+}
+
+/* NETMAP_REQ_POOLS_INFO_GET on a bound file. */
+static int pools_info(struct nme_file *f, struct nmreq_header *h,
+		      struct nmreq_pools_info *pl)
+{
+	if (!f->port)
+		return nme_fail(ENXIO, "%s: POOLS_INFO_GET on a file descriptor "
+				"that is not bound (register first)",
+				h->nr_name);
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(f->port, &info);
+	memset(pl, 0, sizeof(*pl));
+	pl->nr_memsize = NME_MEM_SIZE;
+	pl->nr_mem_id = f->mem->id;
+	pl->nr_if_pool_objtotal = NME_IF_SLOTS;
+	pl->nr_if_pool_objsize = NME_IF_SLOT;
+	/* Rings and buffers are not in the mapping: each ring's
+	 * buf_ofs points at the buffers wherever they are. */
+	pl->nr_buf_pool_objtotal = info.bufs;
+	pl->nr_buf_pool_objsize = info.buf_size;
+	return 0;
+}
+
+/* NIOCCTRL: one request of netmap's new API, by type. Returns 0 or -1
+ * with errno and the reason. */
+static int ctrl(struct nme_file *f, struct nmreq_header *h)
+{
+	if (check_header(h))
+		return -1;
 	void *body = (void *)(uintptr_t)h->nr_body;
 	if (!body && h->nr_reqtype != NETMAP_REQ_SYNC_KLOOP_STOP &&
 	    h->nr_reqtype != NETMAP_REQ_VALE_DELIF &&
@@ -464,38 +532,8 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 		return nme_fail(EINVAL, "%s: request without a body", h->nr_name);
 
 	switch (h->nr_reqtype) {
-	case NETMAP_REQ_REGISTER: {
-		struct nmreq_register *reg = body;
-		struct nmreq_opt_offsets *offsets = NULL;
-		if (check_options(h, true, &offsets))
-			return -1;
-		struct nme_req r = {
-			.offsets = offsets,
-			.name = h->nr_name,
-			.mode = reg->nr_mode,
-			.ringid = reg->nr_ringid,
-			.flags = reg->nr_flags,
-			.mem_id = reg->nr_mem_id,
-			.tx_slots = reg->nr_tx_slots,
-			.rx_slots = reg->nr_rx_slots,
-			.tx_rings = reg->nr_tx_rings,
-			.rx_rings = reg->nr_rx_rings,
-			.extra_bufs = reg->nr_extra_bufs,
-		};
-		if (do_register(f, &r))
-			return -1;
-		reg->nr_offset = (uint64_t)f->slot * NME_IF_SLOT;
-		reg->nr_memsize = NME_MEM_SIZE;
-		reg->nr_tx_slots = r.tx_slots;
-		reg->nr_rx_slots = r.rx_slots;
-		reg->nr_tx_rings = (uint16_t)r.tx_rings;
-		reg->nr_rx_rings = (uint16_t)r.rx_rings;
-		reg->nr_host_tx_rings = (uint16_t)r.host_tx_rings;
-		reg->nr_host_rx_rings = (uint16_t)r.host_rx_rings;
-		reg->nr_mem_id = r.mem_id;
-		reg->nr_extra_bufs = r.extra_bufs;
-		return 0;
-	}
+	case NETMAP_REQ_REGISTER:
+		return ctrl_register(f, h, body);
 	case NETMAP_REQ_PORT_INFO_GET: {
 		struct nmreq_port_info_get *pi = body;
 		if (check_options(h, false, NULL))
@@ -516,25 +554,8 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 		return nme_fail(EINVAL, "%s: virtio-net headers are not available "
 				"on pktmap ports", h->nr_name);
 	}
-	case NETMAP_REQ_POOLS_INFO_GET: {
-		struct nmreq_pools_info *pl = body;
-		if (!f->port)
-			return nme_fail(ENXIO, "%s: POOLS_INFO_GET on a file descriptor "
-					"that is not bound (register first)",
-					h->nr_name);
-		struct pktmap_info info = { .sz = sizeof(info) };
-		pktmap_info(f->port, &info);
-		memset(pl, 0, sizeof(*pl));
-		pl->nr_memsize = NME_MEM_SIZE;
-		pl->nr_mem_id = f->mem->id;
-		pl->nr_if_pool_objtotal = NME_IF_SLOTS;
-		pl->nr_if_pool_objsize = NME_IF_SLOT;
-		/* Rings and buffers are not in the mapping: each ring's
-		 * buf_ofs points at the buffers wherever they are. */
-		pl->nr_buf_pool_objtotal = info.bufs;
-		pl->nr_buf_pool_objsize = info.buf_size;
-		return 0;
-	}
+	case NETMAP_REQ_POOLS_INFO_GET:
+		return pools_info(f, h, body);
 	case NETMAP_REQ_VALE_ATTACH:
 	case NETMAP_REQ_VALE_DETACH:
 	case NETMAP_REQ_VALE_LIST:
