@@ -103,20 +103,6 @@ void nme_off_rx_post(struct nme_file *f)
 	}
 }
 
-int nme_f_txsync(struct nme_file *f)
-{
-	nme_off_tx(f);
-	return pktmap_txsync(f->port);
-}
-
-int nme_f_rxsync(struct nme_file *f)
-{
-	nme_off_rx_pre(f);
-	int r = pktmap_rxsync(f->port);
-	nme_off_rx_post(f);
-	return r;
-}
-
 /* Set up offsets for f's bound rings: mask, the initial offset in every
  * slot. Returns 0 or -1 with errno and the reason. */
 int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,

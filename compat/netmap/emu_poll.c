@@ -31,11 +31,11 @@ static void poll_presync(struct nme_file *f, short events)
 {
 	if (!(events & POLLOUT) && !(f->flags & NR_NO_TX_POLL))
 		nme_f_txsync(f);
-	else
+	else if (f->off)
 		nme_off_tx(f); /* pktmap_poll_many() txsyncs for POLLOUT */
 	if (!(events & POLLIN) && (f->flags & NR_DO_RX_POLL))
 		nme_f_rxsync(f);
-	else
+	else if (f->off)
 		nme_off_rx_pre(f);
 }
 

@@ -97,7 +97,24 @@ void nme_off_free(struct nme_file *f);
 void nme_off_tx(struct nme_file *f);
 void nme_off_rx_pre(struct nme_file *f);
 void nme_off_rx_post(struct nme_file *f);
-int nme_f_txsync(struct nme_file *f);
-int nme_f_rxsync(struct nme_file *f);
+
+/* A sync of the file's port, the packets moved to and from their offsets
+ * around it (a look at f->off only, for programs that use none). */
+static inline int nme_f_txsync(struct nme_file *f)
+{
+	if (f->off)
+		nme_off_tx(f);
+	return pktmap_txsync(f->port);
+}
+
+static inline int nme_f_rxsync(struct nme_file *f)
+{
+	if (f->off)
+		nme_off_rx_pre(f);
+	int r = pktmap_rxsync(f->port);
+	if (f->off)
+		nme_off_rx_post(f);
+	return r;
+}
 
 #endif /* PKTMAP_COMPAT_NETMAP_EMU_PRIV_H */
