@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * The end of an rxsync, shared by the back ends that fill RX slots
- * themselves (packet_rx.c, tap.c, pcap.c).
+ * The steps the syncs share of the back ends that copy between the
+ * netmap rings and a kernel ring, a device or a file (packet_rx.c,
+ * packet_tx.c, tap.c, pcap.c).
  */
-#ifndef PKTMAP_PORTS_RX_DONE_H
-#define PKTMAP_PORTS_RX_DONE_H
+#ifndef PKTMAP_PORTS_COPY_SYNC_H
+#define PKTMAP_PORTS_COPY_SYNC_H
 
 #include "internal.h"
 
@@ -21,4 +22,27 @@ static inline void pm_rx_done(struct pm_kring *k, uint64_t pkts,
 	k->ring->ts.tv_usec = (suseconds_t)(ts_ns % 1000000000ull / 1000);
 }
 
-#endif /* PKTMAP_PORTS_RX_DONE_H */
+/* The end of the packet that starts at slot i of a TX ring: a chain
+ * (NS_MOREFRAG) is sent whole, and only once the application has
+ * submitted all of it. Sets *end to the slot after its last one; returns
+ * false while the chain goes on past head (a chain as long as the ring
+ * allows is taken as it is). */
+static inline bool pm_tx_chain_end(struct netmap_ring *ring, uint32_t i,
+				   uint32_t head, uint32_t n, uint32_t *end)
+{
+	uint32_t e = i, cnt = 0;
+	bool complete = false;
+	while (e != head) {
+		uint16_t fl = PM_READ_ONCE(ring->slot[e].flags);
+		e = e + 1 == n ? 0 : e + 1;
+		cnt++;
+		if (!(fl & NS_MOREFRAG)) {
+			complete = true;
+			break;
+		}
+	}
+	*end = e;
+	return complete || cnt >= n - 1;
+}
+
+#endif /* PKTMAP_PORTS_COPY_SYNC_H */

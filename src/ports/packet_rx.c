@@ -40,8 +40,8 @@
 #include <linux/if_ether.h>
 #include <string.h>
 
+#include "copy_sync.h"
 #include "packet.h"
-#include "rx_done.h"
 
 /* Copy `len` bytes of a frame made of up to three pieces (the frame may
  * gain a VLAN tag the kernel took out) into consecutive slots from

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "copy_sync.h"
 #include "packet.h"
 
 /* The MTU may have changed since open: read it again (only for frames
@@ -67,20 +68,8 @@ int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	while (i != head) {
 		if (s->tx_inflight == s->tx_nframes)
 			break; /* kernel ring full: the rest waits */
-		/* Find the end of the packet: a chain is sent whole, and only
-		 * once the application has submitted all of it. */
-		uint32_t e = i, cnt = 0;
-		bool complete = false;
-		while (e != head) {
-			uint16_t fl = PM_READ_ONCE(ring->slot[e].flags);
-			e = e + 1 == n ? 0 : e + 1;
-			cnt++;
-			if (!(fl & NS_MOREFRAG)) {
-				complete = true;
-				break;
-			}
-		}
-		if (!complete && cnt < n - 1)
+		uint32_t e;
+		if (!pm_tx_chain_end(ring, i, head, n, &e))
 			break; /* the rest of the chain is not submitted yet */
 		uint8_t *dst = tx_frame(s, s->tx_fill) + s->tx_off;
 		uint32_t flen = 0;

@@ -29,7 +29,7 @@
 
 #include "internal.h"
 #include "pcapfile.h"
-#include "rx_done.h"
+#include "copy_sync.h"
 
 struct pcap_priv {
 	struct pm_pcapr *rd;     /* RX: the file being read */

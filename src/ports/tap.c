@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rx_done.h"
+#include "copy_sync.h"
 
 #define TAP_MAX_IOV 64
 #define TAP_SCRATCH 65536u
@@ -334,18 +334,8 @@ static int tap_txsync(struct pktmap_port *p, struct pm_kring *k)
 	struct iovec iov[TAP_MAX_IOV];
 
 	while (i != head) {
-		uint32_t e = i, cnt = 0;
-		bool complete = false;
-		while (e != head) {
-			uint16_t fl = PM_READ_ONCE(ring->slot[e].flags);
-			e = e + 1 == n ? 0 : e + 1;
-			cnt++;
-			if (!(fl & NS_MOREFRAG)) {
-				complete = true;
-				break;
-			}
-		}
-		if (!complete && cnt < n - 1)
+		uint32_t e;
+		if (!pm_tx_chain_end(ring, i, head, n, &e))
 			break; /* the rest of the chain is not submitted yet */
 		uint32_t niov = 0, flen = 0;
 		bool invalid = false, drop = false;
