@@ -21,7 +21,8 @@
 
 #define NME_EXPORT __attribute__((visibility("default")))
 
-/* The libc functions the emulation stands in front of (interpose.c). */
+/* The libc functions the emulation stands in front of (interpose.c),
+ * looked up in libc itself (libc.c). */
 struct nme_libc {
 	int (*open)(const char *, int, ...);
 	int (*openat)(int, const char *, int, ...);
