@@ -12,10 +12,7 @@
 
 #include "emu_priv.h"
 
-/* The epoll registrations of netmap descriptors, and the count of the
- * others per epoll set. */
-static pthread_mutex_t ep_lock = PTHREAD_MUTEX_INITIALIZER;
-
+/* ------------------------------------------------------------------ */
 /* poll: netmap's rules over pktmap_poll_many() */
 
 static int64_t now_ms(void)
@@ -219,6 +216,9 @@ struct nme_epset {
 	struct nme_epset *next;
 };
 static struct nme_epset *epsets;
+/* The lock of the two lists (theirs alone: the epoll side shares no
+ * state with the files but their table, read lock-free). */
+static pthread_mutex_t ep_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct nme_epset *epset(int epfd, bool create)
 {
