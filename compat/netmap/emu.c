@@ -772,16 +772,6 @@ static void file_put(struct nme_file *f)
 	free(f);
 }
 
-int nme_close(int fd)
-{
-	struct nme_file *f = nme_get(fd);
-	if (f) {
-		atomic_store_explicit(&nme_files[fd], NULL, memory_order_release);
-		file_put(f);
-	}
-	return nme_libc.close(fd);
-}
-
 void nme_close_table_only(int fd)
 {
 	struct nme_file *f = nme_get(fd);

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The libc calls a netmap program makes on /dev/netmap, answered by the
- * emulation (emu.c); every other call goes to libc (libc.c) untouched. They are
- * exported as pktmap_nmfd_*() (<net/netmap_fd.h>): a program built with
- * `pkg-config pktmap-netmap` reaches them because netmap's headers
- * rename its calls, and `pktmap netmap-run` preloads preload.c, whose
+ * emulation (emu.c); every other call goes to libc (libc.c) untouched.
+ * They are exported as pktmap_nmfd_*() (<net/netmap_fd.h>): a program
+ * built with `pkg-config pktmap-netmap` reaches them because netmap's
+ * headers rename its calls, and `pktmap netmap-run` preloads preload.c, whose
  * open, ioctl, mmap, poll, ... are libc's names over these. The library
  * itself takes no libc name. Descriptors that are not netmap's cost one
  * table lookup.
  */
 #undef _FORTIFY_SOURCE
 #undef _FILE_OFFSET_BITS /* define open and open64, mmap and mmap64 apart */
-#include <dlfcn.h>
-#include <gnu/lib-names.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -276,9 +274,12 @@ NME_EXPORT int pktmap_nmfd_close(int fd)
 {
 	nme_libc_init();
 	if (nme_owns(fd)) {
-		/* The kernel drops a closed descriptor from every epoll set. */
+		/* Out of the table first (an epoll_ctl racing with the close
+		 * sees a plain descriptor), then out of every epoll set, as
+		 * the kernel drops a closed descriptor, then closed. */
+		nme_close_table_only(fd);
 		nme_epoll_forget_fd(fd);
-		return nme_close(fd);
+		return nme_libc.close(fd);
 	}
 	nme_epoll_forget(fd);
 	return nme_libc.close(fd);
@@ -297,8 +298,8 @@ NME_EXPORT int pktmap_nmfd_dup2(int fd, int to)
 {
 	nme_libc_init();
 	if (fd != to && nme_owns(to)) {
-		nme_epoll_forget_fd(to);
 		nme_close_table_only(to);
+		nme_epoll_forget_fd(to);
 	}
 	int n = nme_libc.dup2(fd, to);
 	if (n >= 0 && fd != to && nme_owns(fd))
@@ -310,8 +311,8 @@ NME_EXPORT int pktmap_nmfd_dup3(int fd, int to, int flags)
 {
 	nme_libc_init();
 	if (fd != to && nme_owns(to)) {
-		nme_epoll_forget_fd(to);
 		nme_close_table_only(to);
+		nme_epoll_forget_fd(to);
 	}
 	int n = nme_libc.dup3(fd, to, flags);
 	if (n >= 0 && nme_owns(fd))
