@@ -21,7 +21,8 @@
 
 #define NME_EXPORT __attribute__((visibility("default")))
 
-/* The libc functions the emulation stands in front of (interpose.c). */
+/* The libc functions the emulation stands in front of (interpose.c),
+ * looked up in libc itself (libc.c). */
 struct nme_libc {
 	int (*open)(const char *, int, ...);
 	int (*openat)(int, const char *, int, ...);
@@ -56,10 +57,10 @@ int nme_ioctl(int fd, unsigned long req, void *arg);
 void *nme_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 /* munmap of a mapping nme_mmap() returned: 1 handled, 0 not ours. */
 int nme_munmap(void *addr, size_t len);
-/* close/dup on one of ours (the real fd is closed/duplicated too). */
-int nme_close(int fd);
+/* dup on one of ours (the real fd is duplicated too). */
 int nme_dup_to(int oldfd, int newfd);
-/* fd is about to be replaced by dup2/dup3: forget it, keep the real fd. */
+/* fd is about to be closed, or replaced by dup2/dup3: out of the table,
+ * the real fd kept (the caller closes it, after nme_epoll_forget_fd). */
 void nme_close_table_only(int fd);
 /* poll() over a set with at least one of ours. */
 int nme_poll(struct pollfd *fds, nfds_t n, int timeout_ms);

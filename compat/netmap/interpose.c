@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The libc calls a netmap program makes on /dev/netmap, answered by the
- * emulation (emu.c); every other call goes to libc untouched. They are
- * exported as pktmap_nmfd_*() (<net/netmap_fd.h>): a program built with
- * `pkg-config pktmap-netmap` reaches them because netmap's headers
- * rename its calls, and `pktmap netmap-run` preloads preload.c, whose
+ * emulation (emu.c); every other call goes to libc (libc.c) untouched.
+ * They are exported as pktmap_nmfd_*() (<net/netmap_fd.h>): a program
+ * built with `pkg-config pktmap-netmap` reaches them because netmap's
+ * headers rename its calls, and `pktmap netmap-run` preloads preload.c, whose
  * open, ioctl, mmap, poll, ... are libc's names over these. The library
  * itself takes no libc name. Descriptors that are not netmap's cost one
  * table lookup.
  */
 #undef _FORTIFY_SOURCE
 #undef _FILE_OFFSET_BITS /* define open and open64, mmap and mmap64 apart */
-#include <dlfcn.h>
-#include <gnu/lib-names.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -39,53 +37,6 @@
 #ifndef __clang__
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-
-static pthread_once_t libc_once = PTHREAD_ONCE_INIT;
-
-/* libc's own definition of a function: looked up in libc itself, not in
- * the global scope, where the preload object's stands first. */
-static void *next_sym(const char *name)
-{
-	static void *libc;
-	if (!libc)
-		libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
-	void *p = libc ? dlsym(libc, name) : NULL;
-	if (!p)
-		p = dlsym(RTLD_NEXT, name);
-	return p;
-}
-
-static void libc_load(void)
-{
-#define LOAD(f) *(void **)&nme_libc.f = next_sym(#f)
-	LOAD(open);
-	LOAD(openat);
-	LOAD(ioctl);
-	LOAD(mmap);
-	LOAD(munmap);
-	LOAD(poll);
-	LOAD(ppoll);
-	LOAD(select);
-	LOAD(pselect);
-	LOAD(close);
-	LOAD(dup);
-	LOAD(dup2);
-	LOAD(dup3);
-	LOAD(epoll_ctl);
-	LOAD(epoll_wait);
-	LOAD(epoll_pwait);
-#undef LOAD
-}
-
-void nme_libc_init(void)
-{
-	pthread_once(&libc_once, libc_load);
-}
-
-__attribute__((constructor)) static void interpose_init(void)
-{
-	nme_libc_init();
-}
 
 /* open(2)'s optional mode argument. */
 #define MODE_ARG(flags, mode)                                  \
@@ -322,8 +273,14 @@ NME_EXPORT int pktmap_nmfd_epoll_pwait(int epfd, struct epoll_event *evs, int ma
 NME_EXPORT int pktmap_nmfd_close(int fd)
 {
 	nme_libc_init();
-	if (nme_owns(fd))
-		return nme_close(fd);
+	if (nme_owns(fd)) {
+		/* Out of the table first (an epoll_ctl racing with the close
+		 * sees a plain descriptor), then out of every epoll set, as
+		 * the kernel drops a closed descriptor, then closed. */
+		nme_close_table_only(fd);
+		nme_epoll_forget_fd(fd);
+		return nme_libc.close(fd);
+	}
 	nme_epoll_forget(fd);
 	return nme_libc.close(fd);
 }
@@ -340,8 +297,10 @@ NME_EXPORT int pktmap_nmfd_dup(int fd)
 NME_EXPORT int pktmap_nmfd_dup2(int fd, int to)
 {
 	nme_libc_init();
-	if (fd != to && nme_owns(to))
+	if (fd != to && nme_owns(to)) {
 		nme_close_table_only(to);
+		nme_epoll_forget_fd(to);
+	}
 	int n = nme_libc.dup2(fd, to);
 	if (n >= 0 && fd != to && nme_owns(fd))
 		return nme_dup_to(fd, n);
@@ -351,8 +310,10 @@ NME_EXPORT int pktmap_nmfd_dup2(int fd, int to)
 NME_EXPORT int pktmap_nmfd_dup3(int fd, int to, int flags)
 {
 	nme_libc_init();
-	if (fd != to && nme_owns(to))
+	if (fd != to && nme_owns(to)) {
 		nme_close_table_only(to);
+		nme_epoll_forget_fd(to);
+	}
 	int n = nme_libc.dup3(fd, to, flags);
 	if (n >= 0 && nme_owns(fd))
 		return nme_dup_to(fd, n);

@@ -29,6 +29,7 @@
 
 #include "internal.h"
 #include "capfile.h"
+#include "copy_sync.h"
 
 struct pcap_priv {
 	struct pm_pcapr *rd;     /* RX: the file being read */
@@ -254,11 +255,8 @@ static int pcap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 out:
 	k->hwtail = j;
-	if (pkts) {
-		pm_count(k, pkts, bytes);
-		ring->ts.tv_sec = (time_t)(last_ts / 1000000000u);
-		ring->ts.tv_usec = (suseconds_t)(last_ts % 1000000000u / 1000u);
-	} else if (!ret && pp->rx_err) {
+	pm_rx_done(k, pkts, bytes, last_ts);
+	if (!pkts && !ret && pp->rx_err) {
 		/* Reported once, after the packets before the bad record. */
 		ret = pp->rx_err;
 		pp->rx_err = 0;

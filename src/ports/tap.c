@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "copy_sync.h"
 
 #define TAP_MAX_IOV 64
 #define TAP_SCRATCH 65536u
@@ -318,11 +319,7 @@ static int tap_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		bytes += (uint64_t)got;
 	}
 	k->hwtail = j;
-	if (pkts) {
-		pm_count(k, pkts, bytes);
-		ring->ts.tv_sec = (time_t)(ts / 1000000000ull);
-		ring->ts.tv_usec = (suseconds_t)(ts % 1000000000ull / 1000);
-	}
+	pm_rx_done(k, pkts, bytes, ts);
 	return ret;
 }
 
@@ -337,18 +334,8 @@ static int tap_txsync(struct pktmap_port *p, struct pm_kring *k)
 	struct iovec iov[TAP_MAX_IOV];
 
 	while (i != head) {
-		uint32_t e = i, cnt = 0;
-		bool complete = false;
-		while (e != head) {
-			uint16_t fl = PM_READ_ONCE(ring->slot[e].flags);
-			e = e + 1 == n ? 0 : e + 1;
-			cnt++;
-			if (!(fl & NS_MOREFRAG)) {
-				complete = true;
-				break;
-			}
-		}
-		if (!complete && cnt < n - 1)
+		uint32_t e;
+		if (!pm_tx_chain_end(ring, i, head, n, &e))
 			break; /* the rest of the chain is not submitted yet */
 		uint32_t niov = 0, flen = 0;
 		bool invalid = false, drop = false;

@@ -219,17 +219,13 @@ static int fit_memlock(struct pktmap_port *p, struct xdp_priv *xp,
 	return 0;
 }
 
-static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
-		    const struct pktmap_open_opts *o)
+/* The port's state (p->priv: what fails later is freed by close). */
+static struct xdp_priv *priv_alloc(struct pktmap_port *p,
+				   const struct pm_name *nm)
 {
-	(void)o;
-	const struct pm_conf *c = &nm->conf;
-	char err[300];
-	int ret;
-
 	struct xdp_priv *xp = calloc(1, sizeof(*xp));
 	if (!xp)
-		return -ENOMEM;
+		return NULL;
 	p->priv = xp;
 	xp->epfd = -1;
 	xp->evfd = -1;
@@ -239,7 +235,15 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	xp->rx = p->dir & PKTMAP_DIR_RX;
 	xp->tx = p->dir & PKTMAP_DIR_TX;
 	xp->busy_poll = nm->flags & PKTMAP_OPEN_BUSY_POLL;
+	return xp;
+}
 
+/* Check the name against the interface and choose the queues it binds:
+ * [lo, hi) and the host rings. Sets *mtu. */
+static int choose_queues(struct pktmap_port *p, struct xdp_priv *xp,
+			 const struct pm_name *nm, uint32_t *mtu)
+{
+	const struct pm_conf *c = &nm->conf;
 	if (c->tx_rings || c->rx_rings)
 		return pm_open_error(p, -EINVAL, "'@conf:rings' does not apply: "
 				     "an interface has the queues it has (ethtool "
@@ -255,9 +259,9 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	xp->nq = pm_xdp_queue_count(xp->ifname);
 	pm_xdp_driver_name(xp->ifname, xp->driver, sizeof(xp->driver));
 	struct ifreq ifr;
-	uint32_t mtu = 1500;
+	*mtu = 1500;
 	if (pm_if_ioctl(xp->ifname, SIOCGIFMTU, &ifr) == 0)
-		mtu = (uint32_t)ifr.ifr_mtu;
+		*mtu = (uint32_t)ifr.ifr_mtu;
 
 	xp->host = nm->reg == NR_REG_SW || nm->reg == NR_REG_ONE_SW ||
 		   nm->reg == NR_REG_NIC_SW;
@@ -278,7 +282,14 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		xp->lo = 0;
 		xp->hi = xp->nq;
 	}
+	return 0;
+}
 
+/* The buffer size, and whether a frame of this MTU needs chains. Returns
+ * the buffer size, or -errno with the open error recorded. */
+static int choose_buf_size(struct pktmap_port *p, struct xdp_priv *xp,
+			   const struct pm_conf *c, uint32_t mtu)
+{
 	/* In a region shared by name (@mem:), 4096-byte buffers, as the
 	 * other ports of such a region get them (region.c): 2048-byte
 	 * frames fit past the headroom. */
@@ -298,26 +309,18 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 				     "the MTU (ip link set dev %s mtu %u)", mtu,
 				     frame, XDP_MAX_FRAGS, usable, xp->ifname,
 				     usable * XDP_MAX_FRAGS - 18);
+	return (int)bsz;
+}
 
-	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
-	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
-	/* The kernel's RX ring is a queue in front of the netmap ring: at
-	 * least 4096 entries absorb a burst while the application is not
-	 * scheduled (20 ms at 200 kpps). The fill ring is as large: its
-	 * buffers are the ones the kernel can fill before we run again. */
-	uint32_t nb = xp->hi - xp->lo;
-	uint32_t nh = xp->host ? 1 : 0;
-	xp->rx_size = pow2_at_least(rxs < XDP_MIN_RX_RING ? XDP_MIN_RX_RING : rxs);
-	ret = fit_memlock(p, xp, c, nb + nh, bsz, &rxs, &txs);
-	if (ret)
-		return ret;
-	xp->tx_size = pow2_at_least(txs);
-	xp->fq_size = xp->rx_size;
-	xp->cq_size = xp->tx_size; /* >= the slots that can be in flight */
-	xp->free_cap = xp->rx ? nb * xp->fq_size : 0;
-
+/* The region (the UMEM): private unless @mem: names one, then checked
+ * for AF_XDP's buffer size and headroom. */
+static int open_region(struct pktmap_port *p, struct xdp_priv *xp,
+		       const struct pm_conf *c, uint32_t nq, uint32_t rxs,
+		       uint32_t txs, uint32_t bsz)
+{
+	char err[300];
 	struct pm_region_params rp = {
-		.bufs = 2 + (nb + nh) * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0)) +
+		.bufs = 2 + nq * ((xp->rx ? rxs : 0) + (xp->tx ? txs : 0)) +
 			xp->free_cap + c->extra_bufs + 64,
 		.buf_size = bsz,
 		.headroom = PM_XDP_HEADROOM,
@@ -331,7 +334,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;
-	ret = pm_region_open(&p->region, c->region, &rp, err, sizeof(err));
+	int ret = pm_region_open(&p->region, c->region, &rp, err, sizeof(err));
 	if (ret)
 		return pm_open_error(p, ret, "%s", err);
 	struct pm_region *r = &p->region;
@@ -347,8 +350,14 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	xp->bs_shift = (uint32_t)__builtin_ctz(r->buf_size);
 	p->bs.usable = r->buf_size - PM_XDP_HEADROOM;
 	p->bs.nbufs = r->nbufs;
+	return 0;
+}
 
-	size_t words = (r->nbufs + 63) / 64;
+/* The buffer bookkeeping (who holds which buffer, the free list) and
+ * the nb queues' state. */
+static int alloc_queues(struct xdp_priv *xp, uint32_t nb, uint32_t txs)
+{
+	size_t words = (xp->nbufs + 63) / 64;
 	xp->rx_own = calloc(words, sizeof(uint64_t));
 	xp->tx_own = calloc(words, sizeof(uint64_t));
 	xp->free = calloc(xp->free_cap ? xp->free_cap : 1, sizeof(uint32_t));
@@ -362,10 +371,12 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		if (!xp->q[j].tx_sent)
 			return -ENOMEM;
 	}
+	return 0;
+}
 
-	ret = setup_rings(p, xp, txs, rxs);
-	if (ret)
-		return ret;
+/* The queues' state and the host rings' syncs on the krings. */
+static void hang_krings(struct pktmap_port *p, struct xdp_priv *xp, uint32_t nb)
+{
 	for (uint32_t j = 0; j < nb; j++) {
 		pm_txkring(p, xp->lo + j)->priv = &xp->q[j];
 		pm_rxkring(p, xp->lo + j)->priv = &xp->q[j];
@@ -377,8 +388,14 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		ht->sync = pm_xdp_host_ring_ops.txsync;
 		hr->sync = pm_xdp_host_ring_ops.rxsync;
 	}
+}
 
-	ret = nb ? pm_xdp_open_sockets(p, xp, nm->flags) : 0;
+/* Start the traffic: the sockets, their fill rings stocked, the XDP
+ * program that steers the queues to them, TX live mode, the host rings. */
+static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
+			const struct pm_name *nm, uint32_t nb, uint32_t txs)
+{
+	int ret = nb ? pm_xdp_open_sockets(p, xp, nm->flags) : 0;
 	if (ret)
 		return ret;
 	if (xp->rx)
@@ -400,7 +417,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		if (ret)
 			return ret;
 	}
-	if (xp->tx && c->tx_live == 1) {
+	if (xp->tx && nm->conf.tx_live == 1) {
 		ret = pm_xdp_live_open(p, xp, txs);
 		if (ret)
 			return ret;
@@ -412,7 +429,12 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 		if (ret)
 			return ret;
 	}
+	return 0;
+}
 
+/* pktmap_fd(): an epoll set of the sockets (and the host rings' fd). */
+static int publish_fd(struct pktmap_port *p, struct xdp_priv *xp, uint32_t nb)
+{
 	xp->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (xp->epfd < 0)
 		return pm_open_error(p, -errno, "epoll_create1: %s", strerror(errno));
@@ -432,8 +454,13 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 					     strerror(errno));
 	}
 	p->fd = xp->epfd;
-	p->mode = xp->live ? PKTMAP_MODE_LIVE :
-		  xp->zc ? PKTMAP_MODE_ZEROCOPY : PKTMAP_MODE_COPY;
+	return 0;
+}
+
+/* One line saying what the open got: queues, mode, the program. */
+static void log_opened(struct pktmap_port *p, const struct xdp_priv *xp,
+		       uint32_t nb)
+{
 	char qs[64];
 	if (nb == 0)
 		snprintf(qs, sizeof(qs), "host rings");
@@ -451,6 +478,64 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	       xp->umem_from[0] ? ", UMEM shared with " : "", xp->umem_from,
 	       !xp->rx || !nb ? "not needed" :
 	       xp->prog.generic ? "in generic mode" : "in native mode");
+}
+
+/* Open an xdp: port: check the name against the interface, size the
+ * rings and the UMEM, take the region, set up the rings, start the
+ * queues, publish the fd. On failure the caller's close frees what was
+ * set up. */
+static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
+		    const struct pktmap_open_opts *o)
+{
+	(void)o;
+	const struct pm_conf *c = &nm->conf;
+	uint32_t mtu = 1500;
+	int ret;
+
+	struct xdp_priv *xp = priv_alloc(p, nm);
+	if (!xp)
+		return -ENOMEM;
+	ret = choose_queues(p, xp, nm, &mtu);
+	if (ret)
+		return ret;
+	ret = choose_buf_size(p, xp, c, mtu);
+	if (ret < 0)
+		return ret;
+	uint32_t bsz = (uint32_t)ret;
+
+	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
+	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
+	/* The kernel's RX ring is a queue in front of the netmap ring: at
+	 * least 4096 entries absorb a burst while the application is not
+	 * scheduled (20 ms at 200 kpps). The fill ring is as large: its
+	 * buffers are the ones the kernel can fill before we run again. */
+	uint32_t nb = xp->hi - xp->lo;
+	uint32_t nh = xp->host ? 1 : 0;
+	xp->rx_size = pow2_at_least(rxs < XDP_MIN_RX_RING ? XDP_MIN_RX_RING : rxs);
+	ret = fit_memlock(p, xp, c, nb + nh, bsz, &rxs, &txs);
+	if (ret)
+		return ret;
+	xp->tx_size = pow2_at_least(txs);
+	xp->fq_size = xp->rx_size;
+	xp->cq_size = xp->tx_size; /* >= the slots that can be in flight */
+	xp->free_cap = xp->rx ? nb * xp->fq_size : 0;
+
+	ret = open_region(p, xp, c, nb + nh, rxs, txs, bsz);
+	if (!ret)
+		ret = alloc_queues(xp, nb, txs);
+	if (!ret)
+		ret = setup_rings(p, xp, txs, rxs);
+	if (ret)
+		return ret;
+	hang_krings(p, xp, nb);
+	ret = start_queues(p, xp, nm, nb, txs);
+	if (!ret)
+		ret = publish_fd(p, xp, nb);
+	if (ret)
+		return ret;
+	p->mode = xp->live ? PKTMAP_MODE_LIVE :
+		  xp->zc ? PKTMAP_MODE_ZEROCOPY : PKTMAP_MODE_COPY;
+	log_opened(p, xp, nb);
 	return 0;
 }
 

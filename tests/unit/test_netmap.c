@@ -232,6 +232,20 @@ int main(void)
 	CHECK(fd3 >= 0, "fcntl on the dup");
 	CHECK(ioctl(fd2, NIOCRXSYNC, NULL) == 0, "sync through the dup");
 
+	/* close takes a netmap descriptor off the epoll sets it is on, as
+	 * the kernel does: the set reports it while open, nothing after */
+	{
+		int ep = epoll_create1(0), fd4 = dup(b->fd);
+		struct epoll_event ev = { .events = EPOLLOUT, .data.fd = fd4 };
+		CHECK(ep >= 0 && fd4 >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd4, &ev) == 0,
+		      "a dup on an epoll set: %s", strerror(errno));
+		CHECK_EQ(epoll_wait(ep, &ev, 1, 0), 1);
+		CHECK(ev.data.fd == fd4 && (ev.events & EPOLLOUT), "room to send");
+		CHECK_EQ(close(fd4), 0);
+		CHECK_EQ(epoll_wait(ep, &ev, 1, 0), 0);
+		close(ep);
+	}
+
 	/* a second mapping of the same memory is the same address */
 	void *m = mmap(NULL, b->reg.nr_memsize, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd2, 0);

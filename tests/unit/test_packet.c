@@ -140,7 +140,14 @@ int main(void)
 						   t0.tv_nsec);
 			CHECK(d >= -1000000 && d < 2000000000ll, "timestamp %lld ns "
 			      "off", (long long)d);
-			CHECK(rx->ts.tv_sec == (time_t)(ns / 1000000000u), "ring ts");
+			/* ring->ts: the newest packet's time, to the µs. */
+			uint32_t last = rx->tail ? rx->tail - 1 : rx->num_slots - 1;
+			uint64_t lns = rx->slot[last].ptr;
+			CHECK(rx->ts.tv_sec == (time_t)(lns / 1000000000u) &&
+			      rx->ts.tv_usec == (suseconds_t)(lns % 1000000000u / 1000),
+			      "ring ts %ld.%06ld, newest packet %llu ns",
+			      (long)rx->ts.tv_sec, (long)rx->ts.tv_usec,
+			      (unsigned long long)lns);
 			rx->head = rx->cur = rx->tail;
 		}
 

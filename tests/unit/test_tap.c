@@ -111,6 +111,43 @@ static void port_to_kernel(struct pktmap_port *p, uint32_t n, uint32_t len)
 	pktmap_txsync(p);
 }
 
+/* A chain goes out whole, only once its last slot is submitted: with
+ * head in the middle of a 9000-byte chain txsync sends nothing; with the
+ * rest submitted, the one frame, whole. */
+static void chain_in_two_submits(struct pktmap_port *p)
+{
+	static uint8_t frame[9000];
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(p), 0);
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_poll(p, POLLOUT, 1000);
+	CHECK(nm_ring_space(tx) >= 5, "TX room for a chain of 5 slots");
+	pktmap_stats(p, &st);
+	uint64_t sent0 = st.tx_packets, k0 = t_if_counter("pmt0", "rx_packets");
+	uint64_t b0 = t_if_counter("pmt0", "rx_bytes");
+	t_frame(frame, sizeof(frame), 1, 0);
+	uint32_t first = tx->cur;
+	for (uint32_t off = 0; off < sizeof(frame); off += 2048) {
+		struct netmap_slot *s = &tx->slot[tx->cur];
+		uint32_t l = sizeof(frame) - off < 2048 ? sizeof(frame) - off : 2048;
+		memcpy(NETMAP_BUF(tx, s->buf_idx), frame + off, l);
+		s->len = (uint16_t)l;
+		s->flags = off + l < sizeof(frame) ? NS_MOREFRAG : 0;
+		tx->cur = nm_ring_next(tx, tx->cur);
+	}
+	uint32_t end = tx->cur;
+	tx->head = tx->cur = (first + 3) % tx->num_slots; /* 3 of 5 slots */
+	pktmap_txsync(p);
+	pktmap_stats(p, &st);
+	CHECK_EQ(st.tx_packets - sent0, 0);
+	CHECK_EQ(t_if_counter("pmt0", "rx_packets") - k0, 0);
+	tx->head = tx->cur = end;
+	pktmap_txsync(p);
+	pktmap_stats(p, &st);
+	CHECK_EQ(st.tx_packets - sent0, 1);
+	CHECK_EQ(t_if_counter("pmt0", "rx_packets") - k0, 1);
+	CHECK_EQ(t_if_counter("pmt0", "rx_bytes") - b0, sizeof(frame));
+}
+
 int main(void)
 {
 	t_need_root("tap");
@@ -161,6 +198,7 @@ int main(void)
 		k0 = t_if_counter("pmt0", "rx_packets");
 		port_to_kernel(p, 500, 9000);
 		CHECK_EQ(t_if_counter("pmt0", "rx_packets") - k0, 500);
+		chain_in_two_submits(p);
 	}
 
 	/* Overflow: the host sends more than the device queues (txqueuelen

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The emulation's buffer offsets (NETMAP_REQ_OPT_OFFSETS).
+ *
+ * The low bits of slot->ptr (ring->offset_mask) say where a packet starts
+ * in its buffer. pktmap's back ends move packets that start at the
+ * buffer's first byte, so the emulation moves the bytes at each sync: a
+ * TX packet from its offset down to the start before the txsync, an RX
+ * packet up to the offset the program left in that slot after the rxsync.
+ * A copy, paid only by programs that ask for offsets.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_priv.h"
+
+struct nme_off_ring {
+	struct netmap_ring *ring;
+	bool tx;
+	uint32_t done;   /* TX: moved down up to here; RX: offsets read to here */
+	uint32_t seen;   /* RX: moved up to here */
+	uint64_t *want;  /* RX: the offset the program set, per slot */
+};
+
+struct nme_off {
+	uint64_t mask;
+	uint32_t usable; /* bytes from NETMAP_BUF() a buffer holds */
+	uint32_t n;
+	struct nme_off_ring r[];
+};
+
+static uint32_t off_next(const struct netmap_ring *ring, uint32_t i)
+{
+	return i + 1 == ring->num_slots ? 0 : i + 1;
+}
+
+/* Before a txsync: packets in [done, head) move to the buffer's start. */
+void nme_off_tx(struct nme_file *f)
+{
+	struct nme_off *o = f->off;
+	for (uint32_t k = 0; o && k < o->n; k++) {
+		struct nme_off_ring *r = &o->r[k];
+		struct netmap_ring *ring = r->ring;
+		uint32_t head = ring->head;
+		if (!r->tx || head >= ring->num_slots)
+			continue;
+		for (uint32_t i = r->done; i != head; i = off_next(ring, i)) {
+			struct netmap_slot *s = &ring->slot[i];
+			uint64_t at = s->ptr & o->mask;
+			if (!at)
+				continue;
+			if (at + s->len > o->usable) {
+				s->len = 0; /* past the buffer: the checker drops it */
+				continue;
+			}
+			char *b = NETMAP_BUF(ring, s->buf_idx);
+			memmove(b, b + at, s->len);
+		}
+		r->done = head;
+	}
+}
+
+/* Before an rxsync: remember the offsets the program set in the slots it
+ * gives back. */
+void nme_off_rx_pre(struct nme_file *f)
+{
+	struct nme_off *o = f->off;
+	for (uint32_t k = 0; o && k < o->n; k++) {
+		struct nme_off_ring *r = &o->r[k];
+		struct netmap_ring *ring = r->ring;
+		uint32_t head = ring->head;
+		if (r->tx || head >= ring->num_slots)
+			continue;
+		for (uint32_t i = r->done; i != head; i = off_next(ring, i))
+			r->want[i] = ring->slot[i].ptr & o->mask;
+		r->done = head;
+	}
+}
+
+/* After an rxsync: new packets in [seen, tail) move up to their offset. */
+void nme_off_rx_post(struct nme_file *f)
+{
+	struct nme_off *o = f->off;
+	for (uint32_t k = 0; o && k < o->n; k++) {
+		struct nme_off_ring *r = &o->r[k];
+		struct netmap_ring *ring = r->ring;
+		uint32_t tail = ring->tail;
+		if (r->tx || tail >= ring->num_slots)
+			continue;
+		for (uint32_t i = r->seen; i != tail; i = off_next(ring, i)) {
+			struct netmap_slot *s = &ring->slot[i];
+			uint64_t at = r->want[i];
+			if (at && at + s->len <= o->usable) {
+				char *b = NETMAP_BUF(ring, s->buf_idx);
+				memmove(b + at, b, s->len);
+			} else {
+				at = 0; /* no room past it: the packet stays first */
+			}
+			s->ptr = (s->ptr & ~o->mask) | at;
+		}
+		r->seen = tail;
+	}
+}
+
+/* Set up offsets for f's bound rings: mask, the initial offset in every
+ * slot. Returns 0 or -1 with errno and the reason. */
+int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
+		     const struct pktmap_info *info)
+{
+	uint32_t bits = opt->nro_offset_bits;
+	uint64_t mask = bits == 0 || bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+	uint32_t usable = info->buf_usable ? info->buf_usable : info->buf_size;
+	if (bits > 64)
+		return nme_fail(EINVAL, "%s: offsets of %u bits (at most 64)", f->name,
+				bits);
+	if (opt->nro_max_offset < opt->nro_initial_offset)
+		opt->nro_max_offset = opt->nro_initial_offset;
+	if (opt->nro_max_offset > mask)
+		return nme_fail(EINVAL, "%s: offsets up to %llu do not fit in %u bits",
+				f->name, (unsigned long long)opt->nro_max_offset,
+				bits);
+	if (opt->nro_max_offset + 1514 > usable)
+		return nme_fail(EINVAL, "%s: offsets up to %llu leave no room for a "
+				"1514-byte frame in buffers of %u bytes", f->name,
+				(unsigned long long)opt->nro_max_offset, usable);
+	struct netmap_if *nifp = f->nifp;
+	uint32_t ntx = nifp->ni_tx_rings + nifp->ni_host_tx_rings;
+	uint32_t nall = ntx + nifp->ni_rx_rings + nifp->ni_host_rx_rings;
+	struct nme_off *o = calloc(1, sizeof(*o) + nall * sizeof(o->r[0]));
+	if (!o)
+		return nme_fail(ENOMEM, "%s: out of memory", f->name);
+	o->mask = mask;
+	o->usable = usable;
+	for (uint32_t i = 0; i < nall; i++) {
+		if (!nifp->ring_ofs[i])
+			continue;
+		struct nme_off_ring *r = &o->r[o->n];
+		r->ring = (struct netmap_ring *)(void *)((char *)nifp +
+							 nifp->ring_ofs[i]);
+		r->tx = i < ntx;
+		if (!r->tx) {
+			r->want = calloc(r->ring->num_slots, sizeof(*r->want));
+			if (!r->want) {
+				for (uint32_t k = 0; k < o->n; k++)
+					free(o->r[k].want);
+				free(o);
+				return nme_fail(ENOMEM, "%s: out of memory", f->name);
+			}
+		}
+		o->n++;
+		struct netmap_ring *ring = r->ring;
+		*(uint64_t *)(void *)&ring->offset_mask = mask;
+		*(uint64_t *)(void *)&ring->buf_align = 1;
+		for (uint32_t k = 0; k < ring->num_slots; k++) {
+			struct netmap_slot *s = &ring->slot[k];
+			s->ptr = (s->ptr & ~mask) | opt->nro_initial_offset;
+			if (r->want)
+				r->want[k] = opt->nro_initial_offset;
+		}
+		r->done = ring->head;
+		r->seen = ring->tail;
+	}
+	opt->nro_offset_bits = bits == 0 ? 64 : bits;
+	f->off = o;
+	return 0;
+}
+
+void nme_off_free(struct nme_file *f)
+{
+	if (!f->off)
+		return;
+	for (uint32_t k = 0; k < f->off->n; k++)
+		free(f->off->r[k].want);
+	free(f->off);
+	f->off = NULL;
+}

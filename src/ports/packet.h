@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Internals of the pkt: back end (AF_PACKET mmap rings), shared by
+ * packet.c (open, close, poll, statistics), packet_sock.c (one socket and
+ * its kernel rings, the address range they are mapped in), packet_rx.c
+ * (rxsync: the in-place TPACKET_V2 engine and the TPACKET_V3 copy
+ * engine), packet_tx.c (txsync) and packet_filter.c (the kernel filter
+ * and the RX direction). How the port works is described at the top of
+ * packet.c.
+ */
+#ifndef PKTMAP_PORTS_PACKET_H
+#define PKTMAP_PORTS_PACKET_H
+
+#include <linux/filter.h>
+#include <linux/if_packet.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "internal.h"
+
+#define PKT_RX_BLOCK (256u << 10)       /* V3: holds any frame up to 64 KiB */
+#define PKT_RX_MIN_BYTES (4u << 20)     /* V3: kernel RX memory per ring, at least */
+#define PKT_V2_MIN_BYTES (16u << 20)    /* V2: 8192 frames of 2 KiB, at least */
+#define PKT_RX_TOV_MS 1                 /* V3: hand over a partial block after 1 ms */
+#define PKT_V2_BLOCK (64u << 10)        /* V2: frames per allocation unit */
+#define PKT_TX_FRAME_MAX (16u << 10)    /* largest TX frame stride (jumbo) */
+#define PKT_TX_BLOCK_MIN (64u << 10)
+#define PKT_FANOUT_BASE 0x7000u         /* fanout id = base + ifindex */
+#define PKT_SNAP_ALL 0xffffffffu        /* a filter's "accept": the whole frame */
+
+/* One socket: the state of one ring pair. */
+struct pkt_sock {
+	int fd;
+	uint8_t *map;
+	size_t map_len;
+	bool v2;                   /* RX in place (TPACKET_V2 frames) */
+	/* RX by copy (TPACKET_V3 blocks) */
+	uint8_t *rx;               /* first block or frame, NULL without RX */
+	uint32_t rx_bsize, rx_nblocks;
+	uint32_t rx_blk;           /* block being read */
+	uint32_t rx_left;          /* frames of rx_blk not yet copied; 0: none */
+	struct tpacket3_hdr *rx_hdr; /* next frame of rx_blk */
+	/* RX in place (TPACKET_V2 frames, buffers rx_base ..) */
+	uint32_t rx_nframes;
+	uint32_t rx_cur;           /* next frame the kernel hands over */
+	uint32_t rx_base;          /* buffer index of frame 0 */
+	uint8_t *rx_out;           /* per frame: 1 while the application has it */
+	uint32_t *rx_dlv;          /* per RX slot: the buffer rxsync put there */
+	uint64_t kdrops;           /* PACKET_STATISTICS, accumulated */
+	uint64_t kpackets;
+	/* TX (fixed frames) */
+	uint8_t *tx;               /* first frame, NULL without a TX ring */
+	uint32_t tx_fsize, tx_nframes;
+	uint32_t tx_fill;          /* next frame to fill */
+	uint32_t tx_reap;          /* oldest frame handed to the kernel */
+	uint32_t tx_inflight;      /* frames between reap and fill */
+	uint32_t tx_cap;           /* largest frame the kernel accepts */
+	uint32_t tx_off;           /* data offset in a frame */
+};
+
+struct pkt_priv {
+	struct pkt_sock *socks;    /* one per ring, index = ring id */
+	uint32_t nrings, lo, hi;   /* bound rings [lo, hi) */
+	int ifindex;
+	uint32_t mtu;
+	int epfd;                  /* several sockets, or TX waits */
+	uint32_t ep_base;          /* what the sockets are registered for idle */
+	uint32_t ep_events;        /* ... and now */
+	bool inplace;              /* RX frames are buffers of the index space */
+	uint32_t hroom;            /* where the kernel puts a frame (= headroom) */
+	uint8_t *resv;             /* the address range the rings are mapped in */
+	size_t resv_len;
+	uint32_t *spare;           /* region buffers left in RX slots */
+	uint32_t nspare, spare_cap;
+	uint64_t lent_out;         /* frames the application took, not back */
+	unsigned rx_dir;           /* PKTMAP_RX_* */
+	struct sock_filter *filt;  /* the application's kernel filter */
+	unsigned filt_len;
+};
+
+static inline struct tpacket_block_desc *rx_block(struct pkt_sock *s, uint32_t b)
+{
+	return (struct tpacket_block_desc *)(s->rx + (size_t)b * s->rx_bsize);
+}
+
+static inline struct tpacket2_hdr *rx_frame(struct pkt_sock *s, uint32_t f)
+{
+	return (struct tpacket2_hdr *)(s->rx + (size_t)f * s->rx_bsize);
+}
+
+static inline uint8_t *tx_frame(struct pkt_sock *s, uint32_t f)
+{
+	return s->tx + (size_t)f * s->tx_fsize;
+}
+
+/* The TX frame header's fields, TPACKET_V2 or V3. */
+static inline uint32_t *tx_status(struct pkt_sock *s, uint32_t f)
+{
+	uint8_t *h = tx_frame(s, f);
+	return s->v2 ? &((struct tpacket2_hdr *)h)->tp_status :
+		       &((struct tpacket3_hdr *)h)->tp_status;
+}
+
+static inline uint32_t tx_len(struct pkt_sock *s, uint32_t f)
+{
+	uint8_t *h = tx_frame(s, f);
+	return s->v2 ? ((struct tpacket2_hdr *)h)->tp_len :
+		       ((struct tpacket3_hdr *)h)->tp_len;
+}
+
+static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
+{
+	uint8_t *h = tx_frame(s, f);
+	if (s->v2) {
+		((struct tpacket2_hdr *)h)->tp_len = len;
+		((struct tpacket2_hdr *)h)->tp_snaplen = len;
+	} else {
+		((struct tpacket3_hdr *)h)->tp_len = len;
+		((struct tpacket3_hdr *)h)->tp_snaplen = len;
+		((struct tpacket3_hdr *)h)->tp_next_offset = 0;
+	}
+}
+
+/* The status words are shared with the kernel: the kernel writes frame or
+ * block contents, then the status (with smp_wmb); we read the status with
+ * acquire before reading contents, and write contents before publishing a
+ * status with release. */
+static inline uint32_t status_load(const volatile uint32_t *st)
+{
+	return __atomic_load_n(st, __ATOMIC_ACQUIRE);
+}
+
+static inline void status_store(volatile uint32_t *st, uint32_t v)
+{
+	__atomic_store_n(st, v, __ATOMIC_RELEASE);
+}
+
+static inline int set_opt(int fd, int opt, const void *v, socklen_t len)
+{
+	return setsockopt(fd, SOL_PACKET, opt, v, len) == 0 ? 0 : -errno;
+}
+
+/* Where the kernel puts a received frame in a TPACKET_V2 frame without
+ * PACKET_RESERVE: after the header and a sockaddr_ll, aligned so that the
+ * network header is at a 16-byte boundary. */
+static inline uint32_t v2_macoff(uint32_t linktype)
+{
+	return TPACKET_ALIGN(TPACKET2_HDRLEN + 16) - (linktype == 1 ? ETH_HLEN : 0);
+}
+
+/* packet_sock.c */
+size_t pm_pkt_sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
+			   uint32_t rx_slots, uint32_t tx_slots);
+int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
+		     struct pkt_sock *s, uint32_t rx_slots, uint32_t tx_slots,
+		     bool fanout, uint8_t *at);
+uint8_t *pm_pkt_reserve_above_pool(struct pktmap_port *p, struct pkt_priv *pp,
+				   size_t total);
+
+/* packet_rx.c */
+int pm_pkt_rxsync(struct pktmap_port *p, struct pm_kring *k);
+bool pm_pkt_rx_ready(struct pkt_sock *s);
+uint32_t pm_pkt_rx_queued(struct pkt_sock *s);
+
+/* packet_tx.c */
+int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k);
+
+/* packet_filter.c */
+int pm_pkt_rx_filter(struct pktmap_port *p, const struct sock_filter *insns,
+		     unsigned n);
+int pm_pkt_rx_direction(struct pktmap_port *p, unsigned dir);
+
+#endif /* PKTMAP_PORTS_PACKET_H */

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * pkt: back end, TX (both modes, one copy): a TX ring of fixed frames:
+ * txsync copies each submitted packet into a free frame, marks it
+ * TP_STATUS_SEND_REQUEST and kicks the kernel with one
+ * sendto(MSG_DONTWAIT) per sync. PACKET_QDISC_BYPASS hands frames straight
+ * to the driver. Sent frames come back (TP_STATUS_AVAILABLE) and are
+ * reaped in later syncs; the TX ring's tail reflects the free frames, so a
+ * full kernel ring is backpressure, not loss.
+ *
+ *     TX ring:   hwcur ......... head            (slots to copy out)
+ *     frames:    reap [in flight: SEND_REQUEST/SENDING) fill [free ...)
+ */
+#include <linux/if_ether.h>
+#include <net/if.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "copy_sync.h"
+#include "packet.h"
+
+/* The MTU may have changed since open: read it again (only for frames
+ * that look too long). The TX frame size stays what open chose. */
+static uint32_t pkt_refresh_mtu(struct pktmap_port *p, struct pkt_priv *pp)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_ifindex = pp->ifindex;
+	int fd = pp->socks[pp->lo].fd;
+	if (ioctl(fd, SIOCGIFNAME, &ifr) == 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 &&
+	    ifr.ifr_mtu > 0)
+		pp->mtu = (uint32_t)ifr.ifr_mtu;
+	(void)p;
+	return pp->mtu;
+}
+
+/* Take back frames the kernel is done with, oldest first. */
+static void tx_reap(struct pm_kring *k, struct pkt_sock *s)
+{
+	while (s->tx_inflight) {
+		uint32_t *stp = tx_status(s, s->tx_reap);
+		uint32_t st = status_load(stp);
+		if (st & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING))
+			break;
+		if (pm_unlikely(st & TP_STATUS_WRONG_FORMAT)) {
+			/* Counted as sent when queued: move it to drops. */
+			pm_count(k, (uint64_t)-1, -(uint64_t)tx_len(s, s->tx_reap));
+			pm_stat_add(&k->st->drop_backend, 1);
+			status_store(stp, TP_STATUS_AVAILABLE);
+		}
+		s->tx_reap = s->tx_reap + 1 == s->tx_nframes ? 0 : s->tx_reap + 1;
+		s->tx_inflight--;
+	}
+}
+
+/* Copy submitted packets (chains joined) into free kernel frames, kick
+ * the kernel once, and offer as many slots as there are free frames. */
+int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pkt_sock *s = k->priv;
+	struct pkt_priv *pp = p->priv;
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
+	uint64_t pkts = 0, bytes = 0;
+	int ret = 0;
+
+	tx_reap(k, s);
+	while (i != head) {
+		if (s->tx_inflight == s->tx_nframes)
+			break; /* kernel ring full: the rest waits */
+		uint32_t e;
+		if (!pm_tx_chain_end(ring, i, head, n, &e))
+			break; /* the rest of the chain is not submitted yet */
+		uint8_t *dst = tx_frame(s, s->tx_fill) + s->tx_off;
+		uint32_t flen = 0;
+		bool drop = false, invalid = false;
+		for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
+			struct netmap_slot *sl = &ring->slot[x];
+			uint32_t idx = PM_READ_ONCE(sl->buf_idx);
+			uint32_t len = PM_READ_ONCE(sl->len);
+			enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
+			if (pm_unlikely(v != PM_SLOT_OK)) {
+				pm_slot_reject(p, k, x, idx, len, v);
+				invalid = true;
+				continue;
+			}
+			if (drop || invalid || flen + len > s->tx_cap) {
+				drop = true;
+				continue;
+			}
+			memcpy(dst + flen, pm_region_buf(&p->region, idx), len);
+			flen += len;
+		}
+		i = e;
+		if (invalid)
+			continue; /* counted by pm_slot_reject */
+		/* What the kernel would refuse (it would skip the frame
+		 * silently): frames above the MTU that are not VLAN-tagged,
+		 * and frames shorter than an Ethernet header. */
+		if (!drop && flen > pp->mtu + ETH_HLEN && flen >= 14 &&
+		    flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
+		    !((dst[12] == 0x81 && dst[13] == 0x00) ||
+		      (dst[12] == 0x88 && dst[13] == 0xa8)))
+			drop = true;
+		if (drop) {
+			pm_stat_add(&k->st->drop_too_long, 1);
+			continue;
+		}
+		if (flen < ETH_HLEN && p->linktype == 1) {
+			pm_stat_add(&k->st->drop_invalid, 1);
+			pm_log_ratelimited(p, &p->rl_slot, "%s: TX ring %u: frame of "
+					   "%u bytes is shorter than an Ethernet "
+					   "header: dropped", p->name,
+					   ring->ringid, flen);
+			continue;
+		}
+		tx_set_len(s, s->tx_fill, flen);
+		status_store(tx_status(s, s->tx_fill), TP_STATUS_SEND_REQUEST);
+		s->tx_fill = s->tx_fill + 1 == s->tx_nframes ? 0 : s->tx_fill + 1;
+		s->tx_inflight++;
+		pkts++;
+		bytes += flen;
+	}
+	k->hwcur = i;
+	pm_count(k, pkts, bytes);
+
+	/* Kick when the newest frame has not been taken yet (new frames, or
+	 * frames a busy device refused last time). */
+	if (s->tx_inflight) {
+		uint32_t last = s->tx_fill ? s->tx_fill - 1 : s->tx_nframes - 1;
+		if (status_load(tx_status(s, last)) & TP_STATUS_SEND_REQUEST) {
+			/* ENOBUFS: the device queue is busy, the frame stays
+			 * queued for the next kick. ENETDOWN: the same until
+			 * the link is up again (backpressure, not an error). */
+			if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+			    errno != ENOBUFS && errno != EAGAIN && errno != EINTR) {
+				if (errno != ENETDOWN)
+					ret = -errno;
+				pm_log_ratelimited(p, &p->rl_ring, "%s: TX ring %u: "
+						   "send failed: %s%s", p->name,
+						   ring->ringid, strerror(errno),
+						   errno == ENETDOWN ?
+						   ": frames wait for the link" : "");
+			}
+			tx_reap(k, s);
+		}
+	}
+	uint32_t busy = s->tx_inflight < n - 1 ? s->tx_inflight : n - 1;
+	k->hwtail = pm_ring_add(k->hwcur, n - 1 - busy, n);
+	return ret;
+}
