@@ -19,6 +19,7 @@
 #include "pktmap/pktmap.h"
 #include "check.h"
 #include "pub.h"
+#include "util.h"
 
 #define PM_CACHELINE 64
 #define PM_DEFAULT_BUF_SIZE 2048u
@@ -81,10 +82,6 @@ struct pm_name {
 				 * "/FLAGS" and "@..." options begin */
 	struct pm_conf conf;
 };
-
-/* Copy src into dst with control characters replaced by '?', so a name
- * can be echoed in a one-line message. */
-void pm_printable(char *dst, size_t len, const char *src);
 
 /* An interface ioctl (SIOCGIFMTU, SIOCSIFFLAGS, ...) on a socket of its
  * own: sets ifr->ifr_name, leaves the rest as the caller filled it (a
@@ -450,18 +447,24 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		      const char *tag, const char *ifname, uint32_t ntx,
 		      uint32_t nrx, uint32_t txs, uint32_t rxs);
 
+/* Give the buffers of the rings pm_port_own_rings() filled back to a
+ * shared region (pktmap_close(), a failed open). */
+void pm_port_own_rings_put(struct pktmap_port *p);
+
 /* The published counters (src/pub.c). pm_pub_open() maps the page for
  * the port's rings (called by pm_port_make_rings(), once the krings
  * exist) and points p->stats and each kring's st into it: a file in the
  * user's directory when it can, else private memory (the port works the
  * same, it is just not seen by pktmap top). pm_pub_ready() fills in who
- * and what once the open succeeded and makes the file visible;
- * pm_pub_close() removes it. pm_pub_open() returns 0 or -ENOMEM. */
+ * and what (from `info`, the port's pktmap_info()) once the open
+ * succeeded and makes the file visible; pm_pub_close() removes it.
+ * pm_pub_open() returns 0 or -ENOMEM. */
 int pm_pub_open(struct pktmap_port *p);
-void pm_pub_ready(struct pktmap_port *p);
+void pm_pub_ready(struct pktmap_port *p, const struct pktmap_info *info);
 void pm_pub_close(struct pktmap_port *p);
 
-/* Logging from inside the library (through the port's callback). */
+/* Logging from inside the library (through the port's callback):
+ * src/util_log.c, below everything else in the library. */
 void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* At most one line a second per limiter; the count of the lines held
@@ -472,7 +475,7 @@ void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
 int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The back end called `name`, or NULL (name.c holds the table). */
+/* The back end called `name`, or NULL (backends.c holds the table). */
 const struct pm_port_ops *pm_backend_find(const char *name);
 
 /* Tests: the descriptors (8 bytes each, buf_idx first) that feed RX ring

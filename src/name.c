@@ -29,28 +29,6 @@
 
 #include "internal.h"
 
-static const struct pm_port_ops *const known_backends[] = {
-	&pm_null_ops,
-	&pm_pipe_ops,
-	&pm_pcap_ops,
-	&pm_packet_ops,
-	&pm_tap_ops,
-	&pm_xdp_ops,
-	&pm_vale_ops,
-	&pm_memif_ops,
-};
-
-void pm_printable(char *dst, size_t len, const char *src)
-{
-	size_t i = 0;
-	for (; len && src[i] && i + 1 < len; i++) {
-		unsigned char c = (unsigned char)src[i];
-		dst[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	if (len)
-		dst[i] = 0;
-}
-
 /* "NAME: what", on one line whatever the name and argument contain. */
 __attribute__((format(printf, 4, 0)))
 static int err_out(char *err, size_t errlen, const char *name, const char *fmt,
@@ -252,25 +230,6 @@ static int is_ifchar(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
 	       c == '-';
-}
-
-const struct pm_port_ops *pm_backend_find(const char *name)
-{
-	/* netmap's VALE grammar: "vale" followed by anything up to the ':'
-	 * names a switch ("vale0:a", "valeX:port"). */
-	if (strncmp(name, "vale", 4) == 0)
-		return &pm_vale_ops;
-	for (size_t i = 0; i < PM_ARRAY_SIZE(known_backends); i++)
-		if (strcmp(known_backends[i]->desc.name, name) == 0)
-			return known_backends[i];
-	return NULL;
-}
-
-const struct pktmap_backend_desc *pktmap_backend(unsigned i)
-{
-	if (i >= PM_ARRAY_SIZE(known_backends))
-		return NULL;
-	return &known_backends[i]->desc;
 }
 
 int pm_name_parse(const char *name, struct pm_name *out, char *err,
