@@ -478,9 +478,12 @@ int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
 /* The back end called `name`, or NULL (backends.c holds the table). */
 const struct pm_port_ops *pm_backend_find(const char *name);
 
-/* Tests: the descriptors (8 bytes each, buf_idx first) that feed RX ring
- * `ring` of a pipe end, in the shared region: what a peer may scribble on. */
+#ifdef PM_TEST_HOOKS
+/* Tests only (libpktmap_internal; not in the shipped library): the
+ * descriptors (8 bytes each, buf_idx first) that feed RX ring `ring` of
+ * a pipe end, in the shared region: what a peer may scribble on. */
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring);
+#endif
 
 /* The back ends. */
 extern const struct pm_port_ops pm_null_ops;

@@ -473,6 +473,14 @@ static int poll_spin(struct pktmap_pollreq *reqs, unsigned n, uint32_t spin_us,
 	}
 }
 
+/* After a sleep (or a failed one): disarm what poll_arm armed. */
+static void poll_disarm(struct pktmap_pollreq *reqs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (reqs[i].port->ops->poll_disarm)
+			reqs[i].port->ops->poll_disarm(reqs[i].port, reqs[i].events);
+}
+
 int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 {
 	struct pollfd pfd_stack[16];
@@ -531,28 +539,14 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		if (!armed_ready) {
 			for (unsigned i = 0; i < n; i++)
 				pm_stat_inc(&reqs[i].port->stats->poll_sleeps, 1);
-			int r = poll(pfd, n, left);
-			if (r < 0 && errno != EINTR) {
-				ready = -errno;
-				for (unsigned i = 0; i < n; i++)
-					if (reqs[i].port->ops->poll_disarm)
-						reqs[i].port->ops->poll_disarm(reqs[i].port,
-										reqs[i].events);
-				break;
-			}
-			if (r < 0) { /* EINTR: let the caller see its signal */
-				for (unsigned i = 0; i < n; i++)
-					if (reqs[i].port->ops->poll_disarm)
-						reqs[i].port->ops->poll_disarm(reqs[i].port,
-										reqs[i].events);
-				ready = 0;
+			if (poll(pfd, n, left) < 0) {
+				/* EINTR: let the caller see its signal. */
+				ready = errno == EINTR ? 0 : -errno;
+				poll_disarm(reqs, n);
 				break;
 			}
 		}
-		for (unsigned i = 0; i < n; i++)
-			if (reqs[i].port->ops->poll_disarm)
-				reqs[i].port->ops->poll_disarm(reqs[i].port,
-										reqs[i].events);
+		poll_disarm(reqs, n);
 	}
 	if (pfd != pfd_stack)
 		free(pfd);

@@ -77,7 +77,7 @@ static struct pipe_layout pipe_layout(uint32_t R, uint32_t S)
 	struct pipe_layout l;
 	l.q = 128;
 	l.desc = l.q + 2 * (size_t)R * sizeof(struct pm_pipe_q);
-	l.shadow = (l.desc + 2 * (size_t)R * S * sizeof(struct pm_pipe_desc) + 127) &
+	l.shadow = (l.desc + 2 * (size_t)R * S * sizeof(union pm_pipe_desc) + 127) &
 		   ~(size_t)127;
 	l.size = l.shadow + 2 * (size_t)R * S * sizeof(uint32_t);
 	return l;
@@ -89,7 +89,7 @@ static struct pipe_layout pipe_layout(uint32_t R, uint32_t S)
  * drains and its descriptors. */
 struct pipe_kpriv {
 	struct pm_pipe_q *q;
-	struct pm_pipe_desc *desc;     /* q's descriptors [nslots] */
+	union pm_pipe_desc *desc;     /* q's descriptors [nslots] */
 	uint32_t *shadow;              /* TX: our slots' buffers [nslots] */
 	uint32_t prod;                 /* TX: our copy of q->prod */
 	uint32_t cons;                 /* TX: last q->cons seen (cached) */
@@ -105,7 +105,7 @@ struct pipe_kpriv {
 struct pipe_priv {
 	struct pm_pipe_shared *sh;
 	struct pm_pipe_q *q;           /* q[2][nrings] */
-	struct pm_pipe_desc *desc;     /* desc[2][nrings][nslots] */
+	union pm_pipe_desc *desc;     /* desc[2][nrings][nslots] */
 	uint32_t *shadow;              /* shadow[2][nrings][nslots] */
 	uint32_t end, nrings, nslots, lo, hi; /* bound ring range [lo, hi) */
 	uint32_t pipe_id;
@@ -126,7 +126,7 @@ static struct pm_pipe_q *pipe_q(struct pipe_priv *pp, uint32_t end, uint32_t r)
 	return &pp->q[end * pp->nrings + r];
 }
 
-static struct pm_pipe_desc *pipe_desc(struct pipe_priv *pp, uint32_t end,
+static union pm_pipe_desc *pipe_desc(struct pipe_priv *pp, uint32_t end,
 				      uint32_t r)
 {
 	return &pp->desc[((size_t)end * pp->nrings + r) * pp->nslots];
@@ -590,6 +590,9 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	return 0;
 }
 
+#ifdef PM_TEST_HOOKS
+/* Tests only: libpktmap_internal is built with PM_TEST_HOOKS, the
+ * shipped library is not. */
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 {
 	struct pipe_priv *pp = p->priv;
@@ -597,6 +600,7 @@ uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 		return NULL;
 	return &pipe_desc(pp, !pp->end, ring)->buf_idx;
 }
+#endif
 
 /* Wake the other side if, and only if, it announced that it sleeps. The
  * full fence pairs with the one in pipe_poll_arm(): either the sleeper
@@ -655,7 +659,7 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
-	struct pm_pipe_desc *desc = kp->desc;
+	union pm_pipe_desc *desc = kp->desc;
 	uint32_t *shadow = kp->shadow;
 	struct netmap_slot *slot = k->ring->slot;
 	const struct pm_bufspace bs = p->bs;
@@ -683,7 +687,7 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		if (run > n - prod)
 			run = n - prod;
 		struct netmap_slot *ts = &slot[i];
-		struct pm_pipe_desc *d = &desc[prod];
+		union pm_pipe_desc *d = &desc[prod];
 		uint32_t *sh = &shadow[i];
 		uint32_t flags_or = 0;
 		r = pipe_tx_fast(d, ts, sh, run, &bs, &bytes, &flags_or);
@@ -694,12 +698,10 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len - 1 >= bs.usable ||
 					!pm_buf_ok(&bs, ridx)))
 				break; /* the slow path below says which */
-			struct pm_pipe_desc out = {
+			union pm_pipe_desc out = {
 				.buf_idx = idx, .len = (uint16_t)len,
 				.flags = (uint16_t)(fl & NS_MOREFRAG) };
-			uint64_t w;
-			memcpy(&w, &out, sizeof(w));
-			PM_WRITE_ONCE(*(uint64_t *)&d[r], w); /* one store */
+			PM_WRITE_ONCE(d[r].word, out.word); /* one store */
 			ts[r].buf_idx = ridx;
 			ts[r].flags = NS_BUF_CHANGED;
 			sh[r] = ridx;
@@ -759,7 +761,7 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
-	struct pm_pipe_desc *desc = kp->desc;
+	union pm_pipe_desc *desc = kp->desc;
 	struct netmap_slot *slot = k->ring->slot;
 	const struct pm_bufspace bs = p->bs;
 	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
@@ -810,15 +812,13 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint64_t pkts = 0, bytes = 0, done_bytes = 0;
 	while (j != prod) {
 		uint32_t run = prod > j ? prod - j : n - j, r;
-		const uint64_t *d = (const uint64_t *)&desc[j];
+		const union pm_pipe_desc *d = &desc[j];
 		struct netmap_slot *rs = &slot[j];
 		uint64_t rbytes = 0, frags = 0;
 		r = pipe_rx_fast(&desc[j], rs, run, &bs, &rbytes, &frags);
 		for (; r < run; r++) {
 			/* One load: the writer cannot change it under the check. */
-			uint64_t w = PM_READ_ONCE(d[r]);
-			struct pm_pipe_desc dd;
-			memcpy(&dd, &w, sizeof(dd));
+			union pm_pipe_desc dd = { .word = PM_READ_ONCE(d[r].word) };
 			uint32_t idx = dd.buf_idx, len = dd.len;
 			uint32_t fl = dd.flags & NS_MOREFRAG;
 			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len > bs.usable))
@@ -848,9 +848,7 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		}
 		j = pm_ring_add(j, r, n);
 		if (pm_unlikely(r != run)) {
-			uint64_t w = PM_READ_ONCE(d[r]);
-			struct pm_pipe_desc dd;
-			memcpy(&dd, &w, sizeof(dd));
+			union pm_pipe_desc dd = { .word = PM_READ_ONCE(d[r].word) };
 			uint32_t idx = dd.buf_idx, len = dd.len;
 			int bad_idx = !pm_buf_ok(&bs, idx);
 			report_proto(p, k, bad_idx ? "buffer index" : "length",
