@@ -21,7 +21,8 @@
 #include "pub.h"
 #include "util.h"
 
-#define PM_CACHELINE 64
+/* pktmap.h's PKTMAP_CACHELINE, by the library's short name (memif.h). */
+#define PM_CACHELINE PKTMAP_CACHELINE
 #define PM_DEFAULT_BUF_SIZE 2048u
 #define PM_DEFAULT_SLOTS 1024u
 #define PM_MAX_RINGS 64u

@@ -125,6 +125,79 @@ static void extra_bufs_put(struct pktmap_port *p)
 	pm_region_unlock(&p->region);
 }
 
+/* A kernel descriptor (a socket, a TAP) is readable while the kernel
+ * holds frames an rxsync would take; packets an rxsync already took into
+ * the ring and the application has not read yet do not show there. For
+ * those the port's fd becomes an epoll set of the kernel's fd and an
+ * eventfd that rxsync keeps non-zero exactly while the ring has unread
+ * packets (two system calls per batch, only in this mode). A port that
+ * does not receive keeps the kernel's fd itself: its POLLOUT is exact. */
+static int unread_set_open(struct pktmap_port *p, int fd)
+{
+	if (!(p->dir & PKTMAP_DIR_RX) || p->first_rx > p->last_rx)
+		return fd;
+	p->ev_set = epoll_create1(EPOLL_CLOEXEC);
+	p->ev_unread = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (p->ev_set < 0 || p->ev_unread < 0 ||
+	    epoll_ctl(p->ev_set, EPOLL_CTL_ADD, fd, &ev) != 0 ||
+	    epoll_ctl(p->ev_set, EPOLL_CTL_ADD, p->ev_unread, &ev) != 0)
+		return -errno;
+	return p->ev_set;
+}
+
+/* After an rxsync in that mode: the count follows "packets unread". */
+static void unread_update(struct pktmap_port *p)
+{
+	bool unread = false;
+	for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
+		struct pm_kring *k = pm_rxkring(p, i);
+		if (k->rcur != k->hwtail) {
+			unread = true;
+			break;
+		}
+	}
+	if (unread == p->ev_unread_set)
+		return;
+	uint64_t v = 1;
+	ssize_t r = unread ? write(p->ev_unread, &v, sizeof(v)) :
+			     read(p->ev_unread, &v, sizeof(v));
+	(void)r;
+	p->ev_unread_set = unread;
+}
+
+/* Switch the port into event-source mode (pktmap_fd(), pktmap.h): the
+ * back end's event descriptor, or an epoll set over the kernel's that
+ * also follows packets left unread; every sync from now on keeps it
+ * exact. Returns the descriptor or -errno. */
+static int port_events(struct pktmap_port *p)
+{
+	if (p->event_fd >= 0)
+		return p->event_fd;
+	int fd = p->ops->event_fd ? p->ops->event_fd(p) : p->fd;
+	if (fd >= 0 && !p->ops->sync_event && !(p->ops->caps & PM_CAP_FD_EXACT) &&
+	    !p->fd_exact)
+		fd = unread_set_open(p, fd);
+	if (fd < 0)
+		return fd;
+	p->event_fd = fd;
+	p->events = p->ops->sync_event != NULL;
+	return fd;
+}
+
+int pktmap_fd(const struct pktmap_port *cp)
+{
+	if (!cp)
+		return -EINVAL;
+	if (cp->event_fd >= 0)
+		return cp->event_fd;
+	/* Opened without PKTMAP_OPEN_EVENTS: the first call makes the port
+	 * an event source, as pktmap 1.0 documented. pktmap_open() allocated
+	 * the port writable; this is the one write through the const
+	 * pointer, and pktmap.h says so. */
+	return port_events((struct pktmap_port *)cp);
+}
+
 #define OPT(o, field, dflt)                                                  \
 	((o) && (o)->sz >= offsetof(struct pktmap_open_opts, field) +         \
 				   sizeof((o)->field) ? (o)->field : (dflt))
@@ -234,6 +307,12 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	ret = bind_rings(p, &nm);
 	if (ret == 0 && c->extra_bufs)
 		ret = extra_bufs_get(p, c->extra_bufs);
+	if (ret == 0 && (nm.flags & PKTMAP_OPEN_EVENTS)) {
+		int fd = port_events(p);
+		if (fd < 0)
+			ret = pm_open_error(p, fd, "cannot make the port an event "
+					    "source: %s", pktmap_strerror(fd));
+	}
 	if (ret) {
 		pktmap_close(p);
 		return ret;
@@ -271,67 +350,6 @@ void pktmap_close(struct pktmap_port *p)
 struct netmap_if *pktmap_nifp(const struct pktmap_port *p)
 {
 	return p ? p->nifp : NULL;
-}
-
-/* A kernel descriptor (a socket, a TAP) is readable while the kernel
- * holds frames an rxsync would take; packets an rxsync already took into
- * the ring and the application has not read yet do not show there. For
- * those the port's fd becomes an epoll set of the kernel's fd and an
- * eventfd that rxsync keeps non-zero exactly while the ring has unread
- * packets (two system calls per batch, only in this mode). A port that
- * does not receive keeps the kernel's fd itself: its POLLOUT is exact. */
-static int unread_set_open(struct pktmap_port *p, int fd)
-{
-	if (!(p->dir & PKTMAP_DIR_RX) || p->first_rx > p->last_rx)
-		return fd;
-	p->ev_set = epoll_create1(EPOLL_CLOEXEC);
-	p->ev_unread = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	struct epoll_event ev = { .events = EPOLLIN };
-	if (p->ev_set < 0 || p->ev_unread < 0 ||
-	    epoll_ctl(p->ev_set, EPOLL_CTL_ADD, fd, &ev) != 0 ||
-	    epoll_ctl(p->ev_set, EPOLL_CTL_ADD, p->ev_unread, &ev) != 0)
-		return -errno;
-	return p->ev_set;
-}
-
-/* After an rxsync in that mode: the count follows "packets unread". */
-static void unread_update(struct pktmap_port *p)
-{
-	bool unread = false;
-	for (uint32_t i = p->first_rx; i <= p->last_rx && i != UINT32_MAX; i++) {
-		struct pm_kring *k = pm_rxkring(p, i);
-		if (k->rcur != k->hwtail) {
-			unread = true;
-			break;
-		}
-	}
-	if (unread == p->ev_unread_set)
-		return;
-	uint64_t v = 1;
-	ssize_t r = unread ? write(p->ev_unread, &v, sizeof(v)) :
-			     read(p->ev_unread, &v, sizeof(v));
-	(void)r;
-	p->ev_unread_set = unread;
-}
-
-int pktmap_fd(const struct pktmap_port *cp)
-{
-	/* The port was allocated writable by pktmap_open(): the first call
-	 * switches it into event-source mode (see pktmap.h). */
-	struct pktmap_port *p = (struct pktmap_port *)cp;
-	if (!p)
-		return -EINVAL;
-	if (p->event_fd >= 0)
-		return p->event_fd;
-	int fd = p->ops->event_fd ? p->ops->event_fd(p) : p->fd;
-	if (fd >= 0 && !p->ops->sync_event && !(p->ops->caps & PM_CAP_FD_EXACT) &&
-	    !p->fd_exact)
-		fd = unread_set_open(p, fd);
-	if (fd < 0)
-		return fd;
-	p->event_fd = fd;
-	p->events = p->ops->sync_event != NULL;
-	return fd;
 }
 
 /* Check and sync the bound rings of one direction; the first error wins. */

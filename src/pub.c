@@ -95,8 +95,8 @@ static void *pub_file(struct pktmap_port *p, size_t size)
 int pm_pub_open(struct pktmap_port *p)
 {
 	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
-	size_t ring_ofs = (sizeof(struct pm_pub_hdr) + PM_CACHELINE - 1) &
-			  ~(size_t)(PM_CACHELINE - 1);
+	size_t ring_ofs = (sizeof(struct pm_pub_hdr) + PKTMAP_CACHELINE - 1) &
+			  ~(size_t)(PKTMAP_CACHELINE - 1);
 	size_t size = ring_ofs + (size_t)n * sizeof(struct pm_ring_stats);
 	size = (size + 4095) & ~(size_t)4095;
 

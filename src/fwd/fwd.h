@@ -146,7 +146,7 @@ int fwd_pin(int cpu);
  * pipes' wake-ups, docs/design.md): no wake-up is lost and none is sent
  * to a thread that is awake. */
 struct fwd_waiter {
-	_Alignas(64) atomic_int sleeping;
+	_Alignas(PKTMAP_CACHELINE) atomic_int sleeping;
 	int fd; /* eventfd */
 };
 

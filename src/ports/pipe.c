@@ -47,7 +47,7 @@
  * rte_ring's are: the line between them is a guard against the adjacent
  * line prefetcher, which would otherwise pull the other side's line
  * along with ours. */
-#define PIPE_Q_ALIGN (2 * PM_CACHELINE)
+#define PIPE_Q_ALIGN (2 * PKTMAP_CACHELINE)
 struct pm_pipe_q {
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t prod; /* written by the writer */
 	uint32_t tx_hwcur;                            /* writer's, for a restart */
