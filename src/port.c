@@ -201,22 +201,14 @@ int pktmap_fd(const struct pktmap_port *cp)
 	((o) && (o)->sz >= offsetof(struct pktmap_open_opts, field) +         \
 				   sizeof((o)->field) ? (o)->field : (dflt))
 
-int pktmap_open(struct pktmap_port **out, const char *name,
-		const struct pktmap_open_opts *opts)
+/* A port with nothing open yet: every descriptor -1, the caller's log
+ * and error buffer from opts. NULL when out of memory. */
+static struct pktmap_port *port_new(const char *name,
+				    const struct pktmap_open_opts *opts)
 {
-	char err[400];
-	struct pm_name nm;
-	int ret;
-
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (opts && opts->sz < offsetof(struct pktmap_open_opts, flags))
-		return -EINVAL;
-
 	struct pktmap_port *p = calloc(1, sizeof(*p));
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	p->fd = -1;
 	p->event_fd = -1;
 	pthread_mutex_init(&p->kstats_lock, NULL);
@@ -231,7 +223,47 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		p->errbuf[0] = 0;
 	p->linktype = 1;
 	pm_printable(p->name, sizeof(p->name), name ? name : "(null)");
+	return p;
+}
 
+/* Options from the program fill what the name leaves unset. */
+static void conf_from_opts(struct pm_conf *c, const struct pktmap_open_opts *opts)
+{
+	if (!c->tx_rings)
+		c->tx_rings = OPT(opts, rings, 0);
+	if (!c->rx_rings)
+		c->rx_rings = OPT(opts, rings, 0);
+	if (!c->tx_slots)
+		c->tx_slots = OPT(opts, slots, 0);
+	if (!c->rx_slots)
+		c->rx_slots = OPT(opts, slots, 0);
+	if (!c->bufs)
+		c->bufs = OPT(opts, bufs, 0);
+	if (!c->buf_size)
+		c->buf_size = OPT(opts, buf_size, 0);
+	if (!c->extra_bufs)
+		c->extra_bufs = OPT(opts, extra_bufs, 0);
+	if (c->hugepages < 0)
+		c->hugepages = OPT(opts, hugepages, 0) > 0;
+	if (!c->region[0] && OPT(opts, region, NULL))
+		snprintf(c->region, sizeof(c->region), "%s", opts->region);
+}
+
+int pktmap_open(struct pktmap_port **out, const char *name,
+		const struct pktmap_open_opts *opts)
+{
+	char err[400];
+	struct pm_name nm;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (opts && opts->sz < offsetof(struct pktmap_open_opts, flags))
+		return -EINVAL;
+	struct pktmap_port *p = port_new(name, opts);
+	if (!p)
+		return -ENOMEM;
 	ret = pm_name_parse(name, &nm, err, sizeof(err));
 	if (ret) {
 		if (p->errbuf && p->errbuf_len)
@@ -258,27 +290,8 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	if (!p->dir)
 		p->dir = PKTMAP_DIR_BOTH;
 	nm.flags |= OPT(opts, flags, 0);
-	/* Options from the program fill what the name leaves unset. */
 	struct pm_conf *c = &nm.conf;
-	if (!c->tx_rings)
-		c->tx_rings = OPT(opts, rings, 0);
-	if (!c->rx_rings)
-		c->rx_rings = OPT(opts, rings, 0);
-	if (!c->tx_slots)
-		c->tx_slots = OPT(opts, slots, 0);
-	if (!c->rx_slots)
-		c->rx_slots = OPT(opts, slots, 0);
-	if (!c->bufs)
-		c->bufs = OPT(opts, bufs, 0);
-	if (!c->buf_size)
-		c->buf_size = OPT(opts, buf_size, 0);
-	if (!c->extra_bufs)
-		c->extra_bufs = OPT(opts, extra_bufs, 0);
-	if (c->hugepages < 0)
-		c->hugepages = OPT(opts, hugepages, 0) > 0;
-	if (!c->region[0] && OPT(opts, region, NULL))
-		snprintf(c->region, sizeof(c->region), "%s", opts->region);
-
+	conf_from_opts(c, opts);
 	p->spin_us = c->spin_set ? c->spin_us : PM_DEFAULT_SPIN_US;
 	ret = p->ops->open(p, &nm, opts);
 	if (ret) {
