@@ -19,8 +19,10 @@
 #include "pktmap/pktmap.h"
 #include "check.h"
 #include "pub.h"
+#include "util.h"
 
-#define PM_CACHELINE 64
+/* pktmap.h's PKTMAP_CACHELINE, by the library's short name (memif.h). */
+#define PM_CACHELINE PKTMAP_CACHELINE
 #define PM_DEFAULT_BUF_SIZE 2048u
 #define PM_DEFAULT_SLOTS 1024u
 #define PM_MAX_RINGS 64u
@@ -82,10 +84,6 @@ struct pm_name {
 				 * "/FLAGS" and "@..." options begin */
 	struct pm_conf conf;
 };
-
-/* Copy src into dst with control characters replaced by '?', so a name
- * can be echoed in a one-line message. */
-void pm_printable(char *dst, size_t len, const char *src);
 
 /* An interface ioctl (SIOCGIFMTU, SIOCSIFFLAGS, ...) on a socket of its
  * own: sets ifr->ifr_name, leaves the rest as the caller filled it (a
@@ -452,18 +450,24 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 		      const char *tag, const char *ifname, uint32_t ntx,
 		      uint32_t nrx, uint32_t txs, uint32_t rxs);
 
+/* Give the buffers of the rings pm_port_own_rings() filled back to a
+ * shared region (pktmap_close(), a failed open). */
+void pm_port_own_rings_put(struct pktmap_port *p);
+
 /* The published counters (src/pub.c). pm_pub_open() maps the page for
  * the port's rings (called by pm_port_make_rings(), once the krings
  * exist) and points p->stats and each kring's st into it: a file in the
  * user's directory when it can, else private memory (the port works the
  * same, it is just not seen by pktmap top). pm_pub_ready() fills in who
- * and what once the open succeeded and makes the file visible;
- * pm_pub_close() removes it. pm_pub_open() returns 0 or -ENOMEM. */
+ * and what (from `info`, the port's pktmap_info()) once the open
+ * succeeded and makes the file visible; pm_pub_close() removes it.
+ * pm_pub_open() returns 0 or -ENOMEM. */
 int pm_pub_open(struct pktmap_port *p);
-void pm_pub_ready(struct pktmap_port *p);
+void pm_pub_ready(struct pktmap_port *p, const struct pktmap_info *info);
 void pm_pub_close(struct pktmap_port *p);
 
-/* Logging from inside the library (through the port's callback). */
+/* Logging from inside the library (through the port's callback):
+ * src/util_log.c, below everything else in the library. */
 void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* At most one line a second per limiter; the count of the lines held
@@ -483,17 +487,30 @@ int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
 #define PM_MON_RX 1u
 #define PM_MON_TX 2u
 #define PM_MON_ZCOPY 4u
+/* The public calls a monitor makes on its queue, handed down by port.c
+ * (the layer above monitor.c). */
+struct pm_api {
+	int (*open)(struct pktmap_port **out, const char *name,
+		    const struct pktmap_open_opts *opts);
+	void (*close)(struct pktmap_port *p);
+	int (*txsync)(struct pktmap_port *p);
+};
 int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
-		    const struct pktmap_open_opts *opts, struct pktmap_port **out);
-int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k);
+		    const struct pktmap_open_opts *opts, struct pktmap_port **out,
+		    const struct pm_api *api);
+int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k,
+		    const struct pm_api *api);
 void pm_monitor_close(struct pktmap_port *p);
 
-/* The back end called `name`, or NULL (name.c holds the table). */
+/* The back end called `name`, or NULL (backends.c holds the table). */
 const struct pm_port_ops *pm_backend_find(const char *name);
 
-/* Tests: the descriptors (8 bytes each, buf_idx first) that feed RX ring
- * `ring` of a pipe end, in the shared region: what a peer may scribble on. */
+#ifdef PM_TEST_HOOKS
+/* Tests only (libpktmap_internal; not in the shipped library): the
+ * descriptors (8 bytes each, buf_idx first) that feed RX ring `ring` of
+ * a pipe end, in the shared region: what a peer may scribble on. */
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring);
+#endif
 
 /* The back ends. */
 extern const struct pm_port_ops pm_null_ops;

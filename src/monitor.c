@@ -54,6 +54,7 @@ struct pm_mon {
 	int64_t alive_sec;        /* when the monitor's process was looked at */
 	uint32_t *txpos;          /* per kring: first TX slot not yet copied */
 	uint32_t nkrings;
+	const struct pm_api *api; /* the public API, from port.c (above us) */
 };
 
 static _Atomic uint32_t mon_gen;
@@ -168,7 +169,8 @@ static int mon_register(struct pktmap_port *p, struct pm_pub_hdr *h,
 }
 
 int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
-		    const struct pktmap_open_opts *opts, struct pktmap_port **out)
+		    const struct pktmap_open_opts *opts, struct pktmap_port **out,
+		    const struct pm_api *api)
 {
 	const char *name = p->name;
 	if (nm->mon & PM_MON_ZCOPY)
@@ -198,11 +200,12 @@ int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
 	struct pktmap_open_opts qo = { .sz = sizeof(qo), .log = p->log,
 				       .log_ctx = p->log_ctx, .errbuf = p->errbuf,
 				       .errbuf_len = p->errbuf_len };
-	ret = pktmap_open(out, qname, &qo);
+	m->api = api;
+	ret = api->open(out, qname, &qo);
 	if (ret == 0)
 		ret = mon_register(p, m->hdr, m->word, name, nm->port_len);
 	if (ret) {
-		pktmap_close(*out);
+		api->close(*out);
 		*out = NULL;
 		munmap(m->hdr, m->hdr_size);
 		free(m);
@@ -215,7 +218,7 @@ int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
 
 /* The watched side's state, made at its first monitored sync (the TX and
  * the RX thread may race to make it: one wins). */
-static struct pm_mon *mon_get(struct pktmap_port *p)
+static struct pm_mon *mon_get(struct pktmap_port *p, const struct pm_api *api)
 {
 	struct pm_mon *m = __atomic_load_n(&p->mon, __ATOMIC_ACQUIRE);
 	if (m)
@@ -229,6 +232,7 @@ static struct pm_mon *mon_get(struct pktmap_port *p)
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	m->api = api;
 	m->txpos = pos;
 	m->nkrings = n;
 	for (uint32_t i = 0; i < n; i++)
@@ -248,7 +252,7 @@ static void queue_follow(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 {
 	if (w == m->word)
 		return;
-	pktmap_close(m->q);
+	m->api->close(m->q);
 	m->q = NULL;
 	m->word = w;
 	for (uint32_t i = 0; i < m->nkrings; i++)
@@ -259,7 +263,7 @@ static void queue_follow(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 	queue_name(qname, sizeof(qname), w, '{');
 	struct pktmap_open_opts qo = { .sz = sizeof(qo), .errbuf = err,
 				       .errbuf_len = sizeof(err) };
-	if (pktmap_open(&m->q, qname, &qo) != 0)
+	if (m->api->open(&m->q, qname, &qo) != 0)
 		pm_log(p, PKTMAP_LOG_WARN, "%s: not monitored: %s", p->name, err);
 }
 
@@ -296,13 +300,13 @@ static void queue_copy(struct pktmap_port *p, struct pm_mon *m,
 		       struct pm_kring *k, uint32_t from, uint32_t to)
 {
 	struct netmap_ring *src = k->ring;
-	struct netmap_ring *dst = NETMAP_TXRING(pktmap_nifp(m->q), 0);
+	struct netmap_ring *dst = NETMAP_TXRING(m->q->nifp, 0);
 	uint32_t n = k->nslots, cap = m->q->bs.usable;
 	bool synced = false; /* the queue is asked for room once a batch */
 	for (uint32_t i = from; i != to;) {
 		uint32_t frags = chain_len(src, i, to, n);
 		if (nm_ring_space(dst) < frags && !synced) {
-			pktmap_txsync(m->q);
+			m->api->txsync(m->q);
 			synced = true;
 		}
 		if (nm_ring_space(dst) < frags) {
@@ -328,9 +332,10 @@ static void queue_copy(struct pktmap_port *p, struct pm_mon *m,
 	}
 }
 
-int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k)
+int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k,
+		    const struct pm_api *api)
 {
-	struct pm_mon *m = mon_get(p);
+	struct pm_mon *m = mon_get(p, api);
 	if (!m)
 		return k->sync(p, k);
 	uint32_t old_tail = k->hwtail;
@@ -352,7 +357,7 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k)
 			from = *pos;
 		queue_copy(p, m, k, from, k->rhead);
 		*pos = k->rhead;
-		pktmap_txsync(m->q);
+		m->api->txsync(m->q);
 	}
 	pthread_mutex_unlock(&m->lock);
 	int ret = k->sync(p, k);
@@ -362,7 +367,7 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k)
 	pthread_mutex_lock(&m->lock);
 	if (m->q && m->word == w) {
 		queue_copy(p, m, k, old_tail, k->hwtail);
-		pktmap_txsync(m->q);
+		m->api->txsync(m->q);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return ret;
@@ -382,7 +387,7 @@ void pm_monitor_close(struct pktmap_port *p)
 					    __ATOMIC_RELAXED);
 		munmap(m->hdr, m->hdr_size);
 	} else {
-		pktmap_close(m->q);
+		m->api->close(m->q);
 		pthread_mutex_destroy(&m->lock);
 		free(m->txpos);
 	}

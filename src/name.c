@@ -30,28 +30,6 @@
 
 #include "internal.h"
 
-static const struct pm_port_ops *const known_backends[] = {
-	&pm_null_ops,
-	&pm_pipe_ops,
-	&pm_pcap_ops,
-	&pm_packet_ops,
-	&pm_tap_ops,
-	&pm_xdp_ops,
-	&pm_vale_ops,
-	&pm_memif_ops,
-};
-
-void pm_printable(char *dst, size_t len, const char *src)
-{
-	size_t i = 0;
-	for (; len && src[i] && i + 1 < len; i++) {
-		unsigned char c = (unsigned char)src[i];
-		dst[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
-	if (len)
-		dst[i] = 0;
-}
-
 /* "NAME: what", on one line whatever the name and argument contain. */
 __attribute__((format(printf, 4, 0)))
 static int err_out(char *err, size_t errlen, const char *name, const char *fmt,
@@ -112,6 +90,156 @@ static const struct conf_key conf_keys[] = {
 	CK("abstract", abstract, 1, 0, 1),
 };
 
+/* share=group:NAME (or group:GID): the region's files belong to that
+ * group, mode 0660. */
+static int conf_share(const char *val, size_t vlen, struct pm_conf *c,
+		      const char *name, char *err, size_t errlen)
+{
+	char g[64];
+	uint32_t v;
+	if (vlen <= 6 || vlen - 6 >= sizeof(g) || strncmp(val, "group:", 6) != 0)
+		return err_out(err, errlen, name,
+			       "'@conf:share=%s': expected group:NAME", "");
+	memcpy(g, val + 6, vlen - 6);
+	g[vlen - 6] = 0;
+	struct group gr, *res = NULL;
+	char buf[1024];
+	if (parse_u32(g, strlen(g), &v) == 0) {
+		/* (gid_t)-1 means "no change" to fchown(): not a group anyone
+		 * can share with. */
+		if (v == UINT32_MAX)
+			return err_out(err, errlen, name,
+				       "'@conf:share=group:%s': not a group id (at "
+				       "most 4294967294)", g);
+		c->share = true;
+		c->share_gid = v;
+	} else if (getgrnam_r(g, &gr, buf, sizeof(buf), &res) == 0 && res) {
+		c->share = true;
+		c->share_gid = (uint32_t)res->gr_gid;
+	} else {
+		return err_out(err, errlen, name,
+			       "'@conf:share=group:%s': no such group", g);
+	}
+	return 0;
+}
+
+/* "K=N" out of range, or not a number. */
+static int conf_range_error(const char *key, uint32_t lo, uint32_t hi,
+			    const char *name, char *err, size_t errlen)
+{
+	char m[96];
+	snprintf(m, sizeof(m), "'@conf:%s': needs a number from %u to %u", key,
+		 lo, hi);
+	return err_out(err, errlen, name, "%s", m);
+}
+
+/* The keys that set two fields at once: rings, slots, host-rings. */
+static int conf_pair(const char *key, const char *val, size_t vlen,
+		     struct pm_conf *c, const char *name, char *err,
+		     size_t errlen)
+{
+	uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
+	uint32_t hi = key[0] == 's' ? PM_MAX_SLOTS : PM_MAX_RINGS;
+	uint32_t v;
+	if (parse_u32(val, vlen, &v) || v < lo || v > hi)
+		return conf_range_error(key, lo, hi, name, err, errlen);
+	if (key[0] == 'r')
+		c->tx_rings = c->rx_rings = v;
+	else if (key[0] == 's')
+		c->tx_slots = c->rx_slots = v;
+	else
+		c->host_tx_rings = c->host_rx_rings = v;
+	return 0;
+}
+
+/* The numeric keys of conf_keys[]. */
+static int conf_number(const char *key, const char *val, size_t vlen,
+		       struct pm_conf *c, const char *name, char *err,
+		       size_t errlen)
+{
+	const struct conf_key *k = NULL;
+	uint32_t v;
+	for (size_t i = 0; i < PM_ARRAY_SIZE(conf_keys); i++)
+		if (strcmp(conf_keys[i].key, key) == 0)
+			k = &conf_keys[i];
+	if (!k)
+		return err_out(err, errlen, name,
+			       "'@conf:%s': unknown key (known: tx, rings, "
+			       "tx-rings, rx-rings, host-rings, slots, "
+			       "tx-slots, rx-slots, bufs, buf-size, "
+			       "extra-bufs, hugepages, loop, linktype, "
+			       "nanosec, spin-us, region, share, role, "
+			       "secret, abstract)", key);
+	if (parse_u32(val, vlen, &v) || v < k->min || v > k->max)
+		return conf_range_error(key, k->min, k->max, name, err, errlen);
+	if (k->is_int)
+		*(int *)((char *)c + k->off) = (int)v;
+	else
+		*(uint32_t *)((char *)c + k->off) = v;
+	if (k->off == offsetof(struct pm_conf, spin_us))
+		c->spin_set = 1;
+	return 0;
+}
+
+/* The keys whose values are words: region (mem), role, secret, tx. */
+static int conf_word(const char *key, const char *val, size_t vlen,
+		     struct pm_conf *c, const char *name, char *err,
+		     size_t errlen)
+{
+	if (strcmp(key, "region") == 0 || strcmp(key, "mem") == 0) {
+		if (vlen == 0 || vlen >= sizeof(c->region))
+			return err_out(err, errlen, name,
+				       "'@conf:%s=': bad region name", key);
+		memcpy(c->region, val, vlen);
+		c->region[vlen] = 0;
+	} else if (strcmp(key, "role") == 0) {
+		if (vlen == 6 && strncmp(val, "server", 6) == 0)
+			c->role = 1;
+		else if (vlen == 6 && strncmp(val, "client", 6) == 0)
+			c->role = 0;
+		else
+			return err_out(err, errlen, name, "%s",
+				       "'@conf:role=': server or client");
+	} else if (strcmp(key, "secret") == 0) {
+		if (vlen == 0 || vlen >= sizeof(c->secret))
+			return err_out(err, errlen, name, "%s",
+				       "'@conf:secret=': 1 to 24 characters");
+		memcpy(c->secret, val, vlen);
+		c->secret[vlen] = 0;
+	} else { /* tx: how xdp's TX reaches the device (docs/xdp.md) */
+		if (vlen == 4 && memcmp(val, "live", 4) == 0) {
+			c->tx_live = 1;
+		} else if (vlen == 3 && memcmp(val, "xsk", 3) == 0) {
+			c->tx_live = 0;
+		} else {
+			char what[32];
+			snprintf(what, sizeof(what), "%.*s", (int)vlen, val);
+			return err_out(err, errlen, name, "'@conf:tx=%s': "
+				       "expected live (BPF_PROG_RUN live frames) "
+				       "or xsk (AF_XDP)", what);
+		}
+	}
+	return 0;
+}
+
+/* One "key=value" of @conf: (the value is val[0..vlen)). */
+static int conf_item(const char *key, const char *val, size_t vlen,
+		     struct pm_conf *c, const char *name, char *err,
+		     size_t errlen)
+{
+	static const char *const words[] = { "region", "mem", "role", "secret",
+					     "tx" };
+	for (size_t i = 0; i < PM_ARRAY_SIZE(words); i++)
+		if (strcmp(key, words[i]) == 0)
+			return conf_word(key, val, vlen, c, name, err, errlen);
+	if (strcmp(key, "share") == 0)
+		return conf_share(val, vlen, c, name, err, errlen);
+	if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
+	    strcmp(key, "host-rings") == 0)
+		return conf_pair(key, val, vlen, c, name, err, errlen);
+	return conf_number(key, val, vlen, c, name, err, errlen);
+}
+
 /* Parse "k=v,k=v" into conf. */
 static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 		      char *err, size_t errlen)
@@ -129,118 +257,10 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 		}
 		memcpy(key, s, (size_t)(eq - s));
 		key[eq - s] = 0;
-		const char *val = eq + 1;
-		size_t vlen = len - (size_t)(eq - s) - 1;
-		uint32_t v;
-		if (strcmp(key, "region") == 0 || strcmp(key, "mem") == 0) {
-			if (vlen == 0 || vlen >= sizeof(c->region))
-				return err_out(err, errlen, name,
-					       "'@conf:%s=': bad region name", key);
-			memcpy(c->region, val, vlen);
-			c->region[vlen] = 0;
-		} else if (strcmp(key, "role") == 0) {
-			if (vlen == 6 && strncmp(val, "server", 6) == 0)
-				c->role = 1;
-			else if (vlen == 6 && strncmp(val, "client", 6) == 0)
-				c->role = 0;
-			else
-				return err_out(err, errlen, name, "%s",
-					       "'@conf:role=': server or client");
-		} else if (strcmp(key, "secret") == 0) {
-			if (vlen == 0 || vlen >= sizeof(c->secret))
-				return err_out(err, errlen, name, "%s",
-					       "'@conf:secret=': 1 to 24 characters");
-			memcpy(c->secret, val, vlen);
-			c->secret[vlen] = 0;
-		} else if (strcmp(key, "share") == 0) {
-			/* share=group:NAME (or group:GID): the region's files
-			 * belong to that group, mode 0660. */
-			char g[64];
-			if (vlen <= 6 || vlen - 6 >= sizeof(g) ||
-			    strncmp(val, "group:", 6) != 0)
-				return err_out(err, errlen, name,
-					       "'@conf:share=%s': expected group:NAME",
-					       "");
-			memcpy(g, val + 6, vlen - 6);
-			g[vlen - 6] = 0;
-			struct group gr, *res = NULL;
-			char buf[1024];
-			if (parse_u32(g, strlen(g), &v) == 0) {
-				/* (gid_t)-1 means "no change" to fchown():
-				 * not a group anyone can share with. */
-				if (v == UINT32_MAX)
-					return err_out(err, errlen, name,
-						       "'@conf:share=group:%s': not a "
-						       "group id (at most 4294967294)",
-						       g);
-				c->share = true;
-				c->share_gid = v;
-			} else if (getgrnam_r(g, &gr, buf, sizeof(buf), &res) == 0 &&
-				   res) {
-				c->share = true;
-				c->share_gid = (uint32_t)res->gr_gid;
-			} else {
-				return err_out(err, errlen, name,
-					       "'@conf:share=group:%s': no such group",
-					       g);
-			}
-		} else if (strcmp(key, "tx") == 0) {
-			/* xdp: how TX reaches the device (docs/xdp.md). */
-			if (vlen == 4 && memcmp(val, "live", 4) == 0)
-				c->tx_live = 1;
-			else if (vlen == 3 && memcmp(val, "xsk", 3) == 0)
-				c->tx_live = 0;
-			else {
-				char what[32];
-				snprintf(what, sizeof(what), "%.*s", (int)vlen, val);
-				return err_out(err, errlen, name, "'@conf:tx=%s': "
-					       "expected live (BPF_PROG_RUN live "
-					       "frames) or xsk (AF_XDP)", what);
-			}
-		} else if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
-			   strcmp(key, "host-rings") == 0) {
-			uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
-			uint32_t hi = key[0] == 's' ? PM_MAX_SLOTS : PM_MAX_RINGS;
-			if (parse_u32(val, vlen, &v) || v < lo || v > hi) {
-				char m[96];
-				snprintf(m, sizeof(m),
-					 "'@conf:%s': needs a number from %u to %u",
-					 key, lo, hi);
-				return err_out(err, errlen, name, "%s", m);
-			}
-			if (key[0] == 'r')
-				c->tx_rings = c->rx_rings = v;
-			else if (key[0] == 's')
-				c->tx_slots = c->rx_slots = v;
-			else
-				c->host_tx_rings = c->host_rx_rings = v;
-		} else {
-			const struct conf_key *k = NULL;
-			for (size_t i = 0; i < PM_ARRAY_SIZE(conf_keys); i++)
-				if (strcmp(conf_keys[i].key, key) == 0)
-					k = &conf_keys[i];
-			if (!k)
-				return err_out(err, errlen, name,
-					       "'@conf:%s': unknown key (known: tx, rings, "
-					       "tx-rings, rx-rings, host-rings, slots, "
-					       "tx-slots, rx-slots, bufs, buf-size, "
-					       "extra-bufs, hugepages, loop, linktype, "
-					       "nanosec, spin-us, region, share, role, "
-					       "secret, abstract)", key);
-			if (parse_u32(val, vlen, &v) || v < k->min || v > k->max) {
-				char m[96];
-				snprintf(m, sizeof(m),
-					 "'@conf:%s': needs a number from %u to %u",
-					 key, k->min, k->max);
-				return err_out(err, errlen, name, "%s", m);
-			}
-			if (k->is_int)
-				*(int *)((char *)c + k->off) = (int)v;
-			else
-				*(uint32_t *)((char *)c + k->off) = v;
-			if (k->off == offsetof(struct pm_conf, spin_us))
-				c->spin_set = 1;
-		}
+		int r = conf_item(key, eq + 1, len - (size_t)(eq - s) - 1, c,
+				  name, err, errlen);
+		if (r)
+			return r;
 		s += len;
 		if (*s == ',')
 			s++;
@@ -255,27 +275,8 @@ static int is_ifchar(char c)
 	       c == '-';
 }
 
-const struct pm_port_ops *pm_backend_find(const char *name)
-{
-	/* netmap's VALE grammar: "vale" followed by anything up to the ':'
-	 * names a switch ("vale0:a", "valeX:port"). */
-	if (strncmp(name, "vale", 4) == 0)
-		return &pm_vale_ops;
-	for (size_t i = 0; i < PM_ARRAY_SIZE(known_backends); i++)
-		if (strcmp(known_backends[i]->desc.name, name) == 0)
-			return known_backends[i];
-	return NULL;
-}
-
-const struct pktmap_backend_desc *pktmap_backend(unsigned i)
-{
-	if (i >= PM_ARRAY_SIZE(known_backends))
-		return NULL;
-	return &known_backends[i]->desc;
-}
-
-int pm_name_parse(const char *name, struct pm_name *out, char *err,
-		  size_t errlen)
+/* Defaults: every ring, no pipe, every @conf value unset. */
+static void name_init(struct pm_name *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->ring = -1;
@@ -286,79 +287,101 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	out->conf.nanosec = -1;
 	out->conf.role = -1;
 	out->conf.abstract = -1;
+}
 
+/* BACKEND: out of the name into out->backend; *ops its table entry,
+ * *colon where the body starts (after it). */
+static int name_backend(const char *name, struct pm_name *out,
+			const struct pm_port_ops **ops, const char **colon,
+			char *err, size_t errlen)
+{
 	if (!name || !*name)
 		return err_out(err, errlen, "(empty)", "%s",
 			       "empty port name: try pipe:NAME{0, null:, pcap:FILE");
 	if (strlen(name) >= PM_NAME_MAX)
 		return err_out(err, errlen, "(port)", "%s", "port name too long");
-
-	const char *colon = strchr(name, ':');
-	if (colon && strncmp(name, "vale", 4) == 0 &&
-	    (size_t)(colon - name) >= sizeof(out->backend))
+	const char *c = strchr(name, ':');
+	if (c && strncmp(name, "vale", 4) == 0 &&
+	    (size_t)(c - name) >= sizeof(out->backend))
 		return err_out(err, errlen, name, "%s",
 			       "switch names are 'vale' and at most 11 more "
 			       "characters");
-	if (!colon || colon == name || (size_t)(colon - name) >= sizeof(out->backend))
+	if (!c || c == name || (size_t)(c - name) >= sizeof(out->backend))
 		return err_out(err, errlen, name, "%s",
 			       "no back end: name a port as BACKEND:ARG, e.g. "
 			       "xdp:eth0, pkt:eth0, pipe:NAME{0, pcap:FILE, null: "
 			       "(see 'pktmap ports')");
-	memcpy(out->backend, name, (size_t)(colon - name));
-	const struct pm_port_ops *ops = pm_backend_find(out->backend);
-	if (!ops)
+	memcpy(out->backend, name, (size_t)(c - name));
+	*ops = pm_backend_find(out->backend);
+	if (!*ops)
 		return err_out(err, errlen, name,
 			       "unknown back end '%s' (see 'pktmap ports')",
 			       out->backend);
+	*colon = c;
+	return 0;
+}
 
-	char buf[PM_NAME_MAX];
-	snprintf(buf, sizeof(buf), "%s", colon + 1);
+/* One option taken off the body: "@conf:...", "@mem:NAME" or netmap's
+ * numeric "@N" memory id. */
+static int name_option(const char *opt, struct pm_name *out, const char *name,
+		       char *err, size_t errlen)
+{
+	if (strncmp(opt, "@conf:", 6) == 0)
+		return parse_conf(opt + 6, &out->conf, name, err, errlen);
+	if (strncmp(opt, "@mem:", 5) == 0) {
+		snprintf(out->conf.region, sizeof(out->conf.region), "%s", opt + 5);
+		if (!out->conf.region[0])
+			return err_out(err, errlen, name, "%s",
+				       "'@mem:' needs a region name");
+		return 0;
+	}
+	uint32_t id;
+	if (parse_u32(opt + 1, strlen(opt + 1), &id))
+		return err_out(err, errlen, name,
+			       "'%s': unknown option (use @conf:K=V or @mem:NAME)",
+			       opt);
+	snprintf(out->conf.region, sizeof(out->conf.region), "mem%u", id);
+	return 0;
+}
 
-	/* Options: "@conf:..." and "@mem:NAME", from the last '@' backwards
-	 * for paths, from the first '@' otherwise. */
+/* Options: "@conf:..." and "@mem:NAME", cut off the body in buf, from the
+ * last '@' backwards for paths, from the first '@' otherwise. */
+static int name_options(char *buf, const struct pm_port_ops *ops,
+			struct pm_name *out, const char *name, char *err,
+			size_t errlen)
+{
+	bool path = ops->caps & PM_CAP_PATH;
 	for (;;) {
-		char *at = (ops->caps & PM_CAP_PATH) ? strrchr(buf, '@') :
-						       strchr(buf, '@');
+		char *at = path ? strrchr(buf, '@') : strchr(buf, '@');
 		if (!at)
-			break;
-		if (ops->caps & PM_CAP_PATH && strncmp(at, "@conf:", 6) &&
-		    strncmp(at, "@mem:", 5))
-			break; /* an '@' that is part of the path */
+			return 0;
+		if (path && strncmp(at, "@conf:", 6) && strncmp(at, "@mem:", 5))
+			return 0; /* an '@' that is part of the path */
 		char opt[PM_NAME_MAX];
 		snprintf(opt, sizeof(opt), "%s", at);
 		*at = 0;
 		/* Several options may follow one another: split them. */
-		char *next = (ops->caps & PM_CAP_PATH) ? NULL : strchr(opt + 1, '@');
+		char *next = path ? NULL : strchr(opt + 1, '@');
 		if (next) {
 			char rest[PM_NAME_MAX];
 			snprintf(rest, sizeof(rest), "%s", next);
 			*next = 0;
 			size_t bl = strlen(buf);
-			snprintf(buf + bl, sizeof(buf) - bl, "%s", rest);
+			snprintf(buf + bl, PM_NAME_MAX - bl, "%s", rest);
 		}
-		if (strncmp(opt, "@conf:", 6) == 0) {
-			int r = parse_conf(opt + 6, &out->conf, name, err, errlen);
-			if (r)
-				return r;
-		} else if (strncmp(opt, "@mem:", 5) == 0) {
-			snprintf(out->conf.region, sizeof(out->conf.region), "%s",
-				 opt + 5);
-			if (!out->conf.region[0])
-				return err_out(err, errlen, name, "%s",
-					       "'@mem:' needs a region name");
-		} else {
-			/* netmap's numeric "@N" memory id. */
-			uint32_t id;
-			if (parse_u32(opt + 1, strlen(opt + 1), &id))
-				return err_out(err, errlen, name,
-					       "'%s': unknown option (use @conf:K=V or "
-					       "@mem:NAME)", opt);
-			snprintf(out->conf.region, sizeof(out->conf.region),
-				 "mem%u", id);
-		}
+		int r = name_option(opt, out, name, err, errlen);
+		if (r)
+			return r;
 	}
+}
 
-	/* Flags: a trailing "/XYZ" of flag letters. */
+/* Flags: a trailing "/XYZ" of flag letters, cut off buf. For paths, "/R"
+ * or "/T" only when the rest is not a file name: upper-case letters alone
+ * after the last slash. */
+static int name_flags(char *buf, const struct pm_port_ops *ops,
+		      struct pm_name *out, const char *name, char *err,
+		      size_t errlen)
+{
 	char *slash = strrchr(buf, '/');
 	if (slash && slash[1]) {
 		int all_flags = 1;
@@ -368,8 +391,6 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 		for (char *f = slash + 1; *f; f++)
 			if (!strchr(letters, *f))
 				all_flags = 0;
-		/* For paths, "/R" or "/T" only when the rest is not a file
-		 * name: upper-case letters alone after the last slash. */
 		if (all_flags) {
 			for (char *f = slash + 1; *f; f++) {
 				switch (*f) {
@@ -392,28 +413,25 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 	if ((out->flags & PKTMAP_OPEN_ZEROCOPY) && (out->flags & PKTMAP_OPEN_COPY))
 		return err_out(err, errlen, name, "%s",
 			       "'/Z' and '/C' cannot both be given");
-	out->port_len = (uint32_t)(colon + 1 - name) + (uint32_t)strlen(buf);
+	return 0;
+}
 
-	if (ops->caps & PM_CAP_PATH) {
-		if (!buf[0])
-			return err_out(err, errlen, name, "%s", "needs a file name");
-		snprintf(out->body, sizeof(out->body), "%s", buf);
-		out->reg = NR_REG_ALL_NIC;
-		return 0;
-	}
-
-	/* Interface-like body: IF[-N|^|^N|*|{N|}N[-R]]. */
-	/* An interface name may contain '-', except as "-DIGITS" at the end,
-	 * which selects one ring (as in netmap). */
-	char *suffix = buf + strcspn(buf, "^*{}");
-	if (*suffix == 0) {
-		/* Maybe "-N" at the end. */
+/* An interface-like body, IF[-N|^|^N|*|{N|}N[-R]]: the interface (or
+ * pipe) name into out->body; *suffix where the ring selector starts. An
+ * interface name may contain '-', except as "-DIGITS" at the end, which
+ * selects one ring (as in netmap). */
+static int name_ifbody(char *buf, const struct pm_port_ops *ops,
+		       struct pm_name *out, char **suffix, const char *name,
+		       char *err, size_t errlen)
+{
+	char *s = buf + strcspn(buf, "^*{}");
+	if (*s == 0) {
 		char *dash = strrchr(buf, '-');
-		if (dash && dash[1] && strspn(dash + 1, "0123456789") ==
-						 strlen(dash + 1))
-			suffix = dash;
+		if (dash && dash[1] &&
+		    strspn(dash + 1, "0123456789") == strlen(dash + 1))
+			s = dash;
 	}
-	size_t iflen = (size_t)(suffix - buf);
+	size_t iflen = (size_t)(s - buf);
 	if (iflen == 0 && !(ops->caps & PM_CAP_EMPTY_BODY))
 		return err_out(err, errlen, name, "%s",
 			       "needs an interface or pipe name after the ':'");
@@ -424,22 +442,51 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 		return err_out(err, errlen, name, "%s", "name too long");
 	for (size_t i = 0; i < iflen; i++)
 		if (!is_ifchar(buf[i]))
-			return err_out(err, errlen, name,
-				       "bad character in '%s'", buf);
+			return err_out(err, errlen, name, "bad character in '%s'",
+				       buf);
 	memcpy(out->body, buf, iflen);
 	out->body[iflen] = 0;
+	*suffix = s;
+	return 0;
+}
 
-	char *s = suffix;
+/* A pipe end's selector: "{N" or "}N", then maybe "-R". */
+static int name_pipe(const char *s, struct pm_name *out, const char *name,
+		     char *err, size_t errlen)
+{
+	uint32_t v;
+	out->reg = *s == '{' ? NR_REG_PIPE_MASTER : NR_REG_PIPE_SLAVE;
+	const char *num = s + 1;
+	const char *dash = strchr(num, '-');
+	size_t nlen = dash ? (size_t)(dash - num) : strlen(num);
+	if (nlen == 0)
+		v = 0;
+	else if (parse_u32(num, nlen, &v) || v > 4095)
+		return err_out(err, errlen, name, "'%s': bad pipe number", s);
+	out->pipe_id = (int)v;
+	if (dash) {
+		if (parse_u32(dash + 1, strlen(dash + 1), &v) || v >= PM_MAX_RINGS)
+			return err_out(err, errlen, name, "'%s': bad ring number",
+				       dash);
+		out->ring = (int)v;
+	}
+	return 0;
+}
+
+/* The ring selector after the body: which rings (out->reg, out->ring). */
+static int name_rings(const char *s, struct pm_name *out, const char *name,
+		      char *err, size_t errlen)
+{
 	uint32_t v;
 	switch (*s) {
 	case 0:
-		break;
+		return 0;
 	case '-':
 		if (parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
 			return err_out(err, errlen, name, "'%s': bad ring number", s);
 		out->reg = NR_REG_ONE_NIC;
 		out->ring = (int)v;
-		break;
+		return 0;
 	case '^':
 		out->reg = NR_REG_SW;
 		if (s[1]) {
@@ -449,50 +496,37 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 			out->reg = NR_REG_ONE_SW;
 			out->ring = (int)v;
 		}
-		break;
+		return 0;
 	case '*':
 		if (s[1])
-			return err_out(err, errlen, name, "'%s': nothing may follow '*'", s);
+			return err_out(err, errlen, name,
+				       "'%s': nothing may follow '*'", s);
 		out->reg = NR_REG_NIC_SW;
-		break;
+		return 0;
 	case '{':
-	case '}': {
-		out->reg = *s == '{' ? NR_REG_PIPE_MASTER : NR_REG_PIPE_SLAVE;
-		char *num = s + 1;
-		char *dash = strchr(num, '-');
-		size_t nlen = dash ? (size_t)(dash - num) : strlen(num);
-		if (nlen == 0)
-			v = 0;
-		else if (parse_u32(num, nlen, &v) || v > 4095)
-			return err_out(err, errlen, name, "'%s': bad pipe number", s);
-		out->pipe_id = (int)v;
-		if (dash) {
-			if (parse_u32(dash + 1, strlen(dash + 1), &v) ||
-			    v >= PM_MAX_RINGS)
-				return err_out(err, errlen, name,
-					       "'%s': bad ring number", dash);
-			out->ring = (int)v;
-		}
-		break;
-	}
+	case '}':
+		return name_pipe(s, out, name, err, errlen);
 	default:
 		return err_out(err, errlen, name, "bad suffix '%s'", s);
 	}
+}
 
-	/* What the back end can honour. */
+/* What the back end can honour of the rings and flags asked for (s: the
+ * ring selector, for the message). */
+static int name_caps(const struct pm_port_ops *ops, const struct pm_name *out,
+		     const char *s, const char *name, char *err, size_t errlen)
+{
 	if ((out->reg == NR_REG_SW || out->reg == NR_REG_ONE_SW ||
-	     out->reg == NR_REG_NIC_SW) &&
-	    !(ops->caps & PM_CAP_HOST))
+	     out->reg == NR_REG_NIC_SW) && !(ops->caps & PM_CAP_HOST))
 		return err_out(err, errlen, name,
 			       "host rings ('%s') are not supported by this back end",
 			       s);
-	if ((out->reg == NR_REG_PIPE_MASTER || out->reg == NR_REG_PIPE_SLAVE) &&
-	    !(ops->caps & PM_CAP_PIPE))
+	bool pipe = out->reg == NR_REG_PIPE_MASTER || out->reg == NR_REG_PIPE_SLAVE;
+	if (pipe && !(ops->caps & PM_CAP_PIPE))
 		return err_out(err, errlen, name,
 			       "'%s': pipes ('{N', '}N') are the pipe back end's "
 			       "(pipe:NAME{N)", s);
-	if ((ops->caps & PM_CAP_PIPE) && out->reg != NR_REG_PIPE_MASTER &&
-	    out->reg != NR_REG_PIPE_SLAVE)
+	if ((ops->caps & PM_CAP_PIPE) && !pipe)
 		return err_out(err, errlen, name, "%s",
 			       "a pipe end is NAME{N (master) or NAME}N (slave)");
 	if (out->ring >= 0 && !(ops->caps & PM_CAP_ONE_RING))
@@ -503,6 +537,37 @@ int pm_name_parse(const char *name, struct pm_name *out, char *err,
 		return err_out(err, errlen, name, "%s",
 			       "'/Z' (zero-copy) is not possible with this back end");
 	return 0;
+}
+
+int pm_name_parse(const char *name, struct pm_name *out, char *err,
+		  size_t errlen)
+{
+	const struct pm_port_ops *ops = NULL;
+	const char *colon = NULL;
+	char buf[PM_NAME_MAX], *suffix = buf;
+
+	name_init(out);
+	int r = name_backend(name, out, &ops, &colon, err, errlen);
+	if (r)
+		return r;
+	snprintf(buf, sizeof(buf), "%s", colon + 1);
+	r = name_options(buf, ops, out, name, err, errlen);
+	if (r == 0)
+		r = name_flags(buf, ops, out, name, err, errlen);
+	if (r)
+		return r;
+	out->port_len = (uint32_t)(colon + 1 - name) + (uint32_t)strlen(buf);
+	if (ops->caps & PM_CAP_PATH) {
+		if (!buf[0])
+			return err_out(err, errlen, name, "%s", "needs a file name");
+		snprintf(out->body, sizeof(out->body), "%s", buf);
+		out->reg = NR_REG_ALL_NIC;
+		return 0;
+	}
+	r = name_ifbody(buf, ops, out, &suffix, name, err, errlen);
+	if (r == 0)
+		r = name_rings(suffix, out, name, err, errlen);
+	return r ? r : name_caps(ops, out, suffix, name, err, errlen);
 }
 
 int pktmap_name_parse(const char *name, struct pktmap_name *out, char *errbuf,

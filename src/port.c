@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * The public entry points: arguments are checked here once, then the back
- * end's function runs (libuv's shape). Also logging, counters, info and
- * the poll loop that every back end shares.
+ * The public entry points, at the top of the library: arguments are
+ * checked here once, then the back end's function runs (libuv's shape).
+ * Also counters, info and the poll loop that every back end shares.
+ * Logging is below (util_log.c), the rings in rings.c, the back-end table
+ * in backends.c.
  */
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,197 +17,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-/* The default log sink, set by pktmap_set_log(). Process-wide by design,
- * like libbpf_set_print(): a port may carry its own instead. */
-static pktmap_log_fn default_log;
-static void *default_log_ctx;
-static int default_log_level = PKTMAP_LOG_INFO;
-
-void pktmap_set_log(pktmap_log_fn fn, void *ctx, enum pktmap_log_level max)
-{
-	default_log = fn;
-	default_log_ctx = ctx;
-	default_log_level = (int)max;
-}
-
-__attribute__((format(printf, 3, 0)))
-static void vlog(const struct pktmap_port *p, enum pktmap_log_level lvl,
-		 const char *fmt, va_list ap)
-{
-	pktmap_log_fn fn = p && p->log ? p->log : default_log;
-	void *ctx = p && p->log ? p->log_ctx : default_log_ctx;
-	int max = p && p->log ? p->log_level : default_log_level;
-	if (!fn || (int)lvl > max)
-		return;
-	char line[512];
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fn(ctx, lvl, line);
-}
-
-void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,
-	    const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(p, lvl, fmt, ap);
-	va_end(ap);
-}
-
-void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
-			const char *fmt, ...)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	int64_t t = now.tv_sec ? (int64_t)now.tv_sec : 1;
-	int64_t last = atomic_load_explicit(&rl->last, memory_order_relaxed);
-	/* Two threads may report at once: the one that moves `last` logs. */
-	if ((last && t - last < 1) ||
-	    !atomic_compare_exchange_strong(&rl->last, &last, t)) {
-		atomic_fetch_add_explicit(&rl->suppressed, 1, memory_order_relaxed);
-		return;
-	}
-	char line[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	uint64_t sup = atomic_exchange_explicit(&rl->suppressed, 0,
-						memory_order_relaxed);
-	if (sup)
-		pm_log(p, PKTMAP_LOG_WARN, "%s (and %llu more like it)", line,
-		       (unsigned long long)sup);
-	else
-		pm_log(p, PKTMAP_LOG_WARN, "%s", line);
-}
-
-int pm_open_error(struct pktmap_port *p, int err, const char *fmt, ...)
-{
-	char what[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	/* Said once: to the caller's errbuf when it gave one, else to the
-	 * log. */
-	if (p->errbuf && p->errbuf_len)
-		snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name, what);
-	else
-		pm_log(p, PKTMAP_LOG_ERR, "%s: %s", p->name, what);
-	return err < 0 ? err : -err;
-}
-
-const char *pktmap_strerror(int err)
-{
-	if (err > 0)
-		err = -err;
-	switch (err) {
-	case 0:
-		return "success";
-	case -EPROTO:
-		return "the peer sharing this ring broke the ring protocol";
-	case -EINVAL:
-		return "invalid argument, or a ring index out of range";
-	case -ENODATA:
-		return "the source has ended";
-	default: {
-		/* strerror() is not thread-safe; strerrordesc_np() is. */
-		const char *s = strerrordesc_np(-err);
-		return s ? s : "unknown error";
-	}
-	}
-}
-
-/* The netmap structures have const fields (read-only to applications);
- * the library writes them through this mirror of their layout. */
-struct pm_ring_rw {
-	int64_t buf_ofs;
-	uint32_t num_slots;
-	uint32_t nr_buf_size;
-	uint16_t ringid;
-	uint16_t dir;
-	uint32_t head, cur, tail, flags;
-	struct timeval ts;
-	uint64_t offset_mask;
-	uint64_t buf_align;
-};
-
-struct pm_if_rw {
-	char ni_name[IFNAMSIZ];
-	uint32_t ni_version, ni_flags, ni_tx_rings, ni_rx_rings;
-	uint32_t ni_bufs_head, ni_host_tx_rings, ni_host_rx_rings;
-	uint32_t ni_spare1[3];
-	ssize_t ring_ofs[];
-};
-
-_Static_assert(offsetof(struct pm_ring_rw, buf_align) ==
-		       offsetof(struct netmap_ring, buf_align), "ring mirror");
-_Static_assert(offsetof(struct pm_if_rw, ring_ofs) ==
-		       offsetof(struct netmap_if, ring_ofs), "if mirror");
-
-int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
-		       uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
-		       uint32_t tx_slots, uint32_t rx_slots)
-{
-	const struct pm_region *r = &p->region;
-	uint32_t nrings = ntx + nhtx + nrx + nhrx;
-	size_t pos = pm_nifp_size(ntx, nrx, nhtx, nhrx);
-	size_t size = pos + (size_t)(ntx + nhtx) * pm_ring_size(tx_slots) +
-		      (size_t)(nrx + nhrx) * pm_ring_size(rx_slots);
-	size = (size + 4095) & ~(size_t)4095;
-	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return pm_open_error(p, -errno, "cannot map %zu bytes for the "
-				     "rings: %s", size, strerror(errno));
-	p->ringmem = mem;
-	p->ringmem_size = size;
-	p->krings = calloc(nrings ? nrings : 1, sizeof(*p->krings));
-	if (!p->krings)
-		return -ENOMEM;
-	p->ntx = ntx;
-	p->nrx = nrx;
-	p->nhtx = nhtx;
-	p->nhrx = nhrx;
-
-	struct pm_if_rw *nif = mem;
-	snprintf(nif->ni_name, sizeof(nif->ni_name), "%s", ifname);
-	nif->ni_version = NETMAP_API;
-	nif->ni_tx_rings = ntx;
-	nif->ni_rx_rings = nrx;
-	nif->ni_host_tx_rings = nhtx;
-	nif->ni_host_rx_rings = nhrx;
-	for (uint32_t i = 0; i < nrings; i++) {
-		uint32_t tx = i < ntx + nhtx;
-		uint32_t slots = tx ? tx_slots : rx_slots;
-		struct pm_ring_rw *ring = (struct pm_ring_rw *)((char *)nif + pos);
-		nif->ring_ofs[i] = (ssize_t)pos;
-		ring->num_slots = slots;
-		ring->nr_buf_size = r->buf_size;
-		/* Signed: the pool is wherever the region is mapped. */
-		ring->buf_ofs = (int64_t)((r->pool + r->headroom) - (char *)ring);
-		ring->ringid = (uint16_t)(tx ? i : i - ntx - nhtx);
-		ring->dir = tx ? NR_TX : NR_RX;
-		ring->head = ring->cur = 0;
-		ring->tail = tx ? slots - 1 : 0;
-
-		struct pm_kring *k = &p->krings[i];
-		k->ring = (struct netmap_ring *)ring;
-		k->nslots = slots;
-		k->id = i;
-		k->tx = tx;
-		k->host = tx ? i >= ntx : i >= ntx + nhtx + nrx;
-		k->sync = tx ? p->ops->txsync : p->ops->rxsync;
-		k->hwcur = k->rhead = k->rcur = 0;
-		k->hwtail = k->rtail = ring->tail;
-		pos += pm_ring_size(slots);
-	}
-	p->nifp = (struct netmap_if *)nif;
-	if (pm_pub_open(p) != 0)
-		return pm_open_error(p, -ENOMEM, "cannot map a page for the "
-				     "counters");
-	return 0;
-}
 
 /* Which rings a registration binds (netmap's NR_REG_* semantics). Ring
  * indices are kring positions for TX and positions among RX rings. */
@@ -266,99 +76,6 @@ static int bind_rings(struct pktmap_port *p, const struct pm_name *nm)
 	return 0;
 }
 
-int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
-		      const char *tag, const char *ifname, uint32_t ntx,
-		      uint32_t nrx, uint32_t txs, uint32_t rxs)
-{
-	(void)tag; /* the rings are private now: no region object to name */
-	char err[300];
-	struct pm_region_params rp = {
-		.bufs = 2 + ntx * txs + nrx * rxs + c->extra_bufs + 64,
-		.buf_size = c->buf_size,
-		.obj_size = 4096,
-		.hugepages = c->hugepages,
-		/* A region shared by choice may also host AF_XDP ports. */
-		.headroom = c->headroom ? c->headroom :
-			    c->region[0] ? PM_XDP_HEADROOM : 0,
-		.share = c->share,
-		.share_gid = c->share_gid,
-		.ring_bytes = ntx * pm_ring_size(txs) + nrx * pm_ring_size(rxs) +
-			      pm_nifp_size(ntx, nrx, 0, 0),
-	};
-	if (c->bufs > rp.bufs)
-		rp.bufs = c->bufs;
-	int ret = pm_region_open(&p->region, c->region[0] ? c->region : NULL, &rp,
-				 err, sizeof(err));
-	if (ret)
-		return pm_open_error(p, ret, "%s", err);
-
-	struct pm_region *r = &p->region;
-	ret = pm_port_make_rings(p, ifname, ntx, nrx, 0, 0, txs, rxs);
-	if (ret)
-		return ret;
-	/* From here, pktmap_open()'s failure path gives back what the
-	 * slots hold (slots not filled yet hold buffer 0: nothing). */
-	p->own_rings = true;
-	uint32_t total = ntx * txs + nrx * rxs, k = 0;
-	uint32_t *idx = malloc((size_t)(total ? total : 1) * sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-	pm_region_lock(r);
-	ret = pm_region_alloc_bufs(r, idx, total);
-	uint32_t free_bufs = pm_region_free_count(r);
-	pm_region_unlock(r);
-	if (ret) {
-		free(idx);
-		return pm_open_error(p, -ENOMEM,
-				     "region '%s' has no room for the rings (%u "
-				     "buffers needed, %u free)", r->name, total,
-				     free_bufs);
-	}
-	for (uint32_t i = 0; i < ntx + nrx; i++) {
-		struct pm_kring *kr = &p->krings[i];
-		for (uint32_t s = 0; s < kr->nslots; s++)
-			kr->ring->slot[s].buf_idx = idx[k++];
-	}
-	free(idx);
-	return 0;
-}
-
-/* Give the buffers of a port's own rings back to a shared region (a
- * private region dies with the port and needs nothing). Each index is
- * checked and given back once, whatever the application left in the
- * slots. */
-static void own_rings_put(struct pktmap_port *p)
-{
-	struct pm_region *r = &p->region;
-	if (!r->named || !p->krings)
-		return;
-	const struct pm_bufspace bs = { .nbufs = r->nbufs };
-	uint8_t *seen = calloc((r->nbufs + 7) / 8, 1);
-	if (!seen)
-		return;
-	uint32_t batch[256], k = 0;
-	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
-	pm_region_lock(r);
-	for (uint32_t i = 0; i < n; i++) {
-		struct netmap_ring *ring = p->krings[i].ring;
-		for (uint32_t s = 0; s < p->krings[i].nslots; s++) {
-			uint32_t b = ring->slot[s].buf_idx;
-			if (!pm_buf_ok(&bs, b) || (seen[b / 8] & (1u << (b % 8))))
-				continue;
-			seen[b / 8] |= (uint8_t)(1u << (b % 8));
-			batch[k++] = b;
-			if (k == PM_ARRAY_SIZE(batch)) {
-				pm_region_free_bufs(r, batch, k);
-				k = 0;
-			}
-			ring->slot[s].buf_idx = 0;
-		}
-	}
-	pm_region_free_bufs(r, batch, k);
-	pm_region_unlock(r);
-	free(seen);
-}
-
 /* netmap's extra buffers: n buffers from the region, linked through their
  * first 4 bytes from nifp->ni_bufs_head (0 ends the list). */
 static int extra_bufs_get(struct pktmap_port *p, uint32_t n)
@@ -407,160 +124,6 @@ static void extra_bufs_put(struct pktmap_port *p)
 	pm_region_unlock(&p->region);
 }
 
-#define OPT(o, field, dflt)                                                  \
-	((o) && (o)->sz >= offsetof(struct pktmap_open_opts, field) +         \
-				   sizeof((o)->field) ? (o)->field : (dflt))
-
-int pktmap_open(struct pktmap_port **out, const char *name,
-		const struct pktmap_open_opts *opts)
-{
-	char err[400];
-	struct pm_name nm;
-	int ret;
-
-	if (!out)
-		return -EINVAL;
-	*out = NULL;
-	if (opts && opts->sz < offsetof(struct pktmap_open_opts, flags))
-		return -EINVAL;
-
-	struct pktmap_port *p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->fd = -1;
-	p->event_fd = -1;
-	pthread_mutex_init(&p->kstats_lock, NULL);
-	p->ev_set = p->ev_unread = -1;
-	p->region.fd = p->region.mfd = -1;
-	p->log = OPT(opts, log, NULL);
-	p->log_ctx = OPT(opts, log_ctx, NULL);
-	p->log_level = PKTMAP_LOG_INFO;
-	p->errbuf = OPT(opts, errbuf, NULL);
-	p->errbuf_len = OPT(opts, errbuf_len, 0);
-	if (p->errbuf && p->errbuf_len)
-		p->errbuf[0] = 0;
-	p->linktype = 1;
-	pm_printable(p->name, sizeof(p->name), name ? name : "(null)");
-
-	ret = pm_name_parse(name, &nm, err, sizeof(err));
-	if (ret) {
-		if (p->errbuf && p->errbuf_len)
-			snprintf(p->errbuf, p->errbuf_len, "%s", err);
-		else
-			pm_log(p, PKTMAP_LOG_ERR, "%s", err);
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
-		return ret;
-	}
-	p->ops = pm_backend_find(nm.backend);
-	p->reg = nm.reg;
-	p->dir = nm.dir ? nm.dir : OPT(opts, dir, 0);
-	if (nm.dir && OPT(opts, dir, 0) && (nm.dir & OPT(opts, dir, 0)) == 0) {
-		ret = pm_open_error(p, -EINVAL,
-				    "the name says /%s but the program opens it "
-				    "for %s only",
-				    nm.dir == PKTMAP_DIR_RX ? "R" : "T",
-				    nm.dir == PKTMAP_DIR_RX ? "sending" : "receiving");
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
-		return ret;
-	}
-	if (!p->dir)
-		p->dir = PKTMAP_DIR_BOTH;
-	if (nm.mon) {
-		ret = pm_monitor_open(p, &nm, opts, out);
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
-		return ret;
-	}
-	nm.flags |= OPT(opts, flags, 0);
-	/* Options from the program fill what the name leaves unset. */
-	struct pm_conf *c = &nm.conf;
-	if (!c->tx_rings)
-		c->tx_rings = OPT(opts, rings, 0);
-	if (!c->rx_rings)
-		c->rx_rings = OPT(opts, rings, 0);
-	if (!c->tx_slots)
-		c->tx_slots = OPT(opts, slots, 0);
-	if (!c->rx_slots)
-		c->rx_slots = OPT(opts, slots, 0);
-	if (!c->bufs)
-		c->bufs = OPT(opts, bufs, 0);
-	if (!c->buf_size)
-		c->buf_size = OPT(opts, buf_size, 0);
-	if (!c->extra_bufs)
-		c->extra_bufs = OPT(opts, extra_bufs, 0);
-	if (c->hugepages < 0)
-		c->hugepages = OPT(opts, hugepages, 0) > 0;
-	if (!c->region[0] && OPT(opts, region, NULL))
-		snprintf(c->region, sizeof(c->region), "%s", opts->region);
-
-	p->spin_us = c->spin_set ? c->spin_us : PM_DEFAULT_SPIN_US;
-	ret = p->ops->open(p, &nm, opts);
-	if (ret) {
-		if (p->errbuf && p->errbuf_len && !p->errbuf[0])
-			snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name,
-				 pktmap_strerror(ret));
-		if (p->ops->close)
-			p->ops->close(p);
-		if (p->own_rings)
-			own_rings_put(p);
-		pm_region_close(&p->region);
-		if (p->ringmem)
-			munmap(p->ringmem, p->ringmem_size);
-		pm_pub_close(p);
-		free(p->krings);
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
-		return ret;
-	}
-	p->bs.nbufs = p->region.nbufs;
-	if (!p->bs.usable)
-		p->bs.usable = p->region.buf_size - p->region.headroom;
-	if (p->bs.usable > 65535)
-		p->bs.usable = 65535; /* slot->len is 16 bits */
-	ret = bind_rings(p, &nm);
-	if (ret == 0 && c->extra_bufs)
-		ret = extra_bufs_get(p, c->extra_bufs);
-	if (ret) {
-		pktmap_close(p);
-		return ret;
-	}
-	pm_pub_ready(p);
-	*out = p;
-	return 0;
-}
-
-void pktmap_close(struct pktmap_port *p)
-{
-	if (!p)
-		return;
-	if (p->mon)
-		pm_monitor_close(p);
-	if (p->extra_bufs && p->nifp)
-		extra_bufs_put(p);
-	if (p->ops && p->ops->close)
-		p->ops->close(p);
-	if (p->own_rings)
-		own_rings_put(p);
-	if (p->ev_set >= 0)
-		close(p->ev_set);
-	if (p->ev_unread >= 0)
-		close(p->ev_unread);
-	pm_region_close(&p->region);
-	if (p->ringmem)
-		munmap(p->ringmem, p->ringmem_size);
-	pm_pub_close(p);
-	free(p->krings);
-	pthread_mutex_destroy(&p->kstats_lock);
-	free(p);
-}
-
-struct netmap_if *pktmap_nifp(const struct pktmap_port *p)
-{
-	return p ? p->nifp : NULL;
-}
-
 /* A kernel descriptor (a socket, a TAP) is readable while the kernel
  * holds frames an rxsync would take; packets an rxsync already took into
  * the ring and the application has not read yet do not show there. For
@@ -602,13 +165,12 @@ static void unread_update(struct pktmap_port *p)
 	p->ev_unread_set = unread;
 }
 
-int pktmap_fd(const struct pktmap_port *cp)
+/* Switch the port into event-source mode (pktmap_fd(), pktmap.h): the
+ * back end's event descriptor, or an epoll set over the kernel's that
+ * also follows packets left unread; every sync from now on keeps it
+ * exact. Returns the descriptor or -errno. */
+static int port_events(struct pktmap_port *p)
 {
-	/* The port was allocated writable by pktmap_open(): the first call
-	 * switches it into event-source mode (see pktmap.h). */
-	struct pktmap_port *p = (struct pktmap_port *)cp;
-	if (!p)
-		return -EINVAL;
 	if (p->event_fd >= 0)
 		return p->event_fd;
 	int fd = p->ops->event_fd ? p->ops->event_fd(p) : p->fd;
@@ -620,6 +182,202 @@ int pktmap_fd(const struct pktmap_port *cp)
 	p->event_fd = fd;
 	p->events = p->ops->sync_event != NULL;
 	return fd;
+}
+
+int pktmap_fd(const struct pktmap_port *cp)
+{
+	if (!cp)
+		return -EINVAL;
+	if (cp->event_fd >= 0)
+		return cp->event_fd;
+	/* Opened without PKTMAP_OPEN_EVENTS: the first call makes the port
+	 * an event source, as pktmap 1.0 documented. pktmap_open() allocated
+	 * the port writable; this is the one write through the const
+	 * pointer, and pktmap.h says so. */
+	return port_events((struct pktmap_port *)cp);
+}
+
+#define OPT(o, field, dflt)                                                  \
+	((o) && (o)->sz >= offsetof(struct pktmap_open_opts, field) +         \
+				   sizeof((o)->field) ? (o)->field : (dflt))
+
+/* A port with nothing open yet: every descriptor -1, the caller's log
+ * and error buffer from opts. NULL when out of memory. */
+static struct pktmap_port *port_new(const char *name,
+				    const struct pktmap_open_opts *opts)
+{
+	struct pktmap_port *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->fd = -1;
+	p->event_fd = -1;
+	pthread_mutex_init(&p->kstats_lock, NULL);
+	p->ev_set = p->ev_unread = -1;
+	p->region.fd = p->region.mfd = -1;
+	p->log = OPT(opts, log, NULL);
+	p->log_ctx = OPT(opts, log_ctx, NULL);
+	p->log_level = PKTMAP_LOG_INFO;
+	p->errbuf = OPT(opts, errbuf, NULL);
+	p->errbuf_len = OPT(opts, errbuf_len, 0);
+	if (p->errbuf && p->errbuf_len)
+		p->errbuf[0] = 0;
+	p->linktype = 1;
+	pm_printable(p->name, sizeof(p->name), name ? name : "(null)");
+	return p;
+}
+
+/* Options from the program fill what the name leaves unset. */
+static void conf_from_opts(struct pm_conf *c, const struct pktmap_open_opts *opts)
+{
+	if (!c->tx_rings)
+		c->tx_rings = OPT(opts, rings, 0);
+	if (!c->rx_rings)
+		c->rx_rings = OPT(opts, rings, 0);
+	if (!c->tx_slots)
+		c->tx_slots = OPT(opts, slots, 0);
+	if (!c->rx_slots)
+		c->rx_slots = OPT(opts, slots, 0);
+	if (!c->bufs)
+		c->bufs = OPT(opts, bufs, 0);
+	if (!c->buf_size)
+		c->buf_size = OPT(opts, buf_size, 0);
+	if (!c->extra_bufs)
+		c->extra_bufs = OPT(opts, extra_bufs, 0);
+	if (c->hugepages < 0)
+		c->hugepages = OPT(opts, hugepages, 0) > 0;
+	if (!c->region[0] && OPT(opts, region, NULL))
+		snprintf(c->region, sizeof(c->region), "%s", opts->region);
+}
+
+/* What a monitor's queue needs of the public API (src/monitor.c is a
+ * layer below this file). */
+static const struct pm_api mon_api = {
+	.open = pktmap_open,
+	.close = pktmap_close,
+	.txsync = pktmap_txsync,
+};
+
+int pktmap_open(struct pktmap_port **out, const char *name,
+		const struct pktmap_open_opts *opts)
+{
+	char err[400];
+	struct pm_name nm;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (opts && opts->sz < offsetof(struct pktmap_open_opts, flags))
+		return -EINVAL;
+	struct pktmap_port *p = port_new(name, opts);
+	if (!p)
+		return -ENOMEM;
+	ret = pm_name_parse(name, &nm, err, sizeof(err));
+	if (ret) {
+		if (p->errbuf && p->errbuf_len)
+			snprintf(p->errbuf, p->errbuf_len, "%s", err);
+		else
+			pm_log(p, PKTMAP_LOG_ERR, "%s", err);
+		pthread_mutex_destroy(&p->kstats_lock);
+		free(p);
+		return ret;
+	}
+	p->ops = pm_backend_find(nm.backend);
+	p->reg = nm.reg;
+	p->dir = nm.dir ? nm.dir : OPT(opts, dir, 0);
+	if (nm.dir && OPT(opts, dir, 0) && (nm.dir & OPT(opts, dir, 0)) == 0) {
+		ret = pm_open_error(p, -EINVAL,
+				    "the name says /%s but the program opens it "
+				    "for %s only",
+				    nm.dir == PKTMAP_DIR_RX ? "R" : "T",
+				    nm.dir == PKTMAP_DIR_RX ? "sending" : "receiving");
+		pthread_mutex_destroy(&p->kstats_lock);
+		free(p);
+		return ret;
+	}
+	if (!p->dir)
+		p->dir = PKTMAP_DIR_BOTH;
+	if (nm.mon) {
+		ret = pm_monitor_open(p, &nm, opts, out, &mon_api);
+		pthread_mutex_destroy(&p->kstats_lock);
+		free(p);
+		return ret;
+	}
+	nm.flags |= OPT(opts, flags, 0);
+	struct pm_conf *c = &nm.conf;
+	conf_from_opts(c, opts);
+	p->spin_us = c->spin_set ? c->spin_us : PM_DEFAULT_SPIN_US;
+	ret = p->ops->open(p, &nm, opts);
+	if (ret) {
+		if (p->errbuf && p->errbuf_len && !p->errbuf[0])
+			snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name,
+				 pktmap_strerror(ret));
+		if (p->ops->close)
+			p->ops->close(p);
+		if (p->own_rings)
+			pm_port_own_rings_put(p);
+		pm_region_close(&p->region);
+		if (p->ringmem)
+			munmap(p->ringmem, p->ringmem_size);
+		pm_pub_close(p);
+		free(p->krings);
+		pthread_mutex_destroy(&p->kstats_lock);
+		free(p);
+		return ret;
+	}
+	p->bs.nbufs = p->region.nbufs;
+	if (!p->bs.usable)
+		p->bs.usable = p->region.buf_size - p->region.headroom;
+	if (p->bs.usable > 65535)
+		p->bs.usable = 65535; /* slot->len is 16 bits */
+	ret = bind_rings(p, &nm);
+	if (ret == 0 && c->extra_bufs)
+		ret = extra_bufs_get(p, c->extra_bufs);
+	if (ret == 0 && (nm.flags & PKTMAP_OPEN_EVENTS)) {
+		int fd = port_events(p);
+		if (fd < 0)
+			ret = pm_open_error(p, fd, "cannot make the port an event "
+					    "source: %s", pktmap_strerror(fd));
+	}
+	if (ret) {
+		pktmap_close(p);
+		return ret;
+	}
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(p, &info);
+	pm_pub_ready(p, &info);
+	*out = p;
+	return 0;
+}
+
+void pktmap_close(struct pktmap_port *p)
+{
+	if (!p)
+		return;
+	if (p->mon)
+		pm_monitor_close(p);
+	if (p->extra_bufs && p->nifp)
+		extra_bufs_put(p);
+	if (p->ops && p->ops->close)
+		p->ops->close(p);
+	if (p->own_rings)
+		pm_port_own_rings_put(p);
+	if (p->ev_set >= 0)
+		close(p->ev_set);
+	if (p->ev_unread >= 0)
+		close(p->ev_unread);
+	pm_region_close(&p->region);
+	if (p->ringmem)
+		munmap(p->ringmem, p->ringmem_size);
+	pm_pub_close(p);
+	free(p->krings);
+	pthread_mutex_destroy(&p->kstats_lock);
+	free(p);
+}
+
+struct netmap_if *pktmap_nifp(const struct pktmap_port *p)
+{
+	return p ? p->nifp : NULL;
 }
 
 /* Check and sync the bound rings of one direction; the first error wins. */
@@ -635,7 +393,8 @@ static int sync_rings(struct pktmap_port *p, bool tx)
 		pm_stat_add(&k->st->syncs, 1);
 		int r = pm_sync_prologue(p, k);
 		if (pm_likely(r == 0))
-			r = pm_likely(!mon) ? k->sync(p, k) : pm_monitor_sync(p, k);
+			r = pm_likely(!mon) ? k->sync(p, k) :
+					   pm_monitor_sync(p, k, &mon_api);
 		pm_sync_epilogue(k);
 		if (pm_unlikely(p->events))
 			p->ops->sync_event(p, k);
@@ -763,6 +522,14 @@ static int poll_spin(struct pktmap_pollreq *reqs, unsigned n, uint32_t spin_us,
 	}
 }
 
+/* After a sleep (or a failed one): disarm what poll_arm armed. */
+static void poll_disarm(struct pktmap_pollreq *reqs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (reqs[i].port->ops->poll_disarm)
+			reqs[i].port->ops->poll_disarm(reqs[i].port, reqs[i].events);
+}
+
 int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 {
 	struct pollfd pfd_stack[16];
@@ -821,28 +588,14 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		if (!armed_ready) {
 			for (unsigned i = 0; i < n; i++)
 				pm_stat_inc(&reqs[i].port->stats->poll_sleeps, 1);
-			int r = poll(pfd, n, left);
-			if (r < 0 && errno != EINTR) {
-				ready = -errno;
-				for (unsigned i = 0; i < n; i++)
-					if (reqs[i].port->ops->poll_disarm)
-						reqs[i].port->ops->poll_disarm(reqs[i].port,
-										reqs[i].events);
-				break;
-			}
-			if (r < 0) { /* EINTR: let the caller see its signal */
-				for (unsigned i = 0; i < n; i++)
-					if (reqs[i].port->ops->poll_disarm)
-						reqs[i].port->ops->poll_disarm(reqs[i].port,
-										reqs[i].events);
-				ready = 0;
+			if (poll(pfd, n, left) < 0) {
+				/* EINTR: let the caller see its signal. */
+				ready = errno == EINTR ? 0 : -errno;
+				poll_disarm(reqs, n);
 				break;
 			}
 		}
-		for (unsigned i = 0; i < n; i++)
-			if (reqs[i].port->ops->poll_disarm)
-				reqs[i].port->ops->poll_disarm(reqs[i].port,
-										reqs[i].events);
+		poll_disarm(reqs, n);
 	}
 	if (pfd != pfd_stack)
 		free(pfd);

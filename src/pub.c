@@ -95,8 +95,8 @@ static void *pub_file(struct pktmap_port *p, size_t size)
 int pm_pub_open(struct pktmap_port *p)
 {
 	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
-	size_t ring_ofs = (sizeof(struct pm_pub_hdr) + PM_CACHELINE - 1) &
-			  ~(size_t)(PM_CACHELINE - 1);
+	size_t ring_ofs = (sizeof(struct pm_pub_hdr) + PKTMAP_CACHELINE - 1) &
+			  ~(size_t)(PKTMAP_CACHELINE - 1);
 	size_t size = ring_ofs + (size_t)n * sizeof(struct pm_ring_stats);
 	size = (size + 4095) & ~(size_t)4095;
 
@@ -159,18 +159,16 @@ static void pub_process(struct pm_pub_hdr *h)
 	pm_printable(h->cmdline, sizeof(h->cmdline), buf);
 }
 
-void pm_pub_ready(struct pktmap_port *p)
+void pm_pub_ready(struct pktmap_port *p, const struct pktmap_info *info)
 {
 	struct pm_pub_hdr *h = p->pub;
 	if (!h || !p->pub_path[0])
 		return;
-	struct pktmap_info info = { .sz = sizeof(info) };
-	pktmap_info(p, &info);
-	h->first_tx = info.first_tx_ring, h->last_tx = info.last_tx_ring;
-	h->first_rx = info.first_rx_ring, h->last_rx = info.last_rx_ring;
-	snprintf(h->mode, sizeof(h->mode), "%s", info.mode_name);
-	snprintf(h->backend, sizeof(h->backend), "%s", info.backend);
-	snprintf(h->region, sizeof(h->region), "%s", info.region);
+	h->first_tx = info->first_tx_ring, h->last_tx = info->last_tx_ring;
+	h->first_rx = info->first_rx_ring, h->last_rx = info->last_rx_ring;
+	snprintf(h->mode, sizeof(h->mode), "%s", info->mode_name);
+	snprintf(h->backend, sizeof(h->backend), "%s", info->backend);
+	snprintf(h->region, sizeof(h->region), "%s", info->region);
 	snprintf(h->name, sizeof(h->name), "%s", p->name);
 	h->open_sec = (int64_t)time(NULL);
 	pub_process(h);

@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pktmap/pktmap.h> /* PKTMAP_CACHELINE */
+
 #define PM_PUB_DIR "/dev/shm"
 #define PM_PUB_PREFIX "pktmap-stats."    /* + uid: the directory */
 #define PM_PUB_MAGIC 0x3174736d6b74706eull /* "nptkmst1" */
@@ -42,7 +44,7 @@ struct pm_ring_stats {
 	uint64_t drop_too_long;   /* frames longer than the port carries */
 	uint64_t drop_backend;    /* lost by the back end (write failed, ...) */
 	uint64_t copied, lent;    /* pkt RX: see struct pktmap_stats */
-} __attribute__((aligned(64)));
+} __attribute__((aligned(PKTMAP_CACHELINE)));
 
 /* The port as a whole: any thread, atomic adds. */
 struct pm_port_stats {
@@ -57,7 +59,7 @@ struct pm_port_stats {
 	 * (compare-and-swap), read once per sync by the port; 0: none. */
 	uint64_t mon;
 	uint64_t mon_drops;       /* frames the monitor had no room for */
-} __attribute__((aligned(64)));
+} __attribute__((aligned(PKTMAP_CACHELINE)));
 
 struct pm_pub_hdr {
 	uint64_t magic;           /* PM_PUB_MAGIC, stored last (release) */

@@ -24,9 +24,9 @@ struct pktmap_spsc *pktmap_spsc_init(void *mem, uint32_t cap,
 
 struct pktmap_spsc *pktmap_spsc_create(uint32_t cap, uint32_t elem_size)
 {
-	size_t sz = (pktmap_spsc_size(cap, elem_size) + PKTMAP_SPSC_LINE - 1) &
-		    ~(size_t)(PKTMAP_SPSC_LINE - 1);
-	void *mem = aligned_alloc(PKTMAP_SPSC_LINE, sz);
+	size_t sz = (pktmap_spsc_size(cap, elem_size) + PKTMAP_CACHELINE - 1) &
+		    ~(size_t)(PKTMAP_CACHELINE - 1);
+	void *mem = aligned_alloc(PKTMAP_CACHELINE, sz);
 	if (!mem)
 		return NULL;
 	struct pktmap_spsc *q = pktmap_spsc_init(mem, cap, elem_size);

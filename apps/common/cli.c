@@ -18,7 +18,7 @@
 #include <pktmap/pktmap.h>
 
 #include "cli.h"
-#include "fwd.h"
+#include "util.h"
 
 void cli_err(const char *fmt, ...)
 {
@@ -201,10 +201,10 @@ int cli_parse_addr(const char *s, struct cli_addr *out, char *err,
 	struct cli_addr a = *out;
 	const char *p = s;
 
-	if (fwd_parse_ipv4(p, &a.ip_lo, &p))
+	if (pm_parse_ipv4(p, &a.ip_lo, &p))
 		goto bad;
 	a.ip_hi = a.ip_lo;
-	if (*p == '-' && fwd_parse_ipv4(p + 1, &a.ip_hi, &p))
+	if (*p == '-' && pm_parse_ipv4(p + 1, &a.ip_hi, &p))
 		goto bad;
 	if (*p == ':') {
 		if (parse_port(p + 1, &a.port_lo, &p))

@@ -21,7 +21,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "fwd.h"
+#include "util.h"
 #include "gen.h"
 
 /* How many slots ahead fill_* prefetch the buffer they will write. */
@@ -30,7 +30,7 @@
 /* A length in [lo, hi] without a division: multiply and shift. */
 static inline uint32_t rand_len(uint64_t *s, uint32_t lo, uint32_t span)
 {
-	return lo + (uint32_t)(((fwd_rng_next(s) >> 32) * span) >> 32);
+	return lo + (uint32_t)(((pm_rng_next(s) >> 32) * span) >> 32);
 }
 
 static uint64_t fill_fast(struct gen_thread *g, struct netmap_ring *ring,

@@ -46,6 +46,9 @@
 extern "C" {
 #endif
 
+/* netmap's ABI, not a cache line size: sem[] (and so slot[]) is at
+ * offset 128 of every netmap_ring whatever the machine's cache line
+ * (PKTMAP_CACHELINE in pktmap.h). tests/unit/test_abi.c pins it. */
 #define NM_CACHE_ALIGN 128
 
 /* One packet (or one fragment of it) in a ring. 16 bytes. */

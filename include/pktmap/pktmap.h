@@ -41,6 +41,10 @@ extern "C" {
 
 #define PKTMAP_EXPORT __attribute__((visibility("default")))
 
+/* The cache line every pktmap layout aligns to (the queue of spsc.h, the
+ * library's shared and published structures): the one definition. */
+#define PKTMAP_CACHELINE 64
+
 
 struct pktmap_port;
 
@@ -65,6 +69,9 @@ typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
 #define PKTMAP_OPEN_ZEROCOPY 0x1u  /* fail unless the port is zero-copy */
 #define PKTMAP_OPEN_COPY 0x2u      /* force copy mode where there is a choice */
 #define PKTMAP_OPEN_BUSY_POLL 0x4u /* busy-poll the device where supported */
+/* Make the port an event source at open (see pktmap_fd()): the mode
+ * change done explicitly, once, by the call that owns the port. */
+#define PKTMAP_OPEN_EVENTS 0x8u
 
 /*
  * Options for pktmap_open(). Zero means "the default" everywhere; values
@@ -184,9 +191,16 @@ PKTMAP_EXPORT int pktmap_rxsync(struct pktmap_port *port);
  * Level-triggered use is exact. Edge-triggered users (EPOLLET) must, after
  * each wake-up, rxsync and consume until an rxsync leaves the ring empty
  * (or txsync until it shows no space) before waiting again; that last,
- * empty sync is what re-arms the edge. The first call switches the port
- * into this mode (a pipe's writer then wakes this reader whenever its
- * ring runs empty, even if it never sleeps). Returns the fd or -errno. */
+ * empty sync is what re-arms the edge.
+ *
+ * Being an event source is a mode of the port, with a cost (a pipe's
+ * writer then wakes this reader whenever its ring runs empty, even if it
+ * never sleeps; a kernel socket's rxsync keeps an eventfd up to date).
+ * Ask for it at open with PKTMAP_OPEN_EVENTS: pktmap_fd() then only
+ * returns the descriptor. On a port opened without it, the first
+ * pktmap_fd() switches the port into this mode (as in pktmap 1.0): call
+ * it from the thread that owns the port, not beside a running sync.
+ * Returns the fd or -errno. */
 PKTMAP_EXPORT int pktmap_fd(const struct pktmap_port *port);
 
 /* One entry of pktmap_poll_many(). */

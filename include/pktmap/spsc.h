@@ -16,8 +16,15 @@
  *     n = pktmap_spsc_enqueue(q, descs, 32);   // producer: 0..32 taken
  *     n = pktmap_spsc_dequeue(q, descs, 32);   // consumer: 0..32 given
  *
- * The queue may live in shared memory (pktmap_spsc_init on a region of
- * pktmap_spsc_size(cap, elem) bytes): it holds no pointers.
+ * For memory private to one process (its threads): every call reads the
+ * queue's mask and element size from the queue itself and trusts them, so
+ * whoever can write the queue's memory can make a call copy outside it.
+ * Do not place one where another process could write it (docs/design.md,
+ * "Trust model": what crosses between processes is checked, as the
+ * pipes' descriptor queues are, src/ports/pipe.c). pktmap_spsc_init()
+ * lays a queue out in memory the caller provides (pktmap_spsc_size()
+ * bytes, cache-line aligned), for example inside a larger structure of
+ * its own.
  */
 #ifndef PKTMAP_SPSC_H
 #define PKTMAP_SPSC_H
@@ -33,7 +40,7 @@
 #ifdef __cplusplus
 #include <atomic>
 #define PKTMAP_SPSC_ATOMIC_U32 std::atomic<uint32_t>
-#define PKTMAP_SPSC_ALIGN alignas(PKTMAP_SPSC_LINE)
+#define PKTMAP_SPSC_ALIGN alignas(PKTMAP_CACHELINE)
 using std::atomic_load_explicit;
 using std::atomic_store_explicit;
 using std::memory_order_acquire;
@@ -43,10 +50,12 @@ extern "C" {
 #else
 #include <stdatomic.h>
 #define PKTMAP_SPSC_ATOMIC_U32 _Atomic uint32_t
-#define PKTMAP_SPSC_ALIGN _Alignas(PKTMAP_SPSC_LINE)
+#define PKTMAP_SPSC_ALIGN _Alignas(PKTMAP_CACHELINE)
 #endif
 
-#define PKTMAP_SPSC_LINE 64
+/* The queue's alignment: pktmap's cache line (the older name is kept
+ * for programs that use it). */
+#define PKTMAP_SPSC_LINE PKTMAP_CACHELINE
 
 struct pktmap_spsc {
 	/* Read-only after init. */
@@ -67,8 +76,9 @@ static inline size_t pktmap_spsc_size(uint32_t cap, uint32_t elem_size)
 	return sizeof(struct pktmap_spsc) + (size_t)cap * elem_size;
 }
 
-/* Initialise a queue in `mem` (pktmap_spsc_size() bytes, 64-byte
- * aligned). Returns NULL unless cap is a power of two >= 2. */
+/* Initialise a queue in `mem` (pktmap_spsc_size() bytes, aligned to
+ * PKTMAP_CACHELINE; private memory, see above). Returns NULL unless cap
+ * is a power of two >= 2. */
 PKTMAP_EXPORT struct pktmap_spsc *pktmap_spsc_init(void *mem, uint32_t cap,
 						   uint32_t elem_size);
 /* A queue on the heap (NULL: bad cap, or no memory); pktmap_spsc_free(). */

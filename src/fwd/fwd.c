@@ -3,7 +3,6 @@
  * The forwarding component's shared pieces (fwd.h): the sleeping flag +
  * eventfd waiter, CPU pinning, region helpers, the IPv4 address parser.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -97,30 +96,4 @@ bool fwd_same_region(const struct pktmap_info *a, const struct pktmap_info *b)
 {
 	return strcmp(a->region, "(private)") != 0 &&
 	       strcmp(a->region, b->region) == 0 && a->buf_size == b->buf_size;
-}
-
-int fwd_parse_ipv4(const char *s, uint32_t *ip, const char **end)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++) {
-		unsigned long part;
-		char *e;
-
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		part = strtoul(s, &e, 10);
-		if (part > 255 || e - s > 3)
-			return -1;
-		v = v << 8 | (uint32_t)part;
-		s = e;
-		if (i < 3) {
-			if (*s != '.')
-				return -1;
-			s++;
-		}
-	}
-	*ip = v;
-	*end = s;
-	return 0;
 }

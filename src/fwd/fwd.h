@@ -25,6 +25,8 @@
 
 #include <pktmap/pktmap.h>
 
+#include "util.h" /* pm_rng_next(), pm_parse_ipv4(): below the library */
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -124,18 +126,6 @@ static inline void fwd_span_close(struct fwd_span *s)
 	}
 }
 
-/* xorshift64*: a fast generator for random outputs (not for secrets). */
-static inline uint64_t fwd_rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 /* The buffers to ask for (pktmap_open_opts.bufs) when opening names[i]:
  * when it names a region with @mem:NAME and says nothing of its size, room
  * for every port of names[] in that region, FWD_BUFS_PER_PORT plus
@@ -144,11 +134,6 @@ static inline uint64_t fwd_rng_next(uint64_t *s)
  * are read with the library's parser (pktmap_name_parse). */
 uint32_t fwd_region_bufs(const char *const *names, unsigned n, unsigned i,
 			 uint32_t extra);
-
-/* Parse a dotted quad at s into *ip (host order); *end gets the first
- * character after it. Returns 0 or -1. The one IPv4 parser of the
- * router's routes files and the commands' address options. */
-int fwd_parse_ipv4(const char *s, uint32_t *ip, const char **end);
 
 /* Pin the calling thread to `cpu` (no-op for cpu < 0). Returns 0 or an
  * errno value. */
@@ -161,7 +146,7 @@ int fwd_pin(int cpu);
  * pipes' wake-ups, docs/design.md): no wake-up is lost and none is sent
  * to a thread that is awake. */
 struct fwd_waiter {
-	_Alignas(64) atomic_int sleeping;
+	_Alignas(PKTMAP_CACHELINE) atomic_int sleeping;
 	int fd; /* eventfd */
 };
 

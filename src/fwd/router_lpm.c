@@ -114,7 +114,7 @@ int rt_lpm_parse_line(const char *line, uint32_t max_hop, struct rt_route *r,
 		r->len = 0;
 		p += 7;
 	} else {
-		if (fwd_parse_ipv4(p, &r->prefix, &p)) {
+		if (pm_parse_ipv4(p, &r->prefix, &p)) {
 			snprintf(err, errlen, "'%.*s' is not an IPv4 prefix "
 				 "(10.1.0.0/16)", (int)strcspn(word, " \t\r\n"),
 				 word);

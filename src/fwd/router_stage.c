@@ -158,7 +158,7 @@ static inline int decide(struct rt_port *p, uint8_t *frame, uint32_t len)
 	case RT_STATIC:
 		return rt->static_out[p->id];
 	case RT_RANDOM:
-		return rt->outs[((fwd_rng_next(&p->rx.rng) >> 32) * rt->nouts) >> 32];
+		return rt->outs[((pm_rng_next(&p->rx.rng) >> 32) * rt->nouts) >> 32];
 	default:
 		return rt_classify(p, frame, len);
 	}

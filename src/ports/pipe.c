@@ -47,7 +47,7 @@
  * rte_ring's are: the line between them is a guard against the adjacent
  * line prefetcher, which would otherwise pull the other side's line
  * along with ours. */
-#define PIPE_Q_ALIGN (2 * PM_CACHELINE)
+#define PIPE_Q_ALIGN (2 * PKTMAP_CACHELINE)
 struct pm_pipe_q {
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t prod; /* written by the writer */
 	uint32_t tx_hwcur;                            /* writer's, for a restart */
@@ -77,7 +77,7 @@ static struct pipe_layout pipe_layout(uint32_t R, uint32_t S)
 	struct pipe_layout l;
 	l.q = 128;
 	l.desc = l.q + 2 * (size_t)R * sizeof(struct pm_pipe_q);
-	l.shadow = (l.desc + 2 * (size_t)R * S * sizeof(struct pm_pipe_desc) + 127) &
+	l.shadow = (l.desc + 2 * (size_t)R * S * sizeof(union pm_pipe_desc) + 127) &
 		   ~(size_t)127;
 	l.size = l.shadow + 2 * (size_t)R * S * sizeof(uint32_t);
 	return l;
@@ -89,7 +89,7 @@ static struct pipe_layout pipe_layout(uint32_t R, uint32_t S)
  * drains and its descriptors. */
 struct pipe_kpriv {
 	struct pm_pipe_q *q;
-	struct pm_pipe_desc *desc;     /* q's descriptors [nslots] */
+	union pm_pipe_desc *desc;     /* q's descriptors [nslots] */
 	uint32_t *shadow;              /* TX: our slots' buffers [nslots] */
 	uint32_t prod;                 /* TX: our copy of q->prod */
 	uint32_t cons;                 /* TX: last q->cons seen (cached) */
@@ -105,7 +105,7 @@ struct pipe_kpriv {
 struct pipe_priv {
 	struct pm_pipe_shared *sh;
 	struct pm_pipe_q *q;           /* q[2][nrings] */
-	struct pm_pipe_desc *desc;     /* desc[2][nrings][nslots] */
+	union pm_pipe_desc *desc;     /* desc[2][nrings][nslots] */
 	uint32_t *shadow;              /* shadow[2][nrings][nslots] */
 	uint32_t end, nrings, nslots, lo, hi; /* bound ring range [lo, hi) */
 	uint32_t pipe_id;
@@ -126,7 +126,7 @@ static struct pm_pipe_q *pipe_q(struct pipe_priv *pp, uint32_t end, uint32_t r)
 	return &pp->q[end * pp->nrings + r];
 }
 
-static struct pm_pipe_desc *pipe_desc(struct pipe_priv *pp, uint32_t end,
+static union pm_pipe_desc *pipe_desc(struct pipe_priv *pp, uint32_t end,
 				      uint32_t r)
 {
 	return &pp->desc[((size_t)end * pp->nrings + r) * pp->nslots];
@@ -351,37 +351,33 @@ static void pipe_find(const struct pm_name *nm, const char *key,
 	}
 }
 
-static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
-		     const struct pktmap_open_opts *o)
+/* Check what the name asks of a pipe and work out the rings (*R) and
+ * slots (*S) a new pipe would get, and the region it goes in. */
+static int pipe_check(struct pktmap_port *p, const struct pm_name *nm,
+		      uint32_t *R, uint32_t *S, char *regname, size_t len)
 {
-	(void)o;
 	const struct pm_conf *c = &nm->conf;
-	char err[300], regname[64], key[48];
-	int ret;
-
 	if ((c->tx_rings && c->rx_rings && c->tx_rings != c->rx_rings) ||
 	    (c->tx_slots && c->rx_slots && c->tx_slots != c->rx_slots))
 		return pm_open_error(p, -EINVAL,
 				     "a pipe has as many TX as RX rings and slots");
-	uint32_t R = c->tx_rings ? c->tx_rings : (c->rx_rings ? c->rx_rings : 1);
-	uint32_t S = c->tx_slots ? c->tx_slots : (c->rx_slots ? c->rx_slots :
-							       PM_DEFAULT_SLOTS);
+	*R = c->tx_rings ? c->tx_rings : (c->rx_rings ? c->rx_rings : 1);
+	*S = c->tx_slots ? c->tx_slots : (c->rx_slots ? c->rx_slots :
+							PM_DEFAULT_SLOTS);
 	if (strlen(nm->body) > 40)
 		return pm_open_error(p, -EINVAL,
 				     "pipe names are at most 40 characters");
 	if (c->region[0])
-		snprintf(regname, sizeof(regname), "%s", c->region);
+		snprintf(regname, len, "%s", c->region);
 	else
-		snprintf(regname, sizeof(regname), "pipe.%s", nm->body);
+		snprintf(regname, len, "pipe.%s", nm->body);
+	return 0;
+}
 
-	struct pipe_priv *pp = calloc(1, sizeof(*pp));
-	if (!pp)
-		return -ENOMEM;
-	pp->epfd[0] = pp->epfd[1] = pp->epfd[2] = -1;
-	p->priv = pp;
-	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
-	pp->pipe_id = (uint32_t)nm->pipe_id;
-
+/* What a region must hold for a pipe of R rings of S slots. */
+static struct pm_region_params pipe_region_params(const struct pm_conf *c,
+						  uint32_t R, uint32_t S)
+{
 	struct pm_region_params rp = {
 		.bufs = 2 + 4 * R * S + c->extra_bufs + 64,
 		.buf_size = c->buf_size,
@@ -397,143 +393,143 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;
-	/* Several pipes (names and numbers) may share one @mem: region. */
-	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
-	/* An end opened by name joins its pipe wherever the other end made
-	 * it (regions shared with a group are found by their name only). */
-	if (!c->share)
-		pipe_find(nm, key, &rp, regname, sizeof(regname));
-	ret = pm_region_open(&p->region, regname, &rp, err, sizeof(err));
-	if (ret)
-		return pm_open_error(p, ret, "%s", err);
+	return rp;
+}
 
+/* Join the pipe whose control block is at ofs (found_size bytes): read
+ * its two layout numbers once, check them, and take *R and *S from them.
+ * Under the region lock. */
+static int pipe_join(struct pktmap_port *p, const struct pipe_priv *pp,
+		     const struct pm_conf *c, uint64_t ofs, size_t found_size,
+		     uint32_t *R, uint32_t *S)
+{
+	const struct pm_region *reg = &p->region;
+	const struct pm_pipe_shared *sh = pm_region_ptr(reg, ofs);
+	uint32_t magic = PM_READ_ONCE(sh->magic);
+	uint32_t r = PM_READ_ONCE(sh->nrings), s = PM_READ_ONCE(sh->nslots);
+	if (magic != PIPE_MAGIC || r == 0 || r > PM_MAX_RINGS || s < 4 ||
+	    s > PM_MAX_SLOTS || pipe_layout(r, s).size > found_size)
+		return pm_open_error(p, -EPROTO,
+				     "pipe %u in region '%s': its control block is "
+				     "invalid (written by another program?); close "
+				     "every user of the pipe so that it is rebuilt",
+				     pp->pipe_id, reg->name);
+	if ((c->tx_rings && c->tx_rings != r) || (c->tx_slots && c->tx_slots != s))
+		return pm_open_error(p, -EINVAL,
+				     "the pipe exists with rings=%u slots=%u: open "
+				     "it with the same @conf or none", r, s);
+	*R = r;
+	*S = s;
+	return 0;
+}
+
+/* Make room for a new pipe `key` of R rings of S slots: its buffers are
+ * counted first, so that a pipe that cannot be built leaves nothing
+ * behind. Sets *ofs and *created. Under the region lock. */
+static int pipe_reserve(struct pktmap_port *p, const struct pipe_priv *pp,
+			const char *key, uint32_t R, uint32_t S, uint64_t *ofs,
+			bool *created)
+{
 	struct pm_region *reg = &p->region;
-	ret = pm_region_lock(reg);
-	if (ret)
-		return pm_open_error(p, ret, "region '%s' is locked by another "
-				     "process for more than %d ms: stop it",
-				     reg->name, PM_LOCK_DEADLINE_MS);
-	size_t found_size = 0;
-	uint64_t ofs = pm_region_lookup(reg, key, &found_size);
-	struct pm_pipe_shared *sh;
-	bool created = false;
-	if (ofs) {
-		/* Read the two layout numbers once, check them, and compute
-		 * everything else from them. */
-		sh = pm_region_ptr(reg, ofs);
-		uint32_t magic = PM_READ_ONCE(sh->magic);
-		R = PM_READ_ONCE(sh->nrings);
-		uint32_t S2 = PM_READ_ONCE(sh->nslots);
-		if (magic != PIPE_MAGIC || R == 0 || R > PM_MAX_RINGS || S2 < 4 ||
-		    S2 > PM_MAX_SLOTS || pipe_layout(R, S2).size > found_size) {
-			pm_region_unlock(reg);
-			return pm_open_error(p, -EPROTO,
-					     "pipe %u in region '%s': its control "
-					     "block is invalid (written by another "
-					     "program?); close every user of the "
-					     "pipe so that it is rebuilt",
-					     pp->pipe_id, reg->name);
-		}
-		if ((c->tx_rings && c->tx_rings != R) ||
-		    (c->tx_slots && c->tx_slots != S2)) {
-			pm_region_unlock(reg);
-			return pm_open_error(p, -EINVAL,
-					     "the pipe exists with rings=%u slots=%u: "
-					     "open it with the same @conf or none",
-					     R, S2);
-		}
-		S = S2;
-	} else {
-		/* Take every buffer first: a pipe that cannot be built
-		 * leaves nothing behind. */
-		uint32_t need = 4 * R * S, free_bufs = pm_region_free_count(reg);
-		if (free_bufs < need) {
-			pm_region_unlock(reg);
-			return pm_open_error(p, -ENOMEM,
-					     "region '%s' is out of buffers for pipe "
-					     "%u (%u needed, %u free): give it more "
-					     "with @conf:bufs=", reg->name,
-					     pp->pipe_id, need, free_bufs);
-		}
-		ofs = pm_region_object(reg, key, pipe_layout(R, S).size, &created);
-		if (!ofs) {
-			pm_region_unlock(reg);
-			return pm_open_error(p, -ENOMEM,
-					     "region '%s' has no room for pipe %u "
-					     "(create the region with more "
-					     "@conf:bufs=)", reg->name, pp->pipe_id);
-		}
-		sh = pm_region_ptr(reg, ofs);
-	}
+	uint32_t need = 4 * R * S, free_bufs = pm_region_free_count(reg);
+	if (free_bufs < need)
+		return pm_open_error(p, -ENOMEM,
+				     "region '%s' is out of buffers for pipe %u (%u "
+				     "needed, %u free): give it more with "
+				     "@conf:bufs=", reg->name, pp->pipe_id, need,
+				     free_bufs);
+	*ofs = pm_region_object(reg, key, pipe_layout(R, S).size, created);
+	if (!*ofs)
+		return pm_open_error(p, -ENOMEM,
+				     "region '%s' has no room for pipe %u (create "
+				     "the region with more @conf:bufs=)", reg->name,
+				     pp->pipe_id);
+	return 0;
+}
+
+/* Point pp at the pipe's control block, queues, descriptors and shadows,
+ * every offset computed here from R and S. */
+static void pipe_attach(struct pipe_priv *pp, const struct pm_region *reg,
+			uint64_t ofs, uint32_t R, uint32_t S)
+{
 	struct pipe_layout lay = pipe_layout(R, S);
-	pp->sh = sh;
+	pp->sh = pm_region_ptr(reg, ofs);
 	pp->uid = (uint32_t)((ofs - reg->obj_ofs) / 128);
 	pp->nrings = R;
 	pp->nslots = S;
 	pp->q = pm_region_ptr(reg, ofs + lay.q);
 	pp->desc = pm_region_ptr(reg, ofs + lay.desc);
 	pp->shadow = pm_region_ptr(reg, ofs + lay.shadow);
-	if (created) {
-		if (pipe_fill_new(reg, pp) != 0) {
-			/* Only a peer racing the free list gets here. */
-			pm_region_unlock(reg);
-			return pm_open_error(p, -ENOMEM, "region '%s' is out of "
-					     "buffers for pipe %u", reg->name,
-					     pp->pipe_id);
-		}
-		sh->nrings = R;
-		sh->nslots = S;
-		atomic_thread_fence(memory_order_release);
-		sh->magic = PIPE_MAGIC;
-		if (!c->share) {
-			char own[64];
-			snprintf(own, sizeof(own), "pipe.%s", nm->body);
-			locator_set(nm, strcmp(regname, own) ? regname : "");
-		}
+}
+
+/* A pipe this open made: fill it with buffers, then publish its layout
+ * and, last, its magic; leave a locator when it lives in another
+ * region than its own. Under the region lock. */
+static int pipe_publish(struct pktmap_port *p, struct pipe_priv *pp,
+			const struct pm_name *nm, const char *regname)
+{
+	struct pm_region *reg = &p->region;
+	if (pipe_fill_new(reg, pp) != 0) /* only a peer racing the free list */
+		return pm_open_error(p, -ENOMEM, "region '%s' is out of buffers "
+				     "for pipe %u", reg->name, pp->pipe_id);
+	pp->sh->nrings = pp->nrings;
+	pp->sh->nslots = pp->nslots;
+	/* Pairs with a joiner's reads after it takes the region lock: the
+	 * layout is there before the magic says so. */
+	atomic_thread_fence(memory_order_release);
+	pp->sh->magic = PIPE_MAGIC;
+	if (!nm->conf.share) {
+		char own[64];
+		snprintf(own, sizeof(own), "pipe.%s", nm->body);
+		locator_set(nm, strcmp(regname, own) ? regname : "");
 	}
+	return 0;
+}
+
+/* Claim the rings the name binds, [lo, hi), for this end: a second
+ * opener of the same end is refused. Under the region lock. */
+static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
+		      const struct pm_name *nm)
+{
 	pp->lo = nm->ring >= 0 ? (uint32_t)nm->ring : 0;
 	pp->hi = nm->ring >= 0 ? (uint32_t)nm->ring + 1 : pp->nrings;
-	if (pp->lo >= pp->nrings) {
-		pm_region_unlock(reg);
+	if (pp->lo >= pp->nrings)
 		return pm_open_error(p, -EINVAL, "ring %u does not exist (the pipe "
 				     "has %u ring pairs)", pp->lo, pp->nrings);
-	}
-	for (uint32_t r = pp->lo; r < pp->hi; r++) {
-		if (pm_region_claim(reg, claim_id(pp->uid, pp->end, r)) != 0) {
-			pm_region_unlock(reg);
+	for (uint32_t r = pp->lo; r < pp->hi; r++)
+		if (pm_region_claim(&p->region, claim_id(pp->uid, pp->end, r)))
 			return pm_open_error(p, -EBUSY,
 					     "this end (ring %u) is already open in "
 					     "another process or thread: close it "
 					     "there, or open the other end (%c) or "
 					     "another pipe number", r,
 					     pp->end ? '{' : '}');
-		}
-	}
+	return 0;
+}
 
+/* This end's private rings, resumed from what the queues hold. Under the
+ * region lock. */
+static int pipe_rings(struct pktmap_port *p, struct pipe_priv *pp,
+		      const struct pm_name *nm)
+{
+	uint32_t R = pp->nrings, S = pp->nslots;
 	char ifname[IFNAMSIZ];
 	snprintf(ifname, sizeof(ifname), "%.11s%c%u", nm->body,
 		 pp->end ? '}' : '{', pp->pipe_id);
-	ret = pm_port_make_rings(p, ifname, R, R, 0, 0, S, S);
-	if (ret == 0) {
-		pp->kp = calloc(2 * pp->nrings, sizeof(*pp->kp));
-		if (!pp->kp)
-			ret = -ENOMEM;
-	}
-	if (ret) {
-		pm_region_unlock(reg);
+	int ret = pm_port_make_rings(p, ifname, R, R, 0, 0, S, S);
+	if (ret)
 		return ret;
-	}
-	for (uint32_t i = 0; i < 2 * pp->nrings; i++)
+	pp->kp = calloc(2 * R, sizeof(*pp->kp));
+	if (!pp->kp)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < 2 * R; i++)
 		pp->kp[i].wake_own_fd = pp->kp[i].wake_peer_fd = -1;
 	p->mode = PKTMAP_MODE_ZEROCOPY;
-
-	uint8_t *seen = calloc((reg->nbufs + 7) / 8, 1);
-	if (!seen) {
-		pm_region_unlock(reg);
+	uint8_t *seen = calloc((p->region.nbufs + 7) / 8, 1);
+	if (!seen)
 		return -ENOMEM;
-	}
 	for (uint32_t r = pp->lo; r < pp->hi && ret == 0; r++) {
-		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
+		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[R + r];
 		tk->q = pipe_q(pp, pp->end, r);
 		tk->desc = pipe_desc(pp, pp->end, r);
 		tk->shadow = pipe_shadow(pp, pp->end, r);
@@ -544,10 +540,34 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		ret = pipe_resume_ring(p, pp, r, seen);
 	}
 	free(seen);
-	pm_region_unlock(reg);
+	return ret;
+}
+
+/* Everything done under the region lock: join or create the pipe `key`,
+ * publish a new one, claim this end's rings and lay them out. */
+static int pipe_setup_locked(struct pktmap_port *p, struct pipe_priv *pp,
+			     const struct pm_name *nm, const char *key,
+			     const char *regname, uint32_t R, uint32_t S)
+{
+	size_t found_size = 0;
+	bool created = false;
+	uint64_t ofs = pm_region_lookup(&p->region, key, &found_size);
+	int ret = ofs ? pipe_join(p, pp, &nm->conf, ofs, found_size, &R, &S) :
+			pipe_reserve(p, pp, key, R, S, &ofs, &created);
 	if (ret)
 		return ret;
+	pipe_attach(pp, &p->region, ofs, R, S);
+	if (created && (ret = pipe_publish(p, pp, nm, regname)) != 0)
+		return ret;
+	ret = pipe_claim(p, pp, nm);
+	return ret ? ret : pipe_rings(p, pp, nm);
+}
 
+/* The wake-up FIFOs of the bound rings, and the pollable fds over them:
+ * per direction (the FIFO itself for one ring, else an epoll set), and
+ * one over everything for pktmap_fd(). */
+static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
+{
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
 		/* One FIFO per direction, so that a thread sleeping for RX and
@@ -563,9 +583,6 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 			if (fds[f] < 0)
 				return fds[f]; /* open_fifo() set the message */
 	}
-
-	/* Pollable fds: per direction (the FIFO itself for one ring, else an
-	 * epoll set), and one over everything for pktmap_fd(). */
 	for (int set = 0; set < 3; set++) {
 		pp->epfd[set] = epoll_create1(EPOLL_CLOEXEC);
 		if (pp->epfd[set] < 0)
@@ -590,6 +607,52 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	return 0;
 }
 
+/* Open one end of a pipe: check the name, find or create the region,
+ * then under its lock join or create the pipe and claim this end, then
+ * the wake-ups. A failure at any step is rolled back by pipe_close(),
+ * which pktmap_open() calls: what was taken is in p->priv. */
+static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
+		     const struct pktmap_open_opts *o)
+{
+	(void)o;
+	const struct pm_conf *c = &nm->conf;
+	char err[300], regname[64], key[48];
+	uint32_t R = 1, S = PM_DEFAULT_SLOTS; /* set by pipe_check() */
+
+	int ret = pipe_check(p, nm, &R, &S, regname, sizeof(regname));
+	if (ret)
+		return ret;
+	struct pipe_priv *pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return -ENOMEM;
+	pp->epfd[0] = pp->epfd[1] = pp->epfd[2] = -1;
+	p->priv = pp;
+	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
+	pp->pipe_id = (uint32_t)nm->pipe_id;
+
+	struct pm_region_params rp = pipe_region_params(c, R, S);
+	/* Several pipes (names and numbers) may share one @mem: region. */
+	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
+	/* An end opened by name joins its pipe wherever the other end made
+	 * it (regions shared with a group are found by their name only). */
+	if (!c->share)
+		pipe_find(nm, key, &rp, regname, sizeof(regname));
+	ret = pm_region_open(&p->region, regname, &rp, err, sizeof(err));
+	if (ret)
+		return pm_open_error(p, ret, "%s", err);
+	ret = pm_region_lock(&p->region);
+	if (ret)
+		return pm_open_error(p, ret, "region '%s' is locked by another "
+				     "process for more than %d ms: stop it",
+				     p->region.name, PM_LOCK_DEADLINE_MS);
+	ret = pipe_setup_locked(p, pp, nm, key, regname, R, S);
+	pm_region_unlock(&p->region);
+	return ret ? ret : pipe_wakeups(p, pp);
+}
+
+#ifdef PM_TEST_HOOKS
+/* Tests only: libpktmap_internal is built with PM_TEST_HOOKS, the
+ * shipped library is not. */
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 {
 	struct pipe_priv *pp = p->priv;
@@ -597,6 +660,7 @@ uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 		return NULL;
 	return &pipe_desc(pp, !pp->end, ring)->buf_idx;
 }
+#endif
 
 /* Wake the other side if, and only if, it announced that it sleeps. The
  * full fence pairs with the one in pipe_poll_arm(): either the sleeper
@@ -655,7 +719,7 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
-	struct pm_pipe_desc *desc = kp->desc;
+	union pm_pipe_desc *desc = kp->desc;
 	uint32_t *shadow = kp->shadow;
 	struct netmap_slot *slot = k->ring->slot;
 	const struct pm_bufspace bs = p->bs;
@@ -683,7 +747,7 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		if (run > n - prod)
 			run = n - prod;
 		struct netmap_slot *ts = &slot[i];
-		struct pm_pipe_desc *d = &desc[prod];
+		union pm_pipe_desc *d = &desc[prod];
 		uint32_t *sh = &shadow[i];
 		uint32_t flags_or = 0;
 		r = pipe_tx_fast(d, ts, sh, run, &bs, &bytes, &flags_or);
@@ -694,12 +758,10 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len - 1 >= bs.usable ||
 					!pm_buf_ok(&bs, ridx)))
 				break; /* the slow path below says which */
-			struct pm_pipe_desc out = {
+			union pm_pipe_desc out = {
 				.buf_idx = idx, .len = (uint16_t)len,
 				.flags = (uint16_t)(fl & NS_MOREFRAG) };
-			uint64_t w;
-			memcpy(&w, &out, sizeof(w));
-			PM_WRITE_ONCE(*(uint64_t *)&d[r], w); /* one store */
+			PM_WRITE_ONCE(d[r].word, out.word); /* one store */
 			ts[r].buf_idx = ridx;
 			ts[r].flags = NS_BUF_CHANGED;
 			sh[r] = ridx;
@@ -759,7 +821,7 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
-	struct pm_pipe_desc *desc = kp->desc;
+	union pm_pipe_desc *desc = kp->desc;
 	struct netmap_slot *slot = k->ring->slot;
 	const struct pm_bufspace bs = p->bs;
 	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
@@ -810,15 +872,13 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint64_t pkts = 0, bytes = 0, done_bytes = 0;
 	while (j != prod) {
 		uint32_t run = prod > j ? prod - j : n - j, r;
-		const uint64_t *d = (const uint64_t *)&desc[j];
+		const union pm_pipe_desc *d = &desc[j];
 		struct netmap_slot *rs = &slot[j];
 		uint64_t rbytes = 0, frags = 0;
 		r = pipe_rx_fast(&desc[j], rs, run, &bs, &rbytes, &frags);
 		for (; r < run; r++) {
 			/* One load: the writer cannot change it under the check. */
-			uint64_t w = PM_READ_ONCE(d[r]);
-			struct pm_pipe_desc dd;
-			memcpy(&dd, &w, sizeof(dd));
+			union pm_pipe_desc dd = { .word = PM_READ_ONCE(d[r].word) };
 			uint32_t idx = dd.buf_idx, len = dd.len;
 			uint32_t fl = dd.flags & NS_MOREFRAG;
 			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len > bs.usable))
@@ -848,9 +908,7 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		}
 		j = pm_ring_add(j, r, n);
 		if (pm_unlikely(r != run)) {
-			uint64_t w = PM_READ_ONCE(d[r]);
-			struct pm_pipe_desc dd;
-			memcpy(&dd, &w, sizeof(dd));
+			union pm_pipe_desc dd = { .word = PM_READ_ONCE(d[r].word) };
 			uint32_t idx = dd.buf_idx, len = dd.len;
 			int bad_idx = !pm_buf_ok(&bs, idx);
 			report_proto(p, k, bad_idx ? "buffer index" : "length",

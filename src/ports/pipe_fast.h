@@ -36,15 +36,21 @@
 #define PIPE_FAST 0
 #endif
 
-/* A descriptor: what crosses from a writer to a reader. 8 bytes, read
- * with one load; the same layout as a slot's first 8 bytes. */
-struct pm_pipe_desc {
-	uint32_t buf_idx;
-	uint16_t len;
-	uint16_t flags;
+/* A descriptor: what crosses from a writer to a reader. 8 bytes, the
+ * same layout as a slot's first 8 bytes. `word` is the whole of it: the
+ * scalar paths load and store it with one 8-byte access, so a peer
+ * writing it at the same time cannot make us see half of an old and
+ * half of a new descriptor. */
+union pm_pipe_desc {
+	struct {
+		uint32_t buf_idx;
+		uint16_t len;
+		uint16_t flags;
+	};
+	uint64_t word;
 };
 
-_Static_assert(sizeof(struct pm_pipe_desc) == 8, "one 8-byte load or store");
+_Static_assert(sizeof(union pm_pipe_desc) == 8, "one 8-byte load or store");
 
 /* Four 32-bit lanes; aligned(8) because descriptors and slots are only
  * 8-byte aligned (loads and stores are then unaligned ones). */
@@ -123,7 +129,7 @@ static inline pipe_v4u pipe_vbad(const struct pipe_vcheck *c, pipe_v4u v)
  * of pipe_rxsync() does, while they are valid. Adds their lengths to
  * *bytes and makes *frags nonzero when one of them is flagged
  * NS_MOREFRAG; returns how many slots it filled (a multiple of 4). */
-static inline uint32_t pipe_rx_fast(const struct pm_pipe_desc *d,
+static inline uint32_t pipe_rx_fast(const union pm_pipe_desc *d,
 				    struct netmap_slot *rs, uint32_t run,
 				    const struct pm_bufspace *bs,
 				    uint64_t *bytes, uint64_t *frags)
@@ -139,7 +145,7 @@ static inline uint32_t pipe_rx_fast(const struct pm_pipe_desc *d,
 	const pipe_v4u lenm = { 0, 0xffffu, 0, 0xffffu };
 	/* Per-lane sums: at most 32768 lengths of 65535 per lane. */
 	pipe_v4u lens = { 0, 0, 0, 0 }, fr = { 0, 0, 0, 0 };
-	const struct pm_pipe_desc *dp = d, *de = d + (run & ~3u);
+	const union pm_pipe_desc *dp = d, *de = d + (run & ~3u);
 	struct netmap_slot *sp = rs;
 	for (; dp != de; dp += 4, sp += 4) {
 		pipe_v4u a = *(const volatile pipe_v4u *)(const void *)dp;
@@ -169,7 +175,7 @@ static inline uint32_t pipe_rx_fast(const struct pm_pipe_desc *d,
  * every returned index is valid. Adds lengths to *bytes, ORs the slots'
  * flags into *flags_or; returns how many slots it moved (a multiple of
  * 4). */
-static inline uint32_t pipe_tx_fast(struct pm_pipe_desc *d,
+static inline uint32_t pipe_tx_fast(union pm_pipe_desc *d,
 				    struct netmap_slot *ts, uint32_t *sh,
 				    uint32_t run, const struct pm_bufspace *bs,
 				    uint64_t *bytes, uint32_t *flags_or)
@@ -189,7 +195,7 @@ static inline uint32_t pipe_tx_fast(struct pm_pipe_desc *d,
 	const pipe_v4u lenm = { 0, 0xffffu, 0, 0xffffu };
 	const pipe_v4u set = { 0, setf, 0, setf };
 	pipe_v4u lens = { 0, 0, 0, 0 }, fo = { 0, 0, 0, 0 };
-	struct pm_pipe_desc *dp = d, *de = d + (run & ~3u);
+	union pm_pipe_desc *dp = d, *de = d + (run & ~3u);
 	struct netmap_slot *sp = ts;
 	uint32_t *hp = sh;
 	for (; dp != de; dp += 4, sp += 4, hp += 4) {
@@ -224,10 +230,10 @@ static inline uint32_t pipe_tx_fast(struct pm_pipe_desc *d,
 /* Release: how many of the RX slots s[0, n) still hold the buffer their
  * descriptor brought (so that the descriptor needs no write), counted
  * four at a time up to the first block with a swapped buffer. */
-static inline uint32_t pipe_release_same(const struct pm_pipe_desc *d,
+static inline uint32_t pipe_release_same(const union pm_pipe_desc *d,
 					 const struct netmap_slot *s, uint32_t n)
 {
-	const struct pm_pipe_desc *dp = d, *de = d + (n & ~3u);
+	const union pm_pipe_desc *dp = d, *de = d + (n & ~3u);
 #if PIPE_FAST
 	const pipe_v4u idxm = { ~0u, 0, ~0u, 0 };
 	for (; dp != de; dp += 4, s += 4) {

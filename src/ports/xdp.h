@@ -324,8 +324,18 @@ int pm_xdp_umem_register(struct pktmap_port *p, int fd);
 
 /* xdp_sync.c */
 void pm_xdp_fill_refill(struct xdp_priv *xp, struct xdp_queue *q);
-/* The interface went away under queue q: say so once, set EOF. */
-void pm_xdp_queue_gone(struct pktmap_port *p, struct xdp_queue *q);
+/* The interface went away under queue q (deleted, moved to another
+ * namespace: the kernel unbound the socket): say so once, set EOF. For a
+ * reader that is the end of the source. Inline: the sync and the live
+ * TX path both call it, and neither file is below the other. */
+static inline void pm_xdp_queue_gone(struct pktmap_port *p,
+				     struct xdp_queue *q)
+{
+	if (!(pm_info_flags(p) & PKTMAP_INFO_EOF))
+		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
+		       p->name, q->qid);
+	pm_info_set(p, PKTMAP_INFO_EOF);
+}
 int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k);
 int pm_xdp_poll_arm(struct pktmap_port *p, short events);

@@ -54,16 +54,6 @@ static bool rx_kick(struct xdp_queue *q)
 	return !q->dead;
 }
 
-/* The interface went away (deleted, moved to another namespace): the
- * kernel unbound the socket. For a reader that is the end of the source. */
-void pm_xdp_queue_gone(struct pktmap_port *p, struct xdp_queue *q)
-{
-	if (!(pm_info_flags(p) & PKTMAP_INFO_EOF))
-		pm_log(p, PKTMAP_LOG_WARN, "%s: queue %u: the interface went away",
-		       p->name, q->qid);
-	pm_info_set(p, PKTMAP_INFO_EOF);
-}
-
 /* Give the kernel the descriptors queued in the TX ring. In copy mode
  * each sendto() transmits at most the socket's budget and says EAGAIN
  * when more is left, so go on while it makes progress. EAGAIN, EBUSY and

@@ -48,18 +48,18 @@ pcapfile | libpcap_diff)
 	;;
 name)
 	srcs=("$root/src/name.c")
-	libs=("$build/libpktmap_internal.a" -lbpf -lelf -lz)
+	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
 classify)
 	srcs=("$root/src/fwd/router_classify.c" "$root/src/fwd/router_lpm.c"
 	      "$root/src/fwd/fwd.c")
 	incs+=(-I "$root/src/fwd")
-	libs=("$build/libpktmap_internal.a" -lbpf -lelf -lz)
+	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
 routes)
 	srcs=("$root/src/fwd/router_lpm.c" "$root/src/fwd/fwd.c")
 	incs+=(-I "$root/src/fwd")
-	libs=("$build/libpktmap_internal.a" -lbpf -lelf -lz)
+	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
 *)
 	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, all)" >&2

@@ -406,6 +406,65 @@ static void test_pipe_no_fd_no_wakeups(void)
 	pktmap_close(b);
 }
 
+/* PKTMAP_OPEN_EVENTS: the reader is an event source from pktmap_open()
+ * on, before any pktmap_fd() call: the same traffic as above now costs
+ * the writer wake-ups (each time the reader's ring runs empty), which a
+ * port opened without the flag never pays. pktmap_fd() then returns that
+ * descriptor, readable exactly while packets wait. */
+static void test_pipe_open_events(void)
+{
+	char a_name[96], b_name[96], err[300] = "";
+	snprintf(a_name, sizeof(a_name), "pipe:evo%d{0", (int)getpid());
+	snprintf(b_name, sizeof(b_name), "pipe:evo%d}0", (int)getpid());
+	struct pktmap_port *a = t_open_port(a_name, 0), *b = NULL;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err),
+				      .flags = PKTMAP_OPEN_EVENTS };
+	int r = pktmap_open(&b, b_name, &o);
+	CHECK(r == 0, "open %s with PKTMAP_OPEN_EVENTS: %s (%s)", b_name,
+	      pktmap_strerror(r), err);
+	if (!a || !b) {
+		pktmap_close(a);
+		return;
+	}
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+	struct rx_count c = { 0 };
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct netmap_slot *s = &tx->slot[tx->head];
+		s->len = (uint16_t)frame_len(i);
+		t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), s->len, i, 0);
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+		pktmap_txsync(a);
+		pktmap_rxsync(b);
+		consume(b, &c);
+	}
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(a, &st);
+	CHECK_EQ(c.pkts, 1000);
+	CHECK_EQ(c.bad + c.misorder, 0);
+	CHECK(st.wakeups_sent > 0, "an event source from open: the writer "
+	      "wakes it (%llu wake-ups)", (unsigned long long)st.wakeups_sent);
+	int fd = pktmap_fd(b);
+	CHECK(fd >= 0, "pktmap_fd: %s", pktmap_strerror(fd));
+	CHECK_EQ(pktmap_fd(b), fd);
+	struct pollfd pb = { .fd = fd, .events = POLLIN };
+	pktmap_rxsync(b);
+	CHECK(poll(&pb, 1, 0) == 0, "nothing sent: not readable");
+	struct netmap_slot *s = &tx->slot[tx->head];
+	s->len = (uint16_t)frame_len(1000);
+	t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), s->len, 1000, 0);
+	tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	pktmap_txsync(a);
+	CHECK(poll(&pb, 1, 1000) == 1 && (pb.revents & POLLIN),
+	      "a packet sent: readable");
+	pktmap_rxsync(b);
+	consume(b, &c);
+	CHECK_EQ(c.pkts, 1001);
+	CHECK_EQ(c.bad + c.misorder, 0);
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
 /* ---- null, pcap ------------------------------------------------------ */
 
 static void test_null(enum wait_mode m)
@@ -728,6 +787,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	test_pipe_levels();
 	test_pipe_no_fd_no_wakeups();
+	test_pipe_open_events();
 	test_pipe(W_EPOLLET, 0);
 	for (int m = W_POLL; m <= W_EPOLL; m++) {
 		test_pipe((enum wait_mode)m, 0);

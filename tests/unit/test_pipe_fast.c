@@ -34,7 +34,7 @@ static uint32_t rnd(void)
 	return rng >> 8;
 }
 
-static void fill_descs(struct pm_pipe_desc *d, uint16_t extra_flags)
+static void fill_descs(union pm_pipe_desc *d, uint16_t extra_flags)
 {
 	for (int i = 0; i < RUN; i++) {
 		d[i].buf_idx = good_idx[rnd() % 4];
@@ -47,7 +47,7 @@ static void fill_descs(struct pm_pipe_desc *d, uint16_t extra_flags)
  * block, and the slots before it are the descriptors, flags cleaned. */
 static void rx_case(int k, uint32_t idx, uint32_t len, uint32_t run)
 {
-	struct pm_pipe_desc d[RUN];
+	union pm_pipe_desc d[RUN];
 	struct netmap_slot s[RUN];
 	fill_descs(d, 0x1234 & ~NS_MOREFRAG);
 	memset(s, 0xee, sizeof(s));
@@ -78,7 +78,7 @@ static void rx_case(int k, uint32_t idx, uint32_t len, uint32_t run)
 /* TX: a bad slot (index or length) or a bad returned index at k. */
 static void tx_case(int k, int in_desc, uint32_t idx, uint32_t len)
 {
-	struct pm_pipe_desc d[RUN], d0[RUN];
+	union pm_pipe_desc d[RUN], d0[RUN];
 	struct netmap_slot s[RUN], s0[RUN];
 	uint32_t sh[RUN];
 	fill_descs(d, 0);
@@ -129,7 +129,7 @@ static void tx_case(int k, int in_desc, uint32_t idx, uint32_t len)
 /* Release: the first slot whose buffer differs from its descriptor's. */
 static void release_case(int k, uint32_t n)
 {
-	struct pm_pipe_desc d[RUN];
+	union pm_pipe_desc d[RUN];
 	struct netmap_slot s[RUN];
 	fill_descs(d, 0);
 	for (int i = 0; i < RUN; i++) {

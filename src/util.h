@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * The bottom of pktmap: small helpers that know nothing of ports, used by
+ * the library, the forwarding component (src/fwd) and the commands alike.
+ * Built once as its own static library (libpktmap_util, src/util.c) and
+ * linked into each of them; nothing here is exported from libpktmap.
+ */
+#ifndef PKTMAP_UTIL_H
+#define PKTMAP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copy src into dst with control characters replaced by '?', so a name
+ * can be echoed in a one-line message. */
+void pm_printable(char *dst, size_t len, const char *src);
+
+/* Parse a dotted quad at s into *ip (host order); *end gets the first
+ * character after it. Returns 0 or -1. The one IPv4 parser of the
+ * router's routes files and the commands' address options. */
+int pm_parse_ipv4(const char *s, uint32_t *ip, const char **end);
+
+/* xorshift64*: a fast generator for random outputs (not for secrets).
+ * The state must not be 0. */
+static inline uint64_t pm_rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+#endif /* PKTMAP_UTIL_H */
