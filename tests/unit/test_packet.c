@@ -7,11 +7,13 @@
  * as NS_MOREFRAG chains both ways; fanout over several rings; the kernel's
  * own counters; the checker on TX; the open errors. Needs root.
  */
+#include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "pktmap/pktmap.h"
 #include "netns.h"
 #include "t.h"
 
@@ -25,7 +27,7 @@ static int64_t now_ms(void)
 struct rxstate {
 	uint64_t got, bad, misorder, foreign;
 	uint32_t next;           /* expected sequence number (order check) */
-	uint64_t per_ring[PM_MAX_RINGS];
+	uint64_t per_ring[64 /* pktmap's most rings a port has */];
 	bool check_order;
 };
 
