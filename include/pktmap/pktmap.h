@@ -144,6 +144,15 @@ struct pktmap_stats {
 				  * application left in an RX slot */
 	uint64_t rx_lent;        /* pkt: RX slots released with another
 				  * buffer than the frame (NS_BUF_CHANGED) */
+	/* Ports with a peer (memif): its comings and goings, and what it
+	 * got wrong beyond the descriptors drop_invalid counts (ring
+	 * indices that cannot be, malformed or refused control messages, a
+	 * handshake not finished in time). Added in 1.0 after the fields
+	 * above: a caller built with an older struct gets what its sz
+	 * holds. */
+	uint64_t peer_connects;
+	uint64_t peer_disconnects;
+	uint64_t peer_errors;
 };
 
 /* Frames a program drops on its own account (a forwarder with no room

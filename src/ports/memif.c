@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,6 +86,23 @@ static void kick(const struct mif_q *q)
 		ssize_t w = write(q->ifd, &one, sizeof(one));
 		(void)w;
 	}
+}
+
+/* The end of every sync: publish q->mine, the index this side writes
+ * (head of a client, tail of a server), when it moved from `from`;
+ * release: the descriptors written, or the buffers read, before it are
+ * done before the peer sees it move (pairs with the peer's acquire of
+ * that index). A writer (`wake`) then wakes the peer's reader. Last,
+ * count what went through. */
+static void sync_end(struct pm_kring *k, const struct mif_q *q, uint16_t *idx,
+		     uint16_t from, bool wake, uint64_t pkts, uint64_t bytes)
+{
+	if (q->mine != from) {
+		__atomic_store_n(idx, q->mine, __ATOMIC_RELEASE);
+		if (wake)
+			kick(q);
+	}
+	pm_count(k, pkts, bytes);
 }
 
 /* The frame starting at slot i: its slots' buffers and lengths, checked,
@@ -167,17 +183,12 @@ static int cli_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		i = end;
 	}
 	k->hwcur = i;
-	if (mine != q->mine) {
-		/* release: the descriptors above are written before the
-		 * server sees head move. */
-		__atomic_store_n(&r->head, mine, __ATOMIC_RELEASE);
-		q->mine = mine;
-		kick(q);
-	}
+	uint16_t from = q->mine;
+	q->mine = mine;
+	sync_end(k, q, &r->head, from, true, pkts, nbytes);
 	/* Slots before the first descriptor in flight are free again. */
 	uint32_t upto = q->mine != q->seen ? q->slot_of[q->seen & q->mask] : k->hwcur;
 	k->hwtail = upto == 0 ? n - 1 : upto - 1;
-	pm_count(k, pkts, nbytes);
 	return 0;
 }
 
@@ -206,6 +217,7 @@ static int cli_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	uint32_t n = k->nslots, j = k->hwtail;
 	uint32_t space = n - 1 - pm_ring_dist(k->hwcur, j, n);
 	uint64_t pkts = 0, bytes = 0;
+	uint16_t from = q->mine;
 	while (avail && space) {
 		uint32_t pos = q->seen & q->mask;
 		struct mif_desc *d = &r->desc[pos];
@@ -238,9 +250,7 @@ static int cli_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		avail--;
 	}
 	k->hwtail = j;
-	/* release: the reposted descriptors before the new head. */
-	__atomic_store_n(&r->head, q->mine, __ATOMIC_RELEASE);
-	pm_count(k, pkts, bytes);
+	sync_end(k, q, &r->head, from, false, pkts, bytes); /* reposted */
 	return ret;
 }
 
@@ -272,6 +282,7 @@ static int srv_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	uint32_t n = k->nslots, j = k->hwtail;
 	uint32_t space = n - 1 - pm_ring_dist(k->hwcur, j, n);
 	uint64_t pkts = 0, bytes = 0;
+	uint16_t from = q->mine;
 	while (avail && space) {
 		struct mif_desc *d = &r->desc[q->mine & q->mask];
 		uint16_t fl = PM_READ_ONCE(d->flags);
@@ -305,9 +316,7 @@ static int srv_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		bytes += len;
 	}
 	k->hwtail = j;
-	/* release: we are done reading the buffers before tail. */
-	__atomic_store_n(&r->tail, q->mine, __ATOMIC_RELEASE);
-	pm_count(k, pkts, bytes);
+	sync_end(k, q, &r->tail, from, false, pkts, bytes); /* read, copied */
 	return ret;
 }
 
@@ -407,13 +416,7 @@ static int srv_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		room = pending;
 	k->hwcur = i;
 	k->hwtail = pm_ring_add(i, room, n);
-	if (q->mine != mine0) {
-		/* release: the frames above are in the buffers before the
-		 * client sees tail move. */
-		__atomic_store_n(&r->tail, q->mine, __ATOMIC_RELEASE);
-		kick(q);
-	}
-	pm_count(k, pkts, nbytes);
+	sync_end(k, q, &r->tail, mine0, true, pkts, nbytes);
 	return ret;
 }
 
@@ -505,9 +508,10 @@ static int memif_rxsync(struct pktmap_port *p, struct pm_kring *k)
 }
 
 /* ------------------------------------------------------------------ */
-/* Attach and detach the rings (control channel, both locks held). */
+/* Attach and detach the rings: the control channel's hooks (mi->attach,
+ * mi->detach), called with both locks held. */
 
-void mif_rings_attach(struct pktmap_port *p)
+static void rings_attach(struct pktmap_port *p)
 {
 	struct mif_priv *mi = mif(p);
 	uint64_t rb = mif_ring_bytes(mi->run_log2);
@@ -562,7 +566,7 @@ static uint64_t frames_between(const struct pktmap_port *p,
 	return f;
 }
 
-void mif_rings_detach(struct pktmap_port *p)
+static void rings_detach(struct pktmap_port *p)
 {
 	struct mif_priv *mi = mif(p);
 	for (uint32_t i = 0; i < p->ntx + p->nrx; i++) {
@@ -600,17 +604,6 @@ void mif_rings_detach(struct pktmap_port *p)
 /* ------------------------------------------------------------------ */
 /* poll(): the eventfds of our RX rings, the control socket, a timer. */
 
-static void arm_timer(struct mif_priv *mi, int64_t us)
-{
-	struct itimerspec its;
-	memset(&its, 0, sizeof(its));
-	if (us < 1)
-		us = 1;
-	its.it_value.tv_sec = us / 1000000;
-	its.it_value.tv_nsec = (us % 1000000) * 1000;
-	(void)timerfd_settime(mi->tfd, 0, &its, NULL);
-}
-
 static int memif_poll_arm(struct pktmap_port *p, short events)
 {
 	struct mif_priv *mi = mif(p);
@@ -645,7 +638,7 @@ static int memif_poll_arm(struct pktmap_port *p, short events)
 	else if (st != MIF_UP && st != MIF_DOWN)
 		us = (mi->deadline_ms - mif_now_ms() + 1) * 1000;
 	if (st == MIF_UP || !mi->server || st != MIF_DOWN)
-		arm_timer(mi, us);
+		mif_arm_timer(mi, us);
 	if (b < 64000)
 		__atomic_store_n(&mi->backoff_us, b * 2, __ATOMIC_RELAXED);
 	return ready;
@@ -730,6 +723,8 @@ static int memif_open(struct pktmap_port *p, const struct pm_name *nm,
 	mi->lfd = mi->cfd = mi->epfd = mi->tfd = mi->rfd = -1;
 	mi->backoff_us = MIF_BACKOFF_MIN_US;
 	mi->server = c->role == 1;
+	mi->attach = rings_attach;
+	mi->detach = rings_detach;
 	for (int d = 0; d < 2; d++)
 		for (uint32_t i = 0; i < PM_MAX_RINGS; i++)
 			mi->req[d][i].fd = -1;
@@ -780,21 +775,19 @@ static int memif_event_fd(struct pktmap_port *p)
 	return p->fd;
 }
 
-void mif_arm_ctl_timer(struct pktmap_port *p)
-{
-	struct mif_priv *mi = mif(p);
-	int st = atomic_load(&mi->state);
-	int64_t now = mif_now_ms();
-	if (st == MIF_DOWN && !mi->server)
-		arm_timer(mi, (mi->next_try_ms - now) * 1000);
-	else if (st != MIF_UP && st != MIF_DOWN)
-		arm_timer(mi, (mi->deadline_ms - now + 1) * 1000);
-}
-
 static void memif_info(const struct pktmap_port *p, struct pktmap_info *info)
 {
 	if (atomic_load(&mif(p)->state) != MIF_UP)
 		info->flags |= PKTMAP_INFO_PEER_GONE;
+}
+
+/* pktmap_stats(): the peer's life cycle (any thread: relaxed loads). */
+static void memif_stats(const struct pktmap_port *p, struct pktmap_stats *st)
+{
+	const struct mif_priv *mi = mif(p);
+	st->peer_connects = __atomic_load_n(&mi->connects, __ATOMIC_RELAXED);
+	st->peer_disconnects = __atomic_load_n(&mi->disconnects, __ATOMIC_RELAXED);
+	st->peer_errors = __atomic_load_n(&mi->peer_errors, __ATOMIC_RELAXED);
 }
 
 static void memif_close(struct pktmap_port *p)
@@ -832,5 +825,6 @@ const struct pm_port_ops pm_memif_ops = {
 	.poll_disarm = memif_poll_disarm,
 	.event_fd = memif_event_fd,
 	.info = memif_info,
+	.stats = memif_stats,
 	.close = memif_close,
 };

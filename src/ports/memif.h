@@ -216,8 +216,16 @@ struct mif_priv {
 	uint32_t nreg;
 	struct mif_ring_req req[2][PM_MAX_RINGS]; /* [C2S, S2C][index] */
 
+	/* memif.c's data path, for the control channel (both locks held):
+	 * connect the rings of a new connection, detach them at its end
+	 * (counting what was in flight). Hooks, so that the control channel
+	 * depends on nothing of memif.c. */
+	void (*attach)(struct pktmap_port *p);
+	void (*detach)(struct pktmap_port *p);
 	struct mif_q *q;          /* one per kring, in kring order */
 	uint32_t nbufs_used;      /* buffers handed out from the pool */
+	/* pktmap_stats' peer_*: written by the control channel (both locks
+	 * held, pm_stat_inc), read by any thread (memif_stats) */
 	uint64_t peer_errors;     /* protocol violations seen */
 	uint64_t connects, disconnects;
 	char peer_name[MIF_NAME_SZ + 1];
@@ -242,10 +250,8 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell);
 /* Event-source mode (pktmap_fd()): arm the timer for the next connect()
  * try or handshake deadline, which nobody's poll_arm() does there. */
 void mif_arm_ctl_timer(struct pktmap_port *p);
-
-/* memif.c: connect and detach the rings (both locks held). */
-void mif_rings_attach(struct pktmap_port *p);
-void mif_rings_detach(struct pktmap_port *p);
+/* Arm the poll timer to fire once in us microseconds (at least 1). */
+void mif_arm_timer(struct mif_priv *mi, int64_t us);
 
 static inline struct mif_priv *mif(const struct pktmap_port *p)
 {

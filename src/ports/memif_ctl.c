@@ -34,6 +34,30 @@ int64_t mif_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Arm the timer (mi->tfd, in p->fd's epoll set) to fire in us
+ * microseconds (at least 1), once. */
+void mif_arm_timer(struct mif_priv *mi, int64_t us)
+{
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	if (us < 1)
+		us = 1;
+	its.it_value.tv_sec = us / 1000000;
+	its.it_value.tv_nsec = (us % 1000000) * 1000;
+	(void)timerfd_settime(mi->tfd, 0, &its, NULL);
+}
+
+void mif_arm_ctl_timer(struct pktmap_port *p)
+{
+	struct mif_priv *mi = mif(p);
+	int st = atomic_load(&mi->state);
+	int64_t now = mif_now_ms();
+	if (st == MIF_DOWN && !mi->server)
+		mif_arm_timer(mi, (mi->next_try_ms - now) * 1000);
+	else if (st != MIF_UP && st != MIF_DOWN)
+		mif_arm_timer(mi, (mi->deadline_ms - now + 1) * 1000);
+}
+
 static void ep_add(struct mif_priv *mi, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
@@ -335,9 +359,9 @@ static int cli_msg(struct pktmap_port *p, const struct mif_msg *m, int fd,
 		return ret ? -1 : 0;
 	}
 	if (st == MIF_CONNECTING && m->type == MIF_MSG_CONNECTED) {
-		mif_rings_attach(p);
+		mi->attach(p);
 		set_state(p, MIF_UP);
-		mi->connects++;
+		pm_stat_inc(&mi->connects, 1);
 		pm_log(p, PKTMAP_LOG_INFO, "%s: connected to %s (%s): %u+%u "
 		       "rings of %u", p->name, mi->where, mi->peer_name,
 		       mi->run_c2s, mi->run_s2c, 1u << mi->run_log2);
@@ -370,7 +394,7 @@ static void cli_try_connect(struct pktmap_port *p)
 	char why[200];
 	if (peer_ok(mi, why, sizeof(why))) {
 		pm_log_ratelimited(p, &mi->rl, "%s: %s", p->name, why);
-		mi->peer_errors++;
+		pm_stat_inc(&mi->peer_errors, 1);
 		close(mi->cfd);
 		mi->cfd = -1;
 		return;
@@ -530,7 +554,7 @@ static int srv_connect(struct pktmap_port *p, char *why, size_t wl)
 	mi->run_c2s = n[0];
 	mi->run_s2c = n[1];
 	mi->run_log2 = (uint32_t)log2;
-	mif_rings_attach(p);
+	mi->attach(p);
 	struct mif_msg m;
 	memset(&m, 0, sizeof(m));
 	m.type = MIF_MSG_CONNECTED;
@@ -541,7 +565,7 @@ static int srv_connect(struct pktmap_port *p, char *why, size_t wl)
 		return -1;
 	}
 	set_state(p, MIF_UP);
-	mi->connects++;
+	pm_stat_inc(&mi->connects, 1);
 	pm_log(p, PKTMAP_LOG_INFO, "%s: %s connected: %u+%u rings of %u",
 	       p->name, mi->peer_name, mi->run_c2s, mi->run_s2c, 1u << mi->run_log2);
 	return 0;
@@ -628,7 +652,7 @@ static void srv_accept(struct pktmap_port *p)
 			return;
 		if (mi->cfd >= 0) {
 			refuse(fd, "interface already connected");
-			mi->peer_errors++;
+			pm_stat_inc(&mi->peer_errors, 1);
 			pm_log_ratelimited(p, &mi->rl, "%s: refused a second client "
 					   "on %s: the interface is connected",
 					   p->name, mi->where);
@@ -638,7 +662,7 @@ static void srv_accept(struct pktmap_port *p)
 		char why[200];
 		if (peer_ok(mi, why, sizeof(why))) {
 			pm_log_ratelimited(p, &mi->rl, "%s: %s", p->name, why);
-			mi->peer_errors++;
+			pm_stat_inc(&mi->peer_errors, 1);
 			refuse(fd, "permission denied");
 			mi->cfd = -1;
 			continue;
@@ -681,7 +705,7 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 	int st = atomic_load(&mi->state);
 	uint64_t lost0 = mif_lost(p);
 	if (st == MIF_UP)
-		mif_rings_detach(p);
+		mi->detach(p);
 	if (tell && mi->cfd >= 0) {
 		struct mif_msg m;
 		memset(&m, 0, sizeof(m));
@@ -715,7 +739,7 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 	mi->next_try_ms = mif_now_ms() + MIF_RETRY_MS;
 	if (st == MIF_DOWN)
 		return;
-	mi->disconnects++;
+	pm_stat_inc(&mi->disconnects, 1);
 	uint64_t lost = mif_lost(p) - lost0;
 	/* A peer failing the same way again and again (a client retrying
 	 * every 100 ms against a server that says "ID not found") gets one
@@ -766,7 +790,7 @@ static void handle_one(struct pktmap_port *p, const struct mif_msg *m, int fd)
 				   cli_msg(p, m, fd, why, sizeof(why));
 	}
 	if (ret) {
-		mi->peer_errors++;
+		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, why, true);
 	}
 }
@@ -779,7 +803,7 @@ void mif_service(struct pktmap_port *p)
 	__atomic_store_n(&mi->next_service_ms, now + MIF_SERVICE_MS,
 			 __ATOMIC_RELAXED);
 	if (atomic_exchange(&mi->fault, 0) && atomic_load(&mi->state) != MIF_DOWN) {
-		mi->peer_errors++;
+		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer broke the ring protocol", true);
 	}
 	if (mi->server)
@@ -795,7 +819,7 @@ void mif_service(struct pktmap_port *p)
 		if (r < 0) {
 			char why[120];
 			if (r == -EPROTO) {
-				mi->peer_errors++;
+				pm_stat_inc(&mi->peer_errors, 1);
 				snprintf(why, sizeof(why), "a malformed control "
 					 "message (not 128 bytes, or truncated)");
 			} else {
@@ -811,7 +835,7 @@ void mif_service(struct pktmap_port *p)
 	}
 	int st = atomic_load(&mi->state);
 	if (st != MIF_DOWN && st != MIF_UP && now > mi->deadline_ms) {
-		mi->peer_errors++;
+		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer did not finish the handshake in "
 			       "3000 ms", true);
 	}

@@ -16,7 +16,11 @@
 declare -A TP_FD
 
 # testpmd with --no-huge and no PCI devices: the memif ports only, one
-# forwarding core. Every instance has a file prefix of its own.
+# forwarding core. Every instance has a file prefix of its own. With
+# --no-flush-rx: at `start`, testpmd otherwise reads and frees whatever its
+# RX queues hold for a while, and a peer already sending (a pktmap memif
+# server) loses up to a ring's worth of frames there, counted by the port
+# but never forwarded.
 tp_start() {
 	local tag=$1 fd
 	shift
@@ -31,7 +35,7 @@ tp_start() {
 	# Not through bg: a background job's stdin would be /dev/null.
 	timeout "${TP_TIMEOUT:-200}" stdbuf -o0 -e0 dpdk-testpmd --no-huge \
 		-m 512 --no-pci --file-prefix="pktmap$$$tag" -l 0-1 "${vdevs[@]}" \
-		-- -i --nb-cores=1 --total-num-mbufs=8192 \
+		-- -i --nb-cores=1 --total-num-mbufs=8192 --no-flush-rx \
 		<"$TMP/$tag.in" >"$TMP/$tag.out" 2>&1 &
 	TP_PID=$!
 	BG_PIDS+=("$TP_PID")

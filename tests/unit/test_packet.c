@@ -7,11 +7,13 @@
  * as NS_MOREFRAG chains both ways; fanout over several rings; the kernel's
  * own counters; the checker on TX; the open errors. Needs root.
  */
+#include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "pktmap/pktmap.h"
 #include "netns.h"
 #include "t.h"
 

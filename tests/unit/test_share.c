@@ -11,13 +11,14 @@
  * Also: the per-user directory is the caller's, mode 0700.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pktmap/pktmap.h"
 #include "t.h"
 
 static char pname[64], udir[64], upath[160], flat[160];

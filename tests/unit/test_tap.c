@@ -10,6 +10,7 @@
  * by the device as received. Needs root.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -18,7 +19,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "internal.h"
+#include "pktmap/pktmap.h"
 #include "netns.h"
 #include "t.h"
 
