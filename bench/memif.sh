@@ -43,13 +43,8 @@ TMP=$(mktemp -d /tmp/memif_bench.XXXXXX)
 S=$TMP/m.sock
 TOOLS="testpmd_testpmd pktmap_pktmap pktmap_zc pktmap_testpmd testpmd_pktmap"
 
-cleanup() {
-	set +e
-	for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+# no namespaces: the jobs and $TMP (bench/lib.sh)
+trap bench_cleanup EXIT
 
 command -v dpdk-testpmd >/dev/null || { echo "needs dpdk-testpmd (apt-get install dpdk)" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
