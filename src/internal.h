@@ -122,6 +122,7 @@ struct pm_region {
 	bool named;          /* lives in /dev/shm and can be joined */
 	bool share;          /* shared with the group share_gid */
 	uint32_t share_gid;
+	struct pm_serve *serve; /* shared: hands the memfd to the group */
 	char name[64];
 	char path[128];
 };
