@@ -855,49 +855,56 @@ void pm_region_close(struct pm_region *r)
 	r->base = NULL;
 }
 
-uint64_t pm_region_lookup(struct pm_region *r, const char *key, size_t *size)
+/* Find key in the object directory a peer may have written: its entry
+ * (offset and size checked against the private bounds of the object
+ * area) in *ofs and *size, or *ofs = 0 when its entry is out of bounds.
+ * Returns the entry's index, or -1 when there is none; *ndir is how many
+ * entries the directory holds. */
+static int dir_find(struct pm_region *r, const char *key, uint32_t *ndir,
+		    uint64_t *ofs, uint64_t *size)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t ndir = PM_READ_ONCE(h->ndir);
-	if (ndir > PM_REGION_DIR)
-		ndir = PM_REGION_DIR;
-	for (uint32_t i = 0; i < ndir; i++) {
+	uint32_t n = PM_READ_ONCE(h->ndir);
+	*ndir = n > PM_REGION_DIR ? PM_REGION_DIR : n;
+	for (uint32_t i = 0; i < *ndir; i++) {
 		struct pm_region_dirent *d = &h->dir[i];
 		if (strncmp(d->key, key, sizeof(d->key)) != 0)
 			continue;
-		uint64_t ofs = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
-		if (ofs < r->obj_ofs || ofs > r->obj_end || sz > r->obj_end - ofs)
-			return 0;
+		uint64_t o = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
+		bool inside = o >= r->obj_ofs && o <= r->obj_end &&
+			      sz <= r->obj_end - o;
+		*ofs = inside ? o : 0;
 		*size = sz;
-		return ofs;
+		return (int)i;
 	}
-	return 0;
+	return -1;
+}
+
+uint64_t pm_region_lookup(struct pm_region *r, const char *key, size_t *size)
+{
+	uint32_t ndir;
+	uint64_t ofs, sz;
+	if (dir_find(r, key, &ndir, &ofs, &sz) < 0 || ofs == 0)
+		return 0;
+	*size = sz;
+	return ofs;
 }
 
 uint64_t pm_region_object(struct pm_region *r, const char *key, size_t size,
 			  bool *created)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t ndir = PM_READ_ONCE(h->ndir);
-	if (ndir > PM_REGION_DIR)
-		ndir = PM_REGION_DIR;
+	uint32_t ndir;
+	uint64_t ofs, sz;
 	*created = false;
-	for (uint32_t i = 0; i < ndir; i++) {
-		struct pm_region_dirent *d = &h->dir[i];
-		if (strncmp(d->key, key, sizeof(d->key)) != 0)
-			continue;
-		uint64_t ofs = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
-		if (sz < size || ofs < r->obj_ofs || ofs > r->obj_end ||
-		    sz > r->obj_end - ofs)
-			return 0;
-		return ofs;
-	}
+	if (dir_find(r, key, &ndir, &ofs, &sz) >= 0)
+		return sz < size ? 0 : ofs;
 	if (ndir >= PM_REGION_DIR || strlen(key) >= sizeof(h->dir[0].key))
 		return 0;
 	uint64_t next = PM_READ_ONCE(h->obj_next);
 	if (next < r->obj_ofs || next > r->obj_end)
 		return 0;
-	uint64_t ofs = align_up(next, 128);
+	ofs = align_up(next, 128);
 	if (ofs + size > r->obj_end)
 		return 0;
 	h->obj_next = ofs + size;
