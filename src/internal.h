@@ -154,8 +154,9 @@ int pm_mem_check(uint64_t want, bool huge, bool pinned, char *err,
 
 /* The caller's own directory for the files of its regions and switches,
  * /dev/shm/pktmap-EUID (mode 0700; made if missing; a squatter's entry of
- * that name is moved away when the caller is root). Returns 0 with the
- * path in out, or -errno with err set (userdir.c). */
+ * that name is moved away when the caller is root, any other user uses
+ * its own /dev/shm/pktmap-EUID.XXXXXX instead). Returns 0 with the path
+ * in out, or -errno with err set (userdir.c). */
 int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
 
 /* Create or join the region `name` (NULL or "": a private memfd region).
