@@ -123,6 +123,8 @@ struct pm_region {
 	bool share;          /* shared with the group share_gid */
 	uint32_t share_gid;
 	struct pm_serve *serve; /* shared: hands the memfd to the group */
+	bool reaping;        /* a cleaner waits on reap_go (reap.c) */
+	int reap_go, reap_done;
 	char name[64];
 	char path[128];
 };

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "reap.h"
 #include "share.h"
 
 #define PM_REGION_MAGIC 0x31524d544b50ull /* "PKTMR1" */
@@ -453,7 +454,7 @@ static int region_check(const char *name, struct pm_region_params *p,
 	return ret;
 }
 
-/* Acquire step of a private region: a memfd of its own. */
+/* A private region: a memfd of its own. */
 static int region_private(struct pm_region *r, const struct pm_region_params *p,
 			  size_t size, char *err, size_t errlen)
 {
@@ -499,9 +500,9 @@ static int region_path(struct pm_region *r, const struct pm_region_params *p,
 	return 0;
 }
 
-/* Acquire step of a named region: create its rendezvous (O_EXCL), or open
- * what is there without following a link, then check whose it is. On
- * failure nothing is left: a file we made is removed. */
+/* A named region: create its rendezvous (O_EXCL), or open what is there
+ * without following a link, then check whose it is. On failure nothing is
+ * left: a file we made is removed. */
 static int region_file(struct pm_region *r, const struct pm_region_params *p,
 		       char *err, size_t errlen)
 {
@@ -541,7 +542,7 @@ static int region_file(struct pm_region *r, const struct pm_region_params *p,
 	return ret;
 }
 
-/* Acquire step, under the mutex: the memory of a named region, a new
+/* Under the mutex: the memory of a named region, a new
  * sealed memfd (fresh: nobody else uses the file) or the one its holders
  * have; then we hold it too, and, shared with a group, serve it. What
  * the opener asked for decides how, never what the file says. */
@@ -628,6 +629,39 @@ static void region_rollback(struct pm_region *r, bool fresh)
 	r->base = NULL;
 }
 
+/* Acquire step: the region's file (or private memfd), locked; for a
+ * named region still the file its name leads to, since a last user may
+ * remove it between our open and our lock (then we open it again). */
+static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
+			  size_t size, char *err, size_t errlen)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		int ret = r->named ? region_file(r, p, err, errlen) :
+				     region_private(r, p, size, err, errlen);
+		if (ret)
+			return ret;
+		ret = pm_region_lock(r);
+		struct stat st;
+		if (ret == 0 && (!r->named ||
+				 (fstat(r->fd, &st) == 0 && st.st_nlink > 0)))
+			return 0;
+		if (ret)
+			snprintf(err, errlen, "region '%s': %s is locked by another "
+				 "process for more than %d ms: stop it, or see who "
+				 "holds it with 'fuser %s'", r->name, r->path,
+				 PM_LOCK_DEADLINE_MS, r->path);
+		else
+			pm_region_unlock(r);
+		close(r->fd);
+		r->fd = r->mfd = -1;
+		if (ret)
+			return ret;
+	}
+	snprintf(err, errlen, "region '%s': %s keeps being removed as it is "
+		 "opened", r->name, r->path);
+	return -EAGAIN;
+}
+
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen)
 {
@@ -640,31 +674,15 @@ int pm_region_open(struct pm_region *r, const char *name,
 	if (ret)
 		return ret;
 	r->named = name && *name;
-	if (!r->named)
-		ret = region_private(r, &def, l.size, err, errlen);
-	if (ret)
-		return ret;
 	if (r->named) {
 		snprintf(r->name, sizeof(r->name), "%s", name);
 		r->share = def.share;
 		r->share_gid = def.share_gid;
 		r->sealed = true;
-		ret = region_file(r, &def, err, errlen);
-		if (ret)
-			return ret;
 	}
-	ret = pm_region_lock(r);
-	if (ret) {
-		snprintf(err, errlen, "region '%s': %s is locked by another "
-			 "process for more than %d ms: stop it, or see who holds "
-			 "it with 'fuser %s'", r->name, r->path,
-			 PM_LOCK_DEADLINE_MS, r->path);
-		if (r->mfd >= 0 && r->mfd != r->fd)
-			close(r->mfd);
-		close(r->fd);
-		r->fd = r->mfd = -1;
+	ret = region_acquire(r, &def, l.size, err, errlen);
+	if (ret)
 		return ret;
-	}
 	bool fresh = !r->named ||
 		     pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (r->named)
@@ -678,6 +696,9 @@ int pm_region_open(struct pm_region *r, const char *name,
 	if (r->named)
 		(void)pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
 	pm_region_unlock(r);
+	/* Without a cleaner, only a close that has kept its privileges
+	 * removes the files: not a reason to refuse the open. */
+	(void)pm_reaper_start(r);
 	return 0;
 }
 
@@ -823,6 +844,25 @@ int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
 	return count;
 }
 
+bool pm_region_leave(struct pm_region *r)
+{
+	/* If the mutex cannot be had in time, leave the files: 'pktmap
+	 * ports --gc' removes them once nobody holds the region. */
+	if (pm_region_lock(r) != 0)
+		return false;
+	bool last = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
+	if (last)
+		region_unlink(r);
+	else
+		/* Not the last: let go of our hold now, under the mutex, so
+		 * that a user closing after us sees it gone (with close(fd)
+		 * alone, two closers could each see the other and both leave
+		 * the files). */
+		(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
+	pm_region_unlock(r);
+	return last;
+}
+
 void pm_region_close(struct pm_region *r)
 {
 	if (r->fd < 0)
@@ -831,28 +871,15 @@ void pm_region_close(struct pm_region *r)
 	r->serve = NULL;
 	if (r->base)
 		munmap(r->base, r->size);
-	if (r->named) {
-		/* The last user removes the files. If the mutex cannot be had
-		 * in time, leave them: 'pktmap ports --gc' removes them once
-		 * nobody holds the region. */
-		if (pm_region_lock(r) == 0) {
-			if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
-				region_unlink(r);
-			else
-				/* Not the last: let go of our hold now, under
-				 * the mutex, so that a user closing after us
-				 * sees it gone (with close(fd) below, two
-				 * closers could each see the other and both
-				 * leave the files). */
-				(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
-			pm_region_unlock(r);
-		}
-	}
+	/* The last user removes the files; if it has since lost the right
+	 * to, its cleaner does, and we wait for it (reap.c). */
+	bool last = r->named && pm_region_leave(r);
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);
 	r->fd = r->mfd = -1;
 	r->base = NULL;
+	pm_reaper_finish(r, last);
 }
 
 /* Find key in the object directory a peer may have written: its entry

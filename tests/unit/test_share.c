@@ -279,6 +279,77 @@ static void test_truncate_shared(void)
 	CHECK_EQ(shm_files(base), 0);
 }
 
+/* Entries of dir whose names contain key. */
+static int files_with(const char *dir, const char *key)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		if (strstr(e->d_name, key)) {
+			fprintf(stderr, "%s/%s\n", dir, e->d_name);
+			n++;
+		}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The process that drops its privileges: as root, open both ends of a
+ * private pipe, of a pipe in an @mem: region (which leaves a locator) and
+ * of a pipe shared with a group; become nobody; close them all. Exit 0,
+ * or 2 when an open failed, 3 when there were no files to leave. */
+static void open_drop_close(const char *key, gid_t gid)
+{
+	char mem[96], sh[48];
+	snprintf(mem, sizeof(mem), "@mem:%sr", key);
+	snprintf(sh, sizeof(sh), "@conf:share=group:%u", (unsigned)gid);
+	const char *end[] = { "p{0", "p}0", "m{0", "m}0", "s{0", "s}0" };
+	const char *opt[] = { "", "", mem, "", sh, sh };
+	struct pktmap_port *p[6];
+	for (int i = 0; i < 6; i++) {
+		char name[200], err[400];
+		struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+					      .errbuf_len = sizeof(err) };
+		snprintf(name, sizeof(name), "pipe:%s%s%s", key, end[i], opt[i]);
+		if (pktmap_open(&p[i], name, &o) != 0) {
+			fprintf(stderr, "%s\n", err);
+			_exit(2);
+		}
+	}
+	if (files_with(udir, key) < 3 || files_with("/dev/shm", key) < 1)
+		_exit(3);
+	become_nobody(gid);
+	for (int i = 0; i < 6; i++)
+		pktmap_close(p[i]);
+	_exit(0);
+}
+
+/* issue 17: every close by a process that has since dropped its
+ * privileges leaves nothing behind (tcpdump opens as root, then becomes
+ * user tcpdump; as the last to close it can no longer remove root's
+ * files). Its cleaner, left at open with root's credentials, does. */
+static void test_dropped_privileges(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_dropped_privileges: needs root\n");
+		return;
+	}
+	char key[64];
+	snprintf(key, sizeof(key), "%sd", pname);
+	pid_t pid = fork();
+	if (pid == 0)
+		open_drop_close(key, (gid_t)(40000 + getpid() % 20000));
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s %d",
+	      WIFSIGNALED(st) ? "killed by signal" : "exit",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	CHECK_EQ(files_with(udir, key), 0);
+	CHECK_EQ(files_with("/dev/shm", key), 0);
+}
+
 static void test_user_dir(void)
 {
 	struct stat st;
@@ -298,5 +369,6 @@ int main(void)
 	test_user_dir();
 	test_joiner_ignores_file_region();
 	test_truncate_shared();
+	test_dropped_privileges();
 	return t_done("share");
 }

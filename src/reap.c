@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The cleaner: who removes a region's files when its last user has
+ * dropped its privileges.
+ *
+ * The files of a region (its rendezvous, its pipes' wake-up FIFOs and
+ * locators) are made with the opener's credentials, in the opener's own
+ * directory (or, shared with a group, in sticky /dev/shm). A process
+ * that then gives up its uid (tcpdump becomes user tcpdump after opening)
+ * can no longer remove them when it is the last to close, and no other
+ * process of that uid may be left to do it. So an opener that can change
+ * its uid (CAP_SETUID, as root has) leaves a cleaner behind at open: a
+ * small process, forked then, that keeps the opener's credentials and
+ * waits, on a pipe, for the opener to close the region (or to exit, or
+ * to be killed: the pipe's end is closed either way). It then does what
+ * the last user's close does (pm_region_leave: under the mutex, if nobody
+ * uses the region, remove its files) and exits. A close that finds itself
+ * the last user waits for the cleaner's answer, so that when it returns
+ * nothing is left, whatever its credentials by then.
+ *
+ * The cleaner is in a session of its own (no terminal signal reaches it),
+ * with no descriptor of the opener's but its pipes, and none of its
+ * pktmap mappings (it must not keep another region's memory alive).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "reap.h"
+
+/* Could this process change its uid later (CAP_SETUID effective, or
+ * permitted and so to be raised)? */
+static bool may_change_uid(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0;
+	return ((d[0].effective | d[0].permitted) >> CAP_SETUID) & 1;
+}
+
+/* Unmap what the opener had mapped of pktmap's memfds: the cleaner must
+ * not keep a region's memory alive once its users have gone. */
+static void drop_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (strstr(line, "/memfd:pktmap") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			munmap((void *)lo, hi - lo);
+	}
+	fclose(f);
+}
+
+/* The cleaner's life (never returns): wait for EOF on go, then leave the
+ * region as its last user would, then close done (the opener's answer). */
+static void cleaner(struct pm_region *r, int go, int done)
+{
+	setsid();
+	for (int s = 1; s < NSIG; s++)
+		signal(s, s == SIGCHLD ? SIG_DFL : SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_NAME, "pktmap-cleaner");
+	int null = open("/dev/null", O_RDWR);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0 || dup2(go, 3) < 0 || dup2(done, 4) < 0)
+		_exit(1);
+	close_range(5, ~0u, 0);
+	drop_mappings();
+	char c;
+	ssize_t n;
+	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
+		;
+	r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid())
+		(void)pm_region_leave(r);
+	_exit(0);
+}
+
+int pm_reaper_start(struct pm_region *r)
+{
+	if (!r->named || !may_change_uid())
+		return 0;
+	int go[2], done[2];
+	if (pipe2(go, O_CLOEXEC) != 0)
+		return -errno;
+	if (pipe2(done, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(go[0]);
+		close(go[1]);
+		return -e;
+	}
+	/* Twice, so that the cleaner is no child of ours to reap. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			struct pm_region copy = *r;
+			close(go[1]);
+			close(done[0]);
+			cleaner(&copy, go[0], done[1]);
+		}
+		_exit(0);
+	}
+	int e = pid < 0 ? errno : 0;
+	close(go[0]);
+	close(done[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	if (pid < 0) {
+		close(go[1]);
+		close(done[0]);
+		return -e;
+	}
+	r->reaping = true;
+	r->reap_go = go[1];
+	r->reap_done = done[0];
+	return 0;
+}
+
+void pm_reaper_finish(struct pm_region *r, bool wait)
+{
+	if (!r->reaping)
+		return;
+	close(r->reap_go); /* the cleaner's signal */
+	if (wait) {
+		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };
+		while (poll(&pf, 1, PM_LOCK_DEADLINE_MS + 1000) < 0 &&
+		       errno == EINTR)
+			;
+	}
+	close(r->reap_done);
+	r->reaping = false;
+}
