@@ -19,8 +19,10 @@
  * nothing is left, whatever its credentials by then.
  *
  * The cleaner is in a session of its own (no terminal signal reaches it),
- * with no descriptor of the opener's but its pipes, and none of its
- * pktmap mappings (it must not keep another region's memory alive).
+ * with no descriptor of the opener's but its pipes (the open returns only
+ * once it has closed the rest: a description it shared would keep the
+ * opener's locks), and none of its pktmap mappings (it must not keep
+ * another region's memory alive).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,8 +53,10 @@ static bool may_change_uid(void)
 	return ((d[0].effective | d[0].permitted) >> CAP_SETUID) & 1;
 }
 
-/* Unmap what the opener had mapped of pktmap's memfds: the cleaner must
- * not keep a region's memory alive once its users have gone. */
+/* Unmap every shared mapping the opener had: regions, AF_XDP and packet
+ * rings (a mapping keeps its socket alive, and an AF_XDP socket its
+ * queue), anything else. The cleaner needs none, and must not keep a
+ * region's memory or a socket alive once its users have gone. */
 static void drop_mappings(void)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
@@ -61,8 +65,9 @@ static void drop_mappings(void)
 	char line[512];
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi;
-		if (strstr(line, "/memfd:pktmap") &&
-		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
+		    perms[3] == 's')
 			munmap((void *)lo, hi - lo);
 	}
 	fclose(f);
@@ -72,6 +77,17 @@ static void drop_mappings(void)
  * region as its last user would, then close done (the opener's answer). */
 static void cleaner(struct pm_region *r, int go, int done)
 {
+	/* First of all, let go of the opener's descriptors and shared
+	 * mappings: until then we share its open files, and with them its
+	 * locks (a peer would see a closed end still claimed) and sockets
+	 * (an AF_XDP queue would stay bound). The opener waits for this. */
+	if (dup2(go, 3) < 0 || dup2(done, 4) < 0)
+		_exit(1);
+	close_range(5, ~0u, 0);
+	drop_mappings();
+	char c = 'r';
+	if (write(4, &c, 1) != 1)
+		_exit(1);
 	setsid();
 	for (int s = 1; s < NSIG; s++)
 		signal(s, s == SIGCHLD ? SIG_DFL : SIG_IGN);
@@ -81,11 +97,10 @@ static void cleaner(struct pm_region *r, int go, int done)
 	prctl(PR_SET_NAME, "pktmap-cleaner");
 	int null = open("/dev/null", O_RDWR);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0 || dup2(go, 3) < 0 || dup2(done, 4) < 0)
+	    dup2(null, 2) < 0)
 		_exit(1);
-	close_range(5, ~0u, 0);
-	drop_mappings();
-	char c;
+	if (null > 4)
+		close(null);
 	ssize_t n;
 	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
 		;
@@ -95,6 +110,17 @@ static void cleaner(struct pm_region *r, int go, int done)
 	    st.st_uid == geteuid())
 		(void)pm_region_leave(r);
 	_exit(0);
+}
+
+/* Wait for the cleaner's first byte (it holds none of our descriptors
+ * any more), or its end. */
+static bool ready(int done, char *c)
+{
+	struct pollfd pf = { .fd = done, .events = POLLIN };
+	int n;
+	while ((n = poll(&pf, 1, PM_LOCK_DEADLINE_MS)) < 0 && errno == EINTR)
+		;
+	return n == 1 && read(done, c, 1) == 1;
 }
 
 int pm_reaper_start(struct pm_region *r)
@@ -127,10 +153,11 @@ int pm_reaper_start(struct pm_region *r)
 	if (pid > 0)
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-	if (pid < 0) {
+	char c;
+	if (pid < 0 || !ready(done[0], &c)) {
 		close(go[1]);
 		close(done[0]);
-		return -e;
+		return pid < 0 ? -e : -ECHILD;
 	}
 	r->reaping = true;
 	r->reap_go = go[1];
