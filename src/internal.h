@@ -123,7 +123,8 @@ struct pm_region {
 	bool share;          /* shared with the group share_gid */
 	uint32_t share_gid;
 	struct pm_serve *serve; /* shared: hands the memfd to the group */
-	bool reaping;        /* a cleaner waits on reap_go (reap.c) */
+	pid_t reaping;       /* pid of the opener whose cleaner waits on
+	                      * reap_go (reap.c), or 0 */
 	int reap_go, reap_done;
 	char name[64];
 	char path[128];

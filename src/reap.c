@@ -159,7 +159,7 @@ int pm_reaper_start(struct pm_region *r)
 		close(done[0]);
 		return pid < 0 ? -e : -ECHILD;
 	}
-	r->reaping = true;
+	r->reaping = getpid();
 	r->reap_go = go[1];
 	r->reap_done = done[0];
 	return 0;
@@ -170,12 +170,14 @@ void pm_reaper_finish(struct pm_region *r, bool wait)
 	if (!r->reaping)
 		return;
 	close(r->reap_go); /* the cleaner's signal */
-	if (wait) {
+	/* A child forked after the open does not wait: the opener still
+	 * holds the cleaner's pipe. */
+	if (wait && r->reaping == getpid()) {
 		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };
 		while (poll(&pf, 1, PM_LOCK_DEADLINE_MS + 1000) < 0 &&
 		       errno == EINTR)
 			;
 	}
 	close(r->reap_done);
-	r->reaping = false;
+	r->reaping = 0;
 }

@@ -12,8 +12,8 @@
 struct pm_region;
 
 /* After a successful open of a named region by a process that can change
- * its uid: fork the cleaner (and set r->reaping). Returns 0 (also when
- * none is needed) or -errno. */
+ * its uid: fork the cleaner (and set r->reaping to our pid). Returns 0
+ * (also when none is needed) or -errno. */
 int pm_reaper_start(struct pm_region *r);
 
 /* At close, after our own leave: tell the cleaner, and when wait is set

@@ -9,8 +9,8 @@
  * shared region serves its sealed memfd: a thread of its own listens on
  * an abstract unix socket named with a random nonce (nothing to remove,
  * gone with the process, not guessable before it is bound), checks each
- * caller with SO_PEERCRED and SO_PEERGROUPS (the holder's own uid, or a
- * member of group G) and passes the memfd with SCM_RIGHTS. The joiner
+ * caller with SO_PEERCRED and SO_PEERGROUPS (the holder's own uid, root,
+ * or a member of group G) and passes the memfd with SCM_RIGHTS. The joiner
  * accepts it only if it is sealed against shrinking and growing (the
  * caller, region.c, also checks which memfd and its size).
  *
@@ -51,25 +51,28 @@ static socklen_t share_addr(struct sockaddr_un *a, uint32_t nonce, int32_t pid)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
-/* May the process at the other end of c have the memory: our uid, or a
- * member (primary or supplementary) of the group the region is shared
- * with? */
+/* May the process at the other end of c have the memory: our uid, root
+ * (which could take it from /proc anyway), or a member (primary or
+ * supplementary) of the group the region is shared with? */
 static bool peer_allowed(int c, uint32_t gid)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
 	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
 		return false;
-	if (cr.uid == geteuid() || cr.gid == gid)
+	if (cr.uid == geteuid() || cr.uid == 0 || cr.gid == gid)
 		return true;
-	gid_t groups[256];
-	len = sizeof(groups);
-	if (getsockopt(c, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0)
-		return false;
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
+	gid_t few[64], *groups = few;
+	len = sizeof(few);
+	int ret = getsockopt(c, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+	if (ret != 0 && errno == ERANGE && (groups = malloc(len)) != NULL)
+		ret = getsockopt(c, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+	bool member = false;
+	for (size_t i = 0; ret == 0 && i < len / sizeof(gid_t); i++)
+		member |= groups[i] == gid;
+	if (groups != few)
+		free(groups);
+	return member;
 }
 
 static void send_fd(int c, int fd)
