@@ -13,7 +13,7 @@
  * small process, forked then, that keeps the opener's credentials and
  * waits, on a pipe, for the opener to close the region (or to exit, or
  * to be killed: the pipe's end is closed either way). It then does what
- * the last user's close does (pm_region_leave: under the mutex, if nobody
+ * the last user's close does (region.c's leave: under the mutex, if nobody
  * uses the region, remove its files) and exits. A close that finds itself
  * the last user waits for the cleaner's answer, so that when it returns
  * nothing is left, whatever its credentials by then.
@@ -75,7 +75,8 @@ static void drop_mappings(void)
 
 /* The cleaner's life (never returns): wait for EOF on go, then leave the
  * region as its last user would, then close done (the opener's answer). */
-static void cleaner(struct pm_region *r, int go, int done)
+static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
+		    int go, int done)
 {
 	/* First of all, let go of the opener's descriptors and shared
 	 * mappings: until then we share its open files, and with them its
@@ -108,7 +109,7 @@ static void cleaner(struct pm_region *r, int go, int done)
 	struct stat st;
 	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid())
-		(void)pm_region_leave(r);
+		(void)leave(r);
 	_exit(0);
 }
 
@@ -123,7 +124,7 @@ static bool ready(int done, char *c)
 	return n == 1 && read(done, c, 1) == 1;
 }
 
-int pm_reaper_start(struct pm_region *r)
+int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 {
 	if (!r->named || !may_change_uid())
 		return 0;
@@ -143,7 +144,7 @@ int pm_reaper_start(struct pm_region *r)
 			struct pm_region copy = *r;
 			close(go[1]);
 			close(done[0]);
-			cleaner(&copy, go[0], done[1]);
+			cleaner(&copy, leave, go[0], done[1]);
 		}
 		_exit(0);
 	}

@@ -662,6 +662,8 @@ static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
 	return -EAGAIN;
 }
 
+static bool region_leave(struct pm_region *r);
+
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen)
 {
@@ -698,7 +700,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 	pm_region_unlock(r);
 	/* Without a cleaner, only a close that has kept its privileges
 	 * removes the files: not a reason to refuse the open. */
-	(void)pm_reaper_start(r);
+	(void)pm_reaper_start(r, region_leave);
 	return 0;
 }
 
@@ -844,7 +846,10 @@ int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
 	return count;
 }
 
-bool pm_region_leave(struct pm_region *r)
+/* Leave the region as a user: under the mutex, the last user (nobody
+ * holds it any more) removes its files. Returns true when we were the
+ * last. Also the cleaner's work (reap.c). */
+static bool region_leave(struct pm_region *r)
 {
 	/* If the mutex cannot be had in time, leave the files: 'pktmap
 	 * ports --gc' removes them once nobody holds the region. */
@@ -873,7 +878,7 @@ void pm_region_close(struct pm_region *r)
 		munmap(r->base, r->size);
 	/* The last user removes the files; if it has since lost the right
 	 * to, its cleaner does, and we wait for it (reap.c). */
-	bool last = r->named && pm_region_leave(r);
+	bool last = r->named && region_leave(r);
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);
