@@ -8,9 +8,10 @@
  * truncate under its partners (SIGBUS for them). So every holder of a
  * shared region serves its sealed memfd: a thread of its own listens on
  * an abstract unix socket named with a random nonce (nothing to remove,
- * gone with the process, not guessable before it is bound), checks each
- * caller with SO_PEERCRED and SO_PEERGROUPS (the holder's own uid, root,
- * or a member of group G) and passes the memfd with SCM_RIGHTS. The joiner
+ * gone with the process, not taken first by anyone; but anyone can read
+ * it in /proc/net/unix), checks each caller with SO_PEERCRED and
+ * SO_PEERGROUPS (the holder's own uid, root, or a member of group G: the
+ * one guard) and passes the memfd with SCM_RIGHTS. The joiner
  * accepts it only if it is sealed against shrinking and growing (the
  * caller, region.c, also checks which memfd and its size).
  *

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "share.h"
 #include "t.h"
 
 static char pname[64], udir[64], upath[160];
@@ -222,6 +223,38 @@ static int truncate_as_member(const char *path, gid_t gid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
 }
 
+/* The nonce of the serving socket of holder pid, from /proc/net/unix
+ * (where anyone can read abstract names); 0 when there is none. */
+static uint32_t serving_nonce(pid_t pid)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char line[512], key[64];
+	unsigned nonce = 0;
+	snprintf(key, sizeof(key), "@pktmap.share.%d.", (int)pid);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, key);
+		if (at && sscanf(at + strlen(key), "%8x", &nonce) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return nonce;
+}
+
+/* Ask holder (pid, nonce) for its memfd as nobody in group gid alone:
+ * 0 when a sealed memfd came, 1 when refused. */
+static int fetch_as_nobody(pid_t holder, uint32_t nonce, gid_t gid)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_nobody(gid);
+		_exit(pm_share_fetch((int32_t)holder, nonce) >= 0 ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
 /* issue 17: a region shared with a group (root's, joined by nobody as a
  * member of the group) survives a member truncating its file: both
  * partners work on the sealed memfd, every frame arrives intact, and
@@ -259,6 +292,12 @@ static void test_truncate_shared(void)
 	close(up[1]);
 	char c;
 	CHECK(read(up[0], &c, 1) == 1, "the joiner did not join");
+	/* The serving socket's name is public (/proc/net/unix): the check
+	 * of the caller is what keeps the memory in the group. */
+	uint32_t nonce = serving_nonce(getpid());
+	CHECK(nonce != 0, "no serving socket of ours in /proc/net/unix");
+	CHECK_EQ(fetch_as_nobody(getpid(), nonce, gid), 0);
+	CHECK_EQ(fetch_as_nobody(getpid(), nonce, 65534), 1);
 	CHECK_EQ(truncate_as_member(flat2, gid), 0);
 	struct stat sb;
 	CHECK(stat(flat2, &sb) == 0 && sb.st_size == 0, "not truncated");
