@@ -42,6 +42,27 @@
 #include "internal.h"
 #include "reap.h"
 
+/* The cleaner runs in a copy of the opener taken at any point, maybe with
+ * a lock held (compat/netmap opens ports under its own mutex, and its
+ * preload replaces close, dup2, open, munmap, poll... with functions that
+ * take it): in the child, descriptors and mappings are handled with the
+ * system calls themselves, never through a function a preload may
+ * replace. */
+static void sys_close(int fd)
+{
+	(void)syscall(SYS_close, fd);
+}
+
+static int sys_dup2(int fd, int to)
+{
+	return fd == to ? to : (int)syscall(SYS_dup3, fd, to, 0);
+}
+
+static int sys_open(const char *path, int flags)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+}
+
 /* Could this process change its uid later (CAP_SETUID effective, or
  * permitted and so to be raised)? */
 static bool may_change_uid(void)
@@ -68,7 +89,7 @@ static void drop_mappings(void)
 		char perms[8];
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
 		    perms[3] == 's')
-			munmap((void *)lo, hi - lo);
+			(void)syscall(SYS_munmap, lo, hi - lo);
 	}
 	fclose(f);
 }
@@ -82,9 +103,11 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 	 * mappings: until then we share its open files, and with them its
 	 * locks (a peer would see a closed end still claimed) and sockets
 	 * (an AF_XDP queue would stay bound). The opener waits for this. */
-	if (dup2(go, 3) < 0 || dup2(done, 4) < 0)
+	int g = (int)syscall(SYS_fcntl, go, F_DUPFD, 5);
+	int d = (int)syscall(SYS_fcntl, done, F_DUPFD, 5);
+	if (g < 0 || d < 0 || sys_dup2(g, 3) < 0 || sys_dup2(d, 4) < 0)
 		_exit(1);
-	close_range(5, ~0u, 0);
+	(void)syscall(SYS_close_range, 5, ~0u, 0);
 	drop_mappings();
 	char c = 'r';
 	if (write(4, &c, 1) != 1)
@@ -96,16 +119,16 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "pktmap-cleaner");
-	int null = open("/dev/null", O_RDWR);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0)
+	int null = sys_open("/dev/null", O_RDWR);
+	if (null < 0 || sys_dup2(null, 0) < 0 || sys_dup2(null, 1) < 0 ||
+	    sys_dup2(null, 2) < 0)
 		_exit(1);
 	if (null > 4)
-		close(null);
+		sys_close(null);
 	ssize_t n;
 	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
 		;
-	r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	r->fd = sys_open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_uid == geteuid())
@@ -142,8 +165,8 @@ int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 	if (pid == 0) {
 		if (fork() == 0) {
 			struct pm_region copy = *r;
-			close(go[1]);
-			close(done[0]);
+			sys_close(go[1]);
+			sys_close(done[0]);
 			cleaner(&copy, leave, go[0], done[1]);
 		}
 		_exit(0);
