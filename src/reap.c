@@ -94,10 +94,27 @@ static void drop_mappings(void)
 	fclose(f);
 }
 
-/* The cleaner's life (never returns): wait for EOF on go, then leave the
- * region as its last user would, then close done (the opener's answer). */
+/* The cleaner's life (never returns): wait for EOF on go (and, if the
+ * opener died, for it to be gone), then leave the region as its last
+ * user would, then close done (the opener's answer). */
+/* The opener's end of go closed without its word (a 'c' first): it died
+ * or exec'd. A dying process's files are released after its pipe's end
+ * may already show EOF (the kernel does not order them), and its locks
+ * with them: wait until it is gone (its pidfd says so), or, if it lives
+ * on (exec), until its descriptors are closed, which the deadline covers. */
+static void wait_gone(int pidfd)
+{
+	if (pidfd < 0)
+		return;
+	struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+	struct timespec t = { PM_LOCK_DEADLINE_MS / 1000,
+			      (PM_LOCK_DEADLINE_MS % 1000) * 1000000L };
+	while (syscall(SYS_ppoll, &pf, 1, &t, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
-		    int go, int done)
+		    pid_t opener, int go, int done)
 {
 	/* First of all, let go of the opener's descriptors and shared
 	 * mappings: until then we share its open files, and with them its
@@ -109,6 +126,7 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 		_exit(1);
 	(void)syscall(SYS_close_range, 5, ~0u, 0);
 	drop_mappings();
+	int pidfd = (int)syscall(SYS_pidfd_open, opener, 0);
 	char c = 'r';
 	if (write(4, &c, 1) != 1)
 		_exit(1);
@@ -126,8 +144,12 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 	if (null > 4)
 		sys_close(null);
 	ssize_t n;
+	char word = 0;
 	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
-		;
+		if (n > 0)
+			word = c;
+	if (word != 'c')
+		wait_gone(pidfd);
 	r->fd = sys_open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -161,13 +183,14 @@ int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 		return -e;
 	}
 	/* Twice, so that the cleaner is no child of ours to reap. */
+	pid_t opener = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (fork() == 0) {
 			struct pm_region copy = *r;
 			sys_close(go[1]);
 			sys_close(done[0]);
-			cleaner(&copy, leave, go[0], done[1]);
+			cleaner(&copy, leave, opener, go[0], done[1]);
 		}
 		_exit(0);
 	}
@@ -193,10 +216,16 @@ void pm_reaper_finish(struct pm_region *r, bool wait)
 {
 	if (!r->reaping)
 		return;
-	close(r->reap_go); /* the cleaner's signal */
-	/* A child forked after the open does not wait: the opener still
+	/* The cleaner's signal: our word that this is a close (our files
+	 * are released: no need to wait for our end), then EOF. A child
+	 * forked after the open neither says it nor waits: the opener still
 	 * holds the cleaner's pipe. */
-	if (wait && r->reaping == getpid()) {
+	bool opener = r->reaping == getpid();
+	char c = 'c';
+	if (opener && write(r->reap_go, &c, 1) != 1)
+		c = 0;
+	close(r->reap_go);
+	if (wait && opener) {
 		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };
 		while (poll(&pf, 1, PM_LOCK_DEADLINE_MS + 1000) < 0 &&
 		       errno == EINTR)

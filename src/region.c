@@ -506,9 +506,7 @@ static int region_path(struct pm_region *r, const struct pm_region_params *p,
 static int region_file(struct pm_region *r, const struct pm_region_params *p,
 		       char *err, size_t errlen)
 {
-	int ret = region_path(r, p, err, errlen);
-	if (ret)
-		return ret;
+	int ret;
 	mode_t mode = p->share ? 0660 : 0600;
 	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		     mode);
@@ -681,10 +679,20 @@ int pm_region_open(struct pm_region *r, const char *name,
 		r->share = def.share;
 		r->share_gid = def.share_gid;
 		r->sealed = true;
+		ret = region_path(r, &def, err, errlen);
+		if (ret)
+			return ret;
+		/* The cleaner comes first: a process killed at any point
+		 * after its file exists leaves nothing (reap.c). Without one,
+		 * only a close that has kept its privileges removes the
+		 * files: not a reason to refuse the open. */
+		(void)pm_reaper_start(r, region_leave);
 	}
 	ret = region_acquire(r, &def, l.size, err, errlen);
-	if (ret)
+	if (ret) {
+		pm_reaper_finish(r, false);
 		return ret;
+	}
 	bool fresh = !r->named ||
 		     pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (r->named)
@@ -693,14 +701,12 @@ int pm_region_open(struct pm_region *r, const char *name,
 		ret = region_map(r, p, &def, &l, fresh, err, errlen);
 	if (ret) {
 		region_rollback(r, fresh);
+		pm_reaper_finish(r, false);
 		return ret;
 	}
 	if (r->named)
 		(void)pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
 	pm_region_unlock(r);
-	/* Without a cleaner, only a close that has kept its privileges
-	 * removes the files: not a reason to refuse the open. */
-	(void)pm_reaper_start(r, region_leave);
 	return 0;
 }
 
