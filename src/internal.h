@@ -121,6 +121,10 @@ struct pm_region {
 	bool named;          /* lives in /dev/shm and can be joined */
 	bool share;          /* shared with the group share_gid */
 	uint32_t share_gid;
+	struct pm_serve *serve; /* shared: hands the memfd to the group */
+	pid_t reaping;       /* pid of the opener whose cleaner waits on
+	                      * reap_go (reap.c), or 0 */
+	int reap_go, reap_done;
 	char name[64];
 	char path[128];
 };
@@ -152,8 +156,9 @@ int pm_mem_check(uint64_t want, bool huge, bool pinned, char *err,
 
 /* The caller's own directory for the files of its regions and switches,
  * /dev/shm/pktmap-EUID (mode 0700; made if missing; a squatter's entry of
- * that name is moved away when the caller is root). Returns 0 with the
- * path in out, or -errno with err set (userdir.c). */
+ * that name is moved away when the caller is root, any other user uses
+ * its own /dev/shm/pktmap-EUID.XXXXXX instead). Returns 0 with the path
+ * in out, or -errno with err set (userdir.c). */
 int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
 
 /* Create or join the region `name` (NULL or "": a private memfd region).

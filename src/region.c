@@ -5,12 +5,13 @@
  * blocks) and the buffer pool. Everything inside refers to everything else
  * by offset or buffer index, so processes may map it at any address.
  *
- * A named region is the file /dev/shm/pktmap.NAME, joinable by name with
- * no broker. Its memory is a memfd sealed against shrinking and growing,
- * which joiners take from a live holder (see "The sealed pool" below);
- * only a region shared with a group (@conf:share=group:) keeps its memory
- * in the file itself (/dev/hugepages with hugepages). An unnamed region is
- * a memfd private to its port.
+ * A named region is the file NAME in the user's own directory (shared
+ * with a group: /dev/shm/pktmap.NAME), joinable by name with no broker.
+ * Its memory is a memfd sealed against shrinking and growing, which
+ * joiners take from a live holder (see "The sealed pool" below): through
+ * /proc, or, shared with a group, from the holder's serving thread
+ * (share.c). The file is only the rendezvous. An unnamed region is a
+ * memfd private to its port.
  *
  * Lifetime is tracked with open-file-description locks, which the kernel
  * drops when a process dies, even by SIGKILL:
@@ -31,6 +32,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "reap.h"
+#include "share.h"
 
 #define PM_REGION_MAGIC 0x31524d544b50ull /* "PKTMR1" */
 #define PM_REGION_VERSION 1
@@ -241,15 +244,17 @@ static int region_hdr_sane(const struct pm_region_hdr *h, size_t fsize)
 }
 
 /* ------------------------------------------------------------------ */
-/* The sealed pool. A region that is not shared with a group keeps its
- * memory in a memfd sealed against shrinking and growing, so no process,
- * however hostile, can truncate it under its partners (that would be
- * SIGBUS for them). The file /dev/shm/pktmap.NAME is then only the
- * rendezvous: it carries the locks (mutex, users, claims) and a table of
- * the processes that hold the memfd. A joiner duplicates the memfd of a
- * live holder through /proc/PID/fd/FD (the kernel checks that it may: the
- * same uid) and accepts it only if it is the very memfd the table names
- * (device and inode) and it is sealed. */
+/* The sealed pool. A named region keeps its memory in a memfd sealed
+ * against shrinking and growing, so no process, however hostile, can
+ * truncate it under its partners (that would be SIGBUS for them). The
+ * file is only the rendezvous: it carries the locks (mutex, users,
+ * claims) and a table of the processes that hold the memfd. A joiner
+ * duplicates the memfd of a live holder through /proc/PID/fd/FD (the
+ * kernel checks that it may: the same uid), or, for a region shared with
+ * a group, asks the holder's serving thread for it (share.c, which checks
+ * the caller's uid and groups), and accepts it only if it is the very
+ * memfd the table names (device and inode), of the size it names, and
+ * sealed. Truncating the rendezvous only stops later joins. */
 
 #define PM_RDV_MAGIC 0x3156445254504bull /* "PKTRDV1" */
 #define PM_RDV_HOLDERS 256
@@ -263,6 +268,8 @@ struct pm_rdv {
 	uint64_t size;           /* bytes of the memfd */
 	uint64_t dev, ino;       /* which memfd */
 	struct {
+		/* shared with a group: the holder's socket (share.c),
+		 * otherwise its descriptor of the memfd */
 		int32_t pid, fd;
 	} h[PM_RDV_HOLDERS];
 };
@@ -272,15 +279,12 @@ _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
 /* Put ourselves in a free slot of the holder table (a slot is free when
  * nobody holds its lock byte; the kernel drops that lock when a holder
  * dies). Under the mutex. */
-static int rdv_register(struct pm_region *r)
+static int rdv_register(struct pm_region *r, int32_t how)
 {
-	struct stat st;
-	if (fstat(r->mfd, &st) != 0)
-		return -errno;
 	for (int i = 0; i < PM_RDV_HOLDERS; i++) {
 		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_HOLDER_BASE + i, 0) != 0)
 			continue;
-		int32_t ent[2] = { (int32_t)getpid(), (int32_t)r->mfd };
+		int32_t ent[2] = { (int32_t)getpid(), how };
 		if (pwrite(r->fd, ent, sizeof(ent),
 			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent))
 			return -EIO;
@@ -327,6 +331,31 @@ static int rdv_create(struct pm_region *r, size_t size, bool huge, char *err,
 	return 0;
 }
 
+/* Is fd the very memfd the rendezvous names, whole and sealed? */
+static bool memfd_matches(int fd, const struct pm_rdv *rdv)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_dev == rdv->dev && (uint64_t)st.st_ino == rdv->ino &&
+	       (uint64_t)st.st_size == rdv->size && seals >= 0 &&
+	       (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) ==
+		       (F_SEAL_SHRINK | F_SEAL_GROW);
+}
+
+/* The memfd of holder i, or -1: a region shared with a group asks the
+ * holder's serving thread (share.c), any other opens the holder's
+ * descriptor through /proc (the kernel allows the same uid only). */
+static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
+{
+	if (r->share)
+		return pm_share_fetch(rdv->h[i].pid, (uint32_t)rdv->h[i].fd);
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)rdv->h[i].pid,
+		 (int)rdv->h[i].fd);
+	return open(proc, O_RDWR | O_CLOEXEC);
+}
+
 /* Get the memfd of a region others hold. Under the mutex. */
 static int rdv_join(struct pm_region *r, char *err, size_t errlen)
 {
@@ -344,19 +373,10 @@ static int rdv_join(struct pm_region *r, char *err, size_t errlen)
 				    .l_start = PM_LOCK_HOLDER_BASE + i, .l_len = 1 };
 		if (fcntl(r->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type == F_UNLCK)
 			continue; /* no live holder in this slot */
-		char proc[64];
-		snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)rdv.h[i].pid,
-			 (int)rdv.h[i].fd);
-		int fd = open(proc, O_RDWR | O_CLOEXEC);
+		int fd = holder_fd(r, &rdv, i);
 		if (fd < 0)
 			continue;
-		struct stat st;
-		int seals = fcntl(fd, F_GET_SEALS);
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (uint64_t)st.st_dev == rdv.dev && (uint64_t)st.st_ino == rdv.ino &&
-		    (uint64_t)st.st_size == rdv.size && seals >= 0 &&
-		    (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) ==
-			    (F_SEAL_SHRINK | F_SEAL_GROW)) {
+		if (memfd_matches(fd, &rdv)) {
 			r->mfd = fd;
 			r->size = (size_t)rdv.size;
 			return 0;
@@ -364,272 +384,330 @@ static int rdv_join(struct pm_region *r, char *err, size_t errlen)
 		close(fd);
 	}
 	snprintf(err, errlen, "region '%s': no process that uses it could hand "
-		 "over its memory (are they another user's, or not dumpable?)",
-		 r->name);
+		 "over its memory (%s)", r->name, r->share ?
+		 "are they in another network namespace, or not in the group?" :
+		 "are they another user's, or not dumpable?");
 	return -EACCES;
 }
 
-int pm_region_open(struct pm_region *r, const char *name,
-		   const struct pm_region_params *p, char *err, size_t errlen)
-{
-	struct pm_region_params def = *p;
-	int ret;
+/* The layout of a new region, computed before anything is made. */
+struct region_layout {
+	size_t free_ofs, obj_ofs, obj_end, pool_ofs, size;
+};
 
-	memset(r, 0, sizeof(*r));
-	r->fd = r->mfd = -1;
+/* Check step: fill in the defaults of p, check every value and the
+ * region as a whole (the memory it will take) and lay it out. Nothing is
+ * made yet. */
+static int region_check(const char *name, struct pm_region_params *p,
+			struct region_layout *l, char *err, size_t errlen)
+{
 	/* With headroom (an @mem: region that AF_XDP may share), buffers
 	 * are 4096 bytes by default so that a 2048-byte frame still fits
 	 * past the headroom, as netmap programs expect from 2048. */
-	if (def.buf_size == 0)
-		def.buf_size = def.headroom ? 2 * PM_DEFAULT_BUF_SIZE :
-					      PM_DEFAULT_BUF_SIZE;
-	if (def.buf_size < 256 || def.buf_size > 65536 ||
-	    (def.buf_size & (def.buf_size - 1))) {
+	if (p->buf_size == 0)
+		p->buf_size = p->headroom ? 2 * PM_DEFAULT_BUF_SIZE :
+					    PM_DEFAULT_BUF_SIZE;
+	if (p->buf_size < 256 || p->buf_size > 65536 ||
+	    (p->buf_size & (p->buf_size - 1))) {
 		snprintf(err, errlen,
 			 "buf_size=%u: must be a power of two from 256 to 65536",
-			 def.buf_size);
+			 p->buf_size);
 		return -EINVAL;
 	}
-	if (def.headroom >= def.buf_size / 2) {
+	if (p->headroom >= p->buf_size / 2) {
 		snprintf(err, errlen, "headroom %u too large for buf_size=%u",
-			 def.headroom, def.buf_size);
+			 p->headroom, p->buf_size);
 		return -EINVAL;
 	}
-	if (def.bufs < 3)
-		def.bufs = 3;
-	if (def.bufs > (1u << 26)) {
+	if (p->bufs < 3)
+		p->bufs = 3;
+	if (p->bufs > (1u << 26)) {
 		snprintf(err, errlen, "bufs=%u: at most %u buffers in a region",
-			 def.bufs, 1u << 26);
+			 p->bufs, 1u << 26);
 		return -EINVAL;
 	}
-
+	bool named = name && *name;
+	if (named && !valid_region_name(name)) {
+		snprintf(err, errlen, "region '%s': names are 1-48 of [A-Za-z0-9_.-]",
+			 name);
+		return -EINVAL;
+	}
 	/* A named region is shared: leave room for the descriptors and rings
 	 * of the ports that will join it later. */
-	if (name && *name && def.obj_size < (4u << 20))
-		def.obj_size = 4u << 20;
-	size_t page = def.hugepages > 0 ? (2u << 20) : 4096;
-	size_t free_ofs = PM_HDR_SIZE;
-	size_t obj_ofs = align_up(free_ofs + (size_t)def.bufs * 4, 4096);
-	size_t obj_end = align_up(obj_ofs + def.obj_size, 4096);
-	size_t pool_ofs = align_up(obj_end, page);
-	size_t size = align_up(pool_ofs + (size_t)def.bufs * def.buf_size, page);
+	if (named && p->obj_size < (4u << 20))
+		p->obj_size = 4u << 20;
+	size_t page = p->hugepages > 0 ? (2u << 20) : 4096;
+	l->free_ofs = PM_HDR_SIZE;
+	l->obj_ofs = align_up(l->free_ofs + (size_t)p->bufs * 4, 4096);
+	l->obj_end = align_up(l->obj_ofs + p->obj_size, 4096);
+	l->pool_ofs = align_up(l->obj_end, page);
+	l->size = align_up(l->pool_ofs + (size_t)p->bufs * p->buf_size, page);
 	/* Everything this open will map, checked before anything is. */
-	ret = pm_mem_check((uint64_t)size + def.ring_bytes, def.hugepages > 0,
-			   def.pinned, err, errlen);
+	int ret = pm_mem_check((uint64_t)l->size + p->ring_bytes,
+			       p->hugepages > 0, p->pinned, err, errlen);
 	if (ret) {
 		char why[200];
 		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "region '%s': %s", name && *name ? name :
-			 "(private)", why);
+		snprintf(err, errlen, "region '%s': %s", named ? name : "(private)",
+			 why);
+	}
+	return ret;
+}
+
+/* A private region: a memfd of its own. */
+static int region_private(struct pm_region *r, const struct pm_region_params *p,
+			  size_t size, char *err, size_t errlen)
+{
+	snprintf(r->name, sizeof(r->name), "(private)");
+	r->fd = memfd_create("pktmap", MFD_CLOEXEC |
+			     (p->hugepages > 0 ? MFD_HUGETLB : 0));
+	if (r->fd < 0) {
+		int ret = -errno;
+		snprintf(err, errlen, "cannot create a memfd region: %s%s",
+			 strerror(errno), p->hugepages > 0 ?
+			 " (no hugepages reserved? see /proc/sys/vm/nr_hugepages)" : "");
 		return ret;
 	}
-
-	r->named = name && *name;
-	if (r->named) {
-		if (!valid_region_name(name)) {
-			snprintf(err, errlen,
-				 "region '%s': names are 1-48 of [A-Za-z0-9_.-]",
-				 name);
-			return -EINVAL;
-		}
-		snprintf(r->name, sizeof(r->name), "%s", name);
-		/* A private region's files are in our own directory, where
-		 * no other user can take a name first (userdir.c); a region
-		 * shared with a group in /dev/shm, where the group finds it.
-		 * Hugepage memory is a MFD_HUGETLB memfd; only a region shared
-		 * with a group keeps its memory in a hugetlbfs file. */
-		char dir[64], why[300];
-		if (def.share) {
-			snprintf(dir, sizeof(dir), "%s", def.hugepages > 0 ?
-				 "/dev/hugepages" : "/dev/shm");
-		} else if ((ret = pm_user_dir(dir, sizeof(dir), why,
-					      sizeof(why))) != 0) {
-			snprintf(err, errlen, "region '%s': %s", name, why);
-			return ret;
-		}
-		snprintf(r->path, sizeof(r->path), "%s/%s%s", dir,
-			 def.share ? "pktmap." : "", name);
-		r->share = def.share;
-		r->share_gid = def.share_gid;
-		mode_t mode = def.share ? 0660 : 0600;
-		/* Create it ourselves (O_EXCL), or open what is there without
-		 * following a link, then check whose it is. */
-		r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
-				      O_NOFOLLOW, mode);
-		bool made = r->fd >= 0;
-		if (!made && errno == EEXIST)
-			r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
-					      O_NONBLOCK);
-		if (r->fd < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "region '%s': cannot open %s: %s%s",
-				 name, r->path, strerror(errno),
-				 errno == ELOOP ? " (a symbolic link: remove it)" :
-				 def.hugepages > 0 ?
-					 " (is hugetlbfs mounted on /dev/hugepages?)" :
-					 "");
-			return ret;
-		}
-		if (made && def.share &&
-		    (fchown(r->fd, (uid_t)-1, (gid_t)def.share_gid) != 0 ||
-		     fchmod(r->fd, mode) != 0)) {
-			ret = -errno;
-			snprintf(err, errlen, "region '%s': cannot give %s to group "
-				 "%u: %s", name, r->path, def.share_gid,
-				 strerror(errno));
-			unlink(r->path);
-			close(r->fd);
-			r->fd = -1;
-			return ret;
-		}
-		ret = pm_file_trusted(r->fd, r->path, false, def.share,
-				      def.share_gid, why, sizeof(why));
-		if (ret) {
-			snprintf(err, errlen, "region '%s': %s", name, why);
-			if (made) /* ours, but not as asked: leave nothing */
-				unlink(r->path);
-			close(r->fd);
-			r->fd = -1;
-			return ret;
-		}
-	} else {
-		snprintf(r->name, sizeof(r->name), "(private)");
-		r->fd = memfd_create("pktmap", MFD_CLOEXEC |
-				     (def.hugepages > 0 ? MFD_HUGETLB : 0));
-		if (r->fd < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot create a memfd region: %s%s",
-				 strerror(errno),
-				 def.hugepages > 0 ?
-					 " (no hugepages reserved? see /proc/sys/vm/nr_hugepages)" :
-					 "");
-			return ret;
-		}
+	r->mfd = r->fd;
+	if (ftruncate(r->fd, (off_t)size) != 0) {
+		int ret = -errno;
+		snprintf(err, errlen, "cannot size a region to %zu bytes: %s", size,
+			 strerror(errno));
+		close(r->fd);
+		r->fd = r->mfd = -1;
+		return ret;
 	}
+	r->size = size;
+	return 0;
+}
 
-	bool fresh = true;
-	ret = pm_region_lock(r);
+/* Where the rendezvous of a named region is: our own directory, where no
+ * other user can take a name first (userdir.c), or, shared with a group,
+ * /dev/shm/pktmap.NAME, where the group finds it. */
+static int region_path(struct pm_region *r, const struct pm_region_params *p,
+		       char *err, size_t errlen)
+{
+	char dir[64], why[300];
+	int ret;
+	if (p->share)
+		snprintf(dir, sizeof(dir), "/dev/shm");
+	else if ((ret = pm_user_dir(dir, sizeof(dir), why, sizeof(why))) != 0) {
+		snprintf(err, errlen, "region '%s': %s", r->name, why);
+		return ret;
+	}
+	snprintf(r->path, sizeof(r->path), "%s/%s%s", dir,
+		 p->share ? "pktmap." : "", r->name);
+	return 0;
+}
+
+/* A named region: create its rendezvous (O_EXCL), or open what is there
+ * without following a link, then check whose it is. On failure nothing is
+ * left: a file we made is removed. */
+static int region_file(struct pm_region *r, const struct pm_region_params *p,
+		       char *err, size_t errlen)
+{
+	int ret;
+	mode_t mode = p->share ? 0660 : 0600;
+	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		     mode);
+	bool made = r->fd >= 0;
+	if (!made && errno == EEXIST)
+		r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (r->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "region '%s': cannot open %s: %s%s", r->name,
+			 r->path, strerror(errno),
+			 errno == ELOOP ? " (a symbolic link: remove it)" : "");
+		return ret;
+	}
+	char why[300];
+	if (made && p->share &&
+	    (fchown(r->fd, (uid_t)-1, (gid_t)p->share_gid) != 0 ||
+	     fchmod(r->fd, mode) != 0)) {
+		ret = -errno;
+		snprintf(err, errlen, "region '%s': cannot give %s to group %u: %s",
+			 r->name, r->path, p->share_gid, strerror(errno));
+	} else if ((ret = pm_file_trusted(r->fd, r->path, false, p->share,
+					  p->share_gid, why, sizeof(why))) != 0) {
+		snprintf(err, errlen, "region '%s': %s", r->name, why);
+	}
 	if (ret) {
-		snprintf(err, errlen, "region '%s': %s is locked by another "
-			 "process for more than %d ms: stop it, or see who holds "
-			 "it with 'fuser %s'", r->name, r->path,
-			 PM_LOCK_DEADLINE_MS, r->path);
+		if (made) /* ours, but not as asked: leave nothing */
+			unlink(r->path);
 		close(r->fd);
 		r->fd = -1;
+	}
+	return ret;
+}
+
+/* Under the mutex: the memory of a named region, a new
+ * sealed memfd (fresh: nobody else uses the file) or the one its holders
+ * have; then we hold it too, and, shared with a group, serve it. What
+ * the opener asked for decides how, never what the file says. */
+static int region_memory(struct pm_region *r, const struct pm_region_params *p,
+			 size_t size, bool fresh, char *err, size_t errlen)
+{
+	int ret = fresh ? rdv_create(r, size, p->hugepages > 0, err, errlen) :
+			  rdv_join(r, err, errlen);
+	if (ret)
+		return ret;
+	uint32_t nonce = 0;
+	if (r->share && (ret = pm_share_serve(r->mfd, r->share_gid, &r->serve,
+					      &nonce)) != 0) {
+		snprintf(err, errlen, "region '%s': cannot serve its memory to "
+			 "group %u: %s", r->name, r->share_gid, strerror(-ret));
 		return ret;
 	}
-	if (r->named)
-		fresh = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
-	/* A region shared with a group keeps its memory in the file itself
-	 * (other users cannot take a memfd from /proc); any other in a
-	 * sealed memfd. What the opener asked for decides, never what the
-	 * file says: a peer that rewrites the rendezvous as a file-backed
-	 * region (which it could then truncate under us) gets an error, not
-	 * a joiner mapping its file. */
-	uint64_t magic = 0;
-	if (r->named && !fresh &&
-	    pread(r->fd, &magic, sizeof(magic), 0) != sizeof(magic))
-		magic = 0;
-	r->sealed = r->named && !def.share;
-	if (r->named && !fresh && def.share && magic != PM_REGION_MAGIC) {
-		ret = -EPROTO;
-		snprintf(err, errlen, "region '%s' (%s) is in use but is not a "
-			 "region shared with a group; open it as its users did",
-			 r->name, r->path);
-		goto fail;
-	}
-	if (!r->named) {
-		r->mfd = r->fd;
-		if (ftruncate(r->fd, (off_t)size) != 0) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot size a region to %zu bytes: %s",
-				 size, strerror(errno));
-			goto fail;
-		}
-		r->size = size;
-	} else if (r->sealed) {
-		ret = fresh ? rdv_create(r, size, def.hugepages > 0, err, errlen) :
-			      rdv_join(r, err, errlen);
-		if (ret)
-			goto fail;
-		ret = rdv_register(r);
-		if (ret) {
-			snprintf(err, errlen, "region '%s': cannot register in %s: %s",
-				 r->name, r->path, strerror(-ret));
-			goto fail;
-		}
-	} else if (fresh) {
-		/* Nobody else uses it: (re)build from scratch. */
-		r->mfd = r->fd;
-		if (ftruncate(r->fd, 0) != 0 || ftruncate(r->fd, (off_t)size) != 0) {
-			ret = -errno;
-			snprintf(err, errlen, "region '%s': cannot size to %zu bytes: %s",
-				 r->name, size, strerror(errno));
-			goto fail;
-		}
-		r->size = size;
-	} else {
-		r->mfd = r->fd;
-		struct stat stt;
-		if (fstat(r->fd, &stt) != 0) {
-			ret = -errno;
-			goto fail;
-		}
-		r->size = (size_t)stt.st_size;
-	}
+	ret = rdv_register(r, r->share ? (int32_t)nonce : r->mfd);
+	if (ret)
+		snprintf(err, errlen, "region '%s': cannot register in %s: %s",
+			 r->name, r->path, strerror(-ret));
+	return ret;
+}
+
+/* Publish step: map the memory; lay out a fresh region, or check the
+ * header of one we join against what the opener asked (p: as given,
+ * def: with defaults). The header is read once into a private copy; that
+ * copy is checked and is the only one the layout is taken from. */
+static int region_map(struct pm_region *r, const struct pm_region_params *p,
+		      const struct pm_region_params *def,
+		      const struct region_layout *l, bool fresh, char *err,
+		      size_t errlen)
+{
 	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | (fresh ? MAP_POPULATE : 0), r->mfd, 0);
 	if (r->base == MAP_FAILED) {
-		ret = -errno;
+		int ret = -errno;
 		r->base = NULL;
 		snprintf(err, errlen, "region '%s': cannot map %zu bytes: %s",
 			 r->name, r->size, strerror(errno));
-		goto fail;
+		return ret;
 	}
-	/* The header is read once into a private copy; that copy is checked
-	 * and is the only one the layout is taken from. */
 	struct pm_region_hdr hc;
 	if (fresh)
-		region_init(r, &def, free_ofs, obj_ofs, obj_end, pool_ofs);
+		region_init(r, def, l->free_ofs, l->obj_ofs, l->obj_end,
+			    l->pool_ofs);
 	memcpy(&hc, r->base, sizeof(hc));
-	if (fresh) {
-		r->created = true;
-	} else if (!region_hdr_sane(&hc, r->size)) {
-		ret = -EPROTO;
+	if (!fresh && !region_hdr_sane(&hc, r->size)) {
 		snprintf(err, errlen,
 			 "region '%s' (%s) is in use but its header is invalid "
 			 "(written by another program?); stop its users and "
-			 "run 'pktmap ports --gc'",
-			 r->name, r->path);
-		goto fail;
-	} else if ((p->buf_size && p->buf_size != hc.buf_size) ||
-		   (p->exact_headroom && p->headroom != hc.headroom)) {
-		ret = -EEXIST;
+			 "run 'pktmap ports --gc'", r->name, r->path);
+		return -EPROTO;
+	}
+	if (!fresh && ((p->buf_size && p->buf_size != hc.buf_size) ||
+		       (p->exact_headroom && p->headroom != hc.headroom))) {
 		snprintf(err, errlen,
 			 "region '%s' exists with buf_size=%u headroom=%u; "
 			 "open it with the same settings",
 			 r->name, hc.buf_size, hc.headroom);
-		goto fail;
+		return -EEXIST;
 	}
+	r->created = fresh;
 	region_set_view(r, &hc);
 	r->hdr = r->base;
-	if (r->named)
-		(void)pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
-	pm_region_unlock(r);
 	return 0;
+}
 
-fail:
-	pm_region_unlock(r);
+/* Roll-back step: undo a failed open, under the mutex; a region this
+ * open made is removed. */
+static void region_rollback(struct pm_region *r, bool fresh)
+{
+	pm_share_stop(r->serve);
+	r->serve = NULL;
 	if (r->base)
 		munmap(r->base, r->size);
 	if (r->named && fresh)
 		unlink(r->path);
+	pm_region_unlock(r);
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);
 	r->fd = r->mfd = -1;
 	r->base = NULL;
-	return ret;
+}
+
+/* Acquire step: the region's file (or private memfd), locked; for a
+ * named region still the file its name leads to, since a last user may
+ * remove it between our open and our lock (then we open it again). */
+static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
+			  size_t size, char *err, size_t errlen)
+{
+	for (int tries = 0; tries < 4; tries++) {
+		int ret = r->named ? region_file(r, p, err, errlen) :
+				     region_private(r, p, size, err, errlen);
+		if (ret)
+			return ret;
+		ret = pm_region_lock(r);
+		struct stat st;
+		if (ret == 0 && (!r->named ||
+				 (fstat(r->fd, &st) == 0 && st.st_nlink > 0)))
+			return 0;
+		if (ret)
+			snprintf(err, errlen, "region '%s': %s is locked by another "
+				 "process for more than %d ms: stop it, or see who "
+				 "holds it with 'fuser %s'", r->name, r->path,
+				 PM_LOCK_DEADLINE_MS, r->path);
+		else
+			pm_region_unlock(r);
+		close(r->fd);
+		r->fd = r->mfd = -1;
+		if (ret)
+			return ret;
+	}
+	snprintf(err, errlen, "region '%s': %s keeps being removed as it is "
+		 "opened", r->name, r->path);
+	return -EAGAIN;
+}
+
+static bool region_leave(struct pm_region *r);
+
+int pm_region_open(struct pm_region *r, const char *name,
+		   const struct pm_region_params *p, char *err, size_t errlen)
+{
+	struct pm_region_params def = *p;
+	struct region_layout l;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = r->mfd = -1;
+	int ret = region_check(name, &def, &l, err, errlen);
+	if (ret)
+		return ret;
+	r->named = name && *name;
+	if (r->named) {
+		snprintf(r->name, sizeof(r->name), "%s", name);
+		r->share = def.share;
+		r->share_gid = def.share_gid;
+		r->sealed = true;
+		ret = region_path(r, &def, err, errlen);
+		if (ret)
+			return ret;
+		/* The cleaner comes first: a process killed at any point
+		 * after its file exists leaves nothing (reap.c). Without one,
+		 * only a close that has kept its privileges removes the
+		 * files: not a reason to refuse the open. */
+		(void)pm_reaper_start(r, region_leave);
+	}
+	ret = region_acquire(r, &def, l.size, err, errlen);
+	if (ret) {
+		pm_reaper_finish(r, false);
+		return ret;
+	}
+	bool fresh = !r->named ||
+		     pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
+	if (r->named)
+		ret = region_memory(r, &def, l.size, fresh, err, errlen);
+	if (ret == 0)
+		ret = region_map(r, p, &def, &l, fresh, err, errlen);
+	if (ret) {
+		region_rollback(r, fresh);
+		pm_reaper_finish(r, false);
+		return ret;
+	}
+	if (r->named)
+		(void)pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_USERS, 0);
+	pm_region_unlock(r);
+	return 0;
 }
 
 /* Is fname one of the wake-up FIFOs of the region whose file is `base`
@@ -774,79 +852,97 @@ int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
 	return count;
 }
 
+/* Leave the region as a user: under the mutex, the last user (nobody
+ * holds it any more) removes its files. Returns true when we were the
+ * last. Also the cleaner's work (reap.c). */
+static bool region_leave(struct pm_region *r)
+{
+	/* If the mutex cannot be had in time, leave the files: 'pktmap
+	 * ports --gc' removes them once nobody holds the region. */
+	if (pm_region_lock(r) != 0)
+		return false;
+	bool last = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
+	if (last)
+		region_unlink(r);
+	else
+		/* Not the last: let go of our hold now, under the mutex, so
+		 * that a user closing after us sees it gone (with close(fd)
+		 * alone, two closers could each see the other and both leave
+		 * the files). */
+		(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
+	pm_region_unlock(r);
+	return last;
+}
+
 void pm_region_close(struct pm_region *r)
 {
 	if (r->fd < 0)
 		return;
+	pm_share_stop(r->serve);
+	r->serve = NULL;
 	if (r->base)
 		munmap(r->base, r->size);
-	if (r->named) {
-		/* The last user removes the files. If the mutex cannot be had
-		 * in time, leave them: 'pktmap ports --gc' removes them once
-		 * nobody holds the region. */
-		if (pm_region_lock(r) == 0) {
-			if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0)
-				region_unlink(r);
-			else
-				/* Not the last: let go of our hold now, under
-				 * the mutex, so that a user closing after us
-				 * sees it gone (with close(fd) below, two
-				 * closers could each see the other and both
-				 * leave the files). */
-				(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
-			pm_region_unlock(r);
-		}
-	}
+	/* The last user removes the files; if it has since lost the right
+	 * to, its cleaner does, and we wait for it (reap.c). */
+	bool last = r->named && region_leave(r);
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);
 	r->fd = r->mfd = -1;
 	r->base = NULL;
+	pm_reaper_finish(r, last);
+}
+
+/* Find key in the object directory a peer may have written: its entry
+ * (offset and size checked against the private bounds of the object
+ * area) in *ofs and *size, or *ofs = 0 when its entry is out of bounds.
+ * Returns the entry's index, or -1 when there is none; *ndir is how many
+ * entries the directory holds. */
+static int dir_find(struct pm_region *r, const char *key, uint32_t *ndir,
+		    uint64_t *ofs, uint64_t *size)
+{
+	struct pm_region_hdr *h = r->hdr;
+	uint32_t n = PM_READ_ONCE(h->ndir);
+	*ndir = n > PM_REGION_DIR ? PM_REGION_DIR : n;
+	for (uint32_t i = 0; i < *ndir; i++) {
+		struct pm_region_dirent *d = &h->dir[i];
+		if (strncmp(d->key, key, sizeof(d->key)) != 0)
+			continue;
+		uint64_t o = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
+		bool inside = o >= r->obj_ofs && o <= r->obj_end &&
+			      sz <= r->obj_end - o;
+		*ofs = inside ? o : 0;
+		*size = sz;
+		return (int)i;
+	}
+	return -1;
 }
 
 uint64_t pm_region_lookup(struct pm_region *r, const char *key, size_t *size)
 {
-	struct pm_region_hdr *h = r->hdr;
-	uint32_t ndir = PM_READ_ONCE(h->ndir);
-	if (ndir > PM_REGION_DIR)
-		ndir = PM_REGION_DIR;
-	for (uint32_t i = 0; i < ndir; i++) {
-		struct pm_region_dirent *d = &h->dir[i];
-		if (strncmp(d->key, key, sizeof(d->key)) != 0)
-			continue;
-		uint64_t ofs = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
-		if (ofs < r->obj_ofs || ofs > r->obj_end || sz > r->obj_end - ofs)
-			return 0;
-		*size = sz;
-		return ofs;
-	}
-	return 0;
+	uint32_t ndir;
+	uint64_t ofs, sz;
+	if (dir_find(r, key, &ndir, &ofs, &sz) < 0 || ofs == 0)
+		return 0;
+	*size = sz;
+	return ofs;
 }
 
 uint64_t pm_region_object(struct pm_region *r, const char *key, size_t size,
 			  bool *created)
 {
 	struct pm_region_hdr *h = r->hdr;
-	uint32_t ndir = PM_READ_ONCE(h->ndir);
-	if (ndir > PM_REGION_DIR)
-		ndir = PM_REGION_DIR;
+	uint32_t ndir;
+	uint64_t ofs, sz;
 	*created = false;
-	for (uint32_t i = 0; i < ndir; i++) {
-		struct pm_region_dirent *d = &h->dir[i];
-		if (strncmp(d->key, key, sizeof(d->key)) != 0)
-			continue;
-		uint64_t ofs = PM_READ_ONCE(d->ofs), sz = PM_READ_ONCE(d->size);
-		if (sz < size || ofs < r->obj_ofs || ofs > r->obj_end ||
-		    sz > r->obj_end - ofs)
-			return 0;
-		return ofs;
-	}
+	if (dir_find(r, key, &ndir, &ofs, &sz) >= 0)
+		return sz < size ? 0 : ofs;
 	if (ndir >= PM_REGION_DIR || strlen(key) >= sizeof(h->dir[0].key))
 		return 0;
 	uint64_t next = PM_READ_ONCE(h->obj_next);
 	if (next < r->obj_ofs || next > r->obj_end)
 		return 0;
-	uint64_t ofs = align_up(next, 128);
+	ofs = align_up(next, 128);
 	if (ofs + size > r->obj_end)
 		return 0;
 	h->obj_next = ofs + size;

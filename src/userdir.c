@@ -13,12 +13,21 @@
  * Only the directory's own name can be taken first. A directory (or
  * file, or link) of that name that is not UID's 0700 directory is a
  * squatter's: root (whose directory it is) moves it out of the way, or
- * removes it if it is not a directory, and makes its own; any other user
- * gets a one-line error naming the squatter (the remedy is root's).
+ * removes it if it is not a directory, and makes its own. Any other user
+ * cannot move another user's entry, so it uses a directory of another
+ * name, /dev/shm/pktmap-UID.XXXXXX (random, made with mkdtemp): every
+ * process of UID finds the same one again with no record to keep, since
+ * only UID can make a directory that UID owns, by taking the first (by
+ * name) of those that are UID's 0700 directories. Once such a directory
+ * exists it is used even if the squatter gives the name back, so that
+ * processes that looked before and after agree.
  * Regions shared on purpose (@conf:share=) stay in /dev/shm itself, where
  * the invited group can find them.
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,6 +60,59 @@ static int evict(const char *path, const struct stat *st)
 	return rename(path, aside) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
+/* The first (by name) of our 0700 directories /dev/shm/pktmap-UID.*,
+ * into out; false when there is none. */
+static bool find_spare(unsigned uid, char *out, size_t len)
+{
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "pktmap-%u.", uid);
+	DIR *d = opendir(PM_SHM);
+	if (!d)
+		return false;
+	char best[NAME_MAX + 1] = "";
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !dir_is_ours(&st))
+			continue;
+		if (!best[0] || strcmp(e->d_name, best) < 0)
+			snprintf(best, sizeof(best), "%s", e->d_name);
+	}
+	closedir(d);
+	if (!best[0])
+		return false;
+	int n = snprintf(out, len, PM_SHM "/%s", best);
+	return n > 0 && (size_t)n < len;
+}
+
+/* Not root, and our name is another user's: use (or make) a directory of
+ * our own under a random name. Two processes making one at once both
+ * end up with the first by name; the other, empty, is removed. */
+static int spare_dir(unsigned uid, const struct stat *squat, char *out,
+		     size_t len, char *err, size_t errlen)
+{
+	if (find_spare(uid, out, len))
+		return 0;
+	char tmpl[64];
+	snprintf(tmpl, sizeof(tmpl), PM_SHM "/pktmap-%u.XXXXXX", uid);
+	if (!mkdtemp(tmpl)) {
+		int e = errno;
+		snprintf(err, errlen, "%s belongs to uid %u, not to you (uid %u), "
+			 "and no directory of your own can be made in its place: "
+			 "%s", out, (unsigned)squat->st_uid, uid, strerror(e));
+		return -e;
+	}
+	if (!find_spare(uid, out, len)) {
+		snprintf(err, errlen, "%s vanished as it was made", tmpl);
+		return -EAGAIN;
+	}
+	if (strcmp(out, tmpl) != 0)
+		rmdir(tmpl);
+	return 0;
+}
+
 int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
 {
 	unsigned uid = (unsigned)geteuid();
@@ -59,6 +121,11 @@ int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
 		return -ENAMETOOLONG;
 	for (int tries = 0; tries < 4; tries++) {
 		struct stat st;
+		/* No directory of ours by its name: a directory of ours of
+		 * another name, made while the name was taken, comes first. */
+		if (uid != 0 && lstat(out, &st) != 0 && errno == ENOENT &&
+		    find_spare(uid, out, len))
+			return 0;
 		if (mkdir(out, 0700) != 0 && errno != EEXIST) {
 			snprintf(err, errlen, "cannot create %s: %s", out,
 				 strerror(errno));
@@ -87,10 +154,8 @@ int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
 				 strerror(-ret));
 			return ret;
 		}
-		snprintf(err, errlen, "%s belongs to uid %u, not to you (uid %u): "
-			 "another user made it to block your pipes and regions; "
-			 "ask root to remove it", out, (unsigned)st.st_uid, uid);
-		return -EPERM;
+		if (uid != 0)
+			return spare_dir(uid, &st, out, len, err, errlen);
 	}
 	snprintf(err, errlen, "%s keeps being replaced by another user", out);
 	return -EAGAIN;

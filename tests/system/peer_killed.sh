@@ -3,7 +3,8 @@
 # A peer killed with SIGKILL: the other end keeps running, a new peer
 # takes over the same end and carries on where the dead one stopped, and
 # the region the dead process left behind is found by `pktmap ports` and
-# removed by `pktmap ports --gc` once nobody holds it.
+# removed by `pktmap ports --gc` once nobody holds it, or, when it was
+# root's, by its cleaner.
 #
 #   gen (killed) --pipe:tPID{0--> recv (keeps running, -n 300000)
 #   gen (second) ----------------/
@@ -38,12 +39,19 @@ expect_eq "slots refused" "$(json "$TMP/recv.json" drop_invalid)" 0
 # the victim's (a few hundred at most: 1000 per second) and almost all of
 # the new generator's.
 
-# A region left by a killed process: listed as unused, then removed.
-"$PKTMAP" recv -i "pipe:${PIPE}gc}0" -q &
+# A region left by a killed process: listed as unused, then removed. A
+# process that could change its uid (root) leaves a cleaner that removes
+# its files itself (below): this holder has no capabilities, so none.
+NOCAPS=()
+if [ "$(id -u)" = 0 ]; then
+	need_cmd setpriv
+	NOCAPS=(setpriv --bounding-set=-all --inh-caps=-all)
+fi
+"${NOCAPS[@]}" "$PKTMAP" recv -i "pipe:${PIPE}gc}0" -q &
 holder=$!
-in_use() { "$PKTMAP" ports | grep -q "pipe.${PIPE}gc .*in use"; }
-for _ in $(seq 300); do in_use && break; sleep 0.1; done
-in_use || fail "region not listed in use"
+in_use() { "$PKTMAP" ports | grep -q "pipe.${PIPE}$1 .*in use"; }
+for _ in $(seq 300); do in_use gc && break; sleep 0.1; done
+in_use gc || fail "region not listed in use"
 # A region left by a killed process: listed as unused, then removed.
 kill -9 "$holder"
 wait "$holder" 2>/dev/null || true
@@ -51,4 +59,19 @@ wait "$holder" 2>/dev/null || true
 "$PKTMAP" ports --gc | grep -q "pipe.${PIPE}gc .*removed" || fail "stale region not removed"
 [ ! -e "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}gc" ] || fail "region file still there"
 refute "companion files left" "pipe\.${PIPE}gc\." ls "/dev/shm/pktmap-$(id -u)"
+
+# Root's process killed with SIGKILL: its cleaner removes the region once
+# nobody holds it, with no --gc (docs/design.md, "Trust model").
+if [ "$(id -u)" = 0 ]; then
+	U=/dev/shm/pktmap-0
+	"$PKTMAP" recv -i "pipe:${PIPE}cl}0" -q &
+	holder=$!
+	for _ in $(seq 300); do in_use cl && break; sleep 0.1; done
+	in_use cl || fail "region cl not listed in use"
+	kill -9 "$holder"
+	wait "$holder" 2>/dev/null || true
+	for _ in $(seq 300); do [ -e "$U/pipe.${PIPE}cl" ] || break; sleep 0.1; done
+	[ ! -e "$U/pipe.${PIPE}cl" ] || fail "the killed process's cleaner left its region"
+	refute "companion files of cl left" "pipe\.${PIPE}cl\." ls "$U"
+fi
 echo "peer_killed: ok"

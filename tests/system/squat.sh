@@ -13,6 +13,10 @@
 #           the switch's old abstract socket name @pktmap.0.vale.NAME
 #   root:   pipe:NAME{0 -> pipe:NAME}0, 1000 frames; pktmap switch NAME
 #           with two clients, 100 frames
+#   daemon: /dev/shm/pktmap-NOBODYUID (a 0755 directory); nobody, who
+#           cannot move it, uses a directory of its own of another name:
+#           pipe:NAME{0 -> pipe:NAME}0 as nobody, 1000 frames, before and
+#           after daemon gives the name back
 set -euo pipefail
 if [ -z "${PKTMAP_SQUAT_NS:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
@@ -24,6 +28,7 @@ need_root
 need_cmd setpriv
 need_cmd /usr/bin/python3
 id nobody >/dev/null 2>&1 || skip "needs the user nobody"
+id daemon >/dev/null 2>&1 || skip "needs the user daemon"
 mount -t tmpfs -o mode=1777 pktmap-squat /dev/shm
 
 as_nobody() {
@@ -31,14 +36,17 @@ as_nobody() {
 }
 UDIR=/dev/shm/pktmap-0
 
-# pipe_works NAME: 1000 frames from gen to recv through pipe:NAME.
+# pipe_works NAME [AS...]: 1000 frames from gen to recv through
+# pipe:NAME (run by the command line AS, when given, e.g. as nobody).
 pipe_works() {
-	BG_TIMEOUT=60 bg "$PKTMAP" recv -i "pipe:$1}0" -n 1000 -T 0 --json
-	local r=$BG_PID
-	"$PKTMAP" gen -i "pipe:$1{0" -n 1000 -T 0 -q 2>"$TMP/gen.err" ||
-		fail "pipe:$1: gen: $(cat "$TMP/gen.err")"
+	local p=$1 r
+	shift
+	BG_TIMEOUT=60 bg "$@" "$PKTMAP" recv -i "pipe:$p}0" -n 1000 -T 0 -q
+	r=$BG_PID
+	"$@" "$PKTMAP" gen -i "pipe:$p{0" -n 1000 -T 0 -q 2>"$TMP/gen.err" ||
+		fail "pipe:$p: gen: $(cat "$TMP/gen.err")"
 	wait_bg "$r"
-	expect_eq "pipe:$1: recv exit" "$WAIT_RC" 0
+	expect_eq "pipe:$p: recv exit" "$WAIT_RC" 0
 }
 
 # ours_left: root's files in /dev/shm (nobody's are the test's to remove).
@@ -108,4 +116,23 @@ kill "$cl" "$sw"
 wait "$sw" 2>/dev/null || true
 wait "$cl" 2>/dev/null || true
 ours_left "4"
+
+echo "5. another user's directory: daemon takes nobody's name first"
+stage_for_others
+PKTMAP=$OTHER_PKTMAP
+NUID=$(id -u nobody)
+NDIR=/dev/shm/pktmap-$NUID
+setpriv --reuid=daemon --regid=daemon --clear-groups mkdir -m 755 "$NDIR"
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${OTHER_ENV[@]}")
+pipe_works "${PIPE}n" "${NOBODY[@]}"
+spare=$(find /dev/shm -maxdepth 1 -name "pktmap-$NUID.*" -user nobody)
+[ "$(echo "$spare" | wc -w)" = 1 ] || fail "nobody's own directories: '$spare'"
+expect_eq "nobody's own directory" "$(stat -c '%U %a %F' "$spare")" "nobody 700 directory"
+expect_eq "squatter's directory" "$(stat -c '%U %a' "$NDIR")" "daemon 755"
+expect_eq "left in $spare" "$(find "$spare" -mindepth 1 | wc -l)" 0
+# The squatter gives the name back: nobody keeps to its own directory.
+rmdir "$NDIR"
+pipe_works "${PIPE}m" "${NOBODY[@]}"
+[ ! -e "$NDIR" ] || fail "$NDIR made again: nobody's processes would disagree"
+expect_eq "left in $spare" "$(find "$spare" -mindepth 1 | wc -l)" 0
 echo "squat: ok"

@@ -1,13 +1,47 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Regions: layout, buffers, joining by name from another process,
- * claims that die with their process, and removal by the last user. */
+ * claims that die with their process, removal by the last user, and by
+ * the cleaner of a root process that died without closing. */
+#include <linux/capability.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "t.h"
+
+/* Give up every capability (root stays uid 0, but can no longer change
+ * its uid). */
+static bool drop_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	return syscall(SYS_capset, &h, d) == 0;
+}
+
+/* A process that could change its uid (root) leaves a cleaner: when it
+ * dies without closing, and nobody else holds the region, its files go
+ * (the deadline only bounds the wait; it asserts no speed). */
+static void test_crash_cleaned(const char *name, const char *path,
+			       const struct pm_region_params *p)
+{
+	char err[300];
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct pm_region c;
+		_exit(pm_region_open(&c, name, p, err, sizeof(err)) == 0 ? 0 : 2);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "crash child");
+	struct stat st;
+	for (int i = 0; i < 1000 && stat(path, &st) == 0; i++)
+		usleep(10000);
+	CHECK(stat(path, &st) != 0, "the dead process's cleaner left %s", path);
+}
 
 int main(void)
 {
@@ -120,11 +154,14 @@ int main(void)
 	pm_region_close(&j);
 	CHECK(stat(path, &st) != 0, "removed by the last user");
 
-	/* A file left by a dead process (nobody holds it) is rebuilt. */
+	/* A file left by a dead process (nobody holds it) is rebuilt. The
+	 * process has no capabilities, so no cleaner (reap.c) removes the
+	 * file after it. */
 	pid = fork();
 	if (pid == 0) {
 		struct pm_region c;
-		if (pm_region_open(&c, name, &p, err, sizeof(err)) != 0)
+		if (!drop_caps() ||
+		    pm_region_open(&c, name, &p, err, sizeof(err)) != 0)
 			_exit(2);
 		pm_region_lock(&c);
 		uint32_t x[10];
@@ -138,6 +175,8 @@ int main(void)
 	CHECK_EQ(pm_region_free_count(&r), 998);
 	pm_region_close(&r);
 	CHECK(stat(path, &st) != 0, "removed");
+	if (geteuid() == 0)
+		test_crash_cleaned(name, path, &p);
 
 	/* Names are checked. */
 	CHECK(pm_region_open(&r, "../etc", &p, err, sizeof(err)) == -EINVAL, "name");

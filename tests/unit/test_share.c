@@ -1,27 +1,36 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * A joiner trusts nothing a peer can rewrite (issue 17). A peer of the
- * same uid puts a file-backed region (valid header, free stack, matching
- * size: what @conf:share= makes) where the rendezvous of a private pipe
- * is, holds it, and truncates the file once a partner has joined. The
- * partner did not ask for share=, so it must not map that file: its open
- * fails with one line and leaves nothing; before the fix it followed the
- * file's own format, mapped it, and died of SIGBUS at the truncation.
+ * same uid puts a file-backed region (a valid-looking header, matching
+ * size: what @conf:share= used to make) where the rendezvous of a private
+ * pipe is, holds it, and truncates the file once a partner has joined.
+ * The partner must not map that file: its open fails with one line and
+ * leaves nothing; before the fix it followed the file's own format,
+ * mapped it, and died of SIGBUS at the truncation.
+ *
+ * A region shared with a group on purpose (@conf:share=group:G) is a
+ * sealed memfd too: a member of the group that truncates its file
+ * (nobody in G, against root's pipe) costs the partners nothing.
  *
  * Also: the per-user directory is the caller's, mode 0700.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pktmap/pktmap.h"
+#include "internal.h"
+#include "share.h"
 #include "t.h"
 
-static char pname[64], udir[64], upath[160], flat[160];
+static char pname[64], udir[64], upath[160];
 
 /* Files of this test's pipe in the user directory, other than its
  * rendezvous. */
@@ -36,6 +45,24 @@ static int extra_files(void)
 		if (strncmp(e->d_name, base, strlen(base)) == 0 &&
 		    strcmp(e->d_name, base) != 0)
 			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Files in /dev/shm whose names start with pktmap.BASE. */
+static int shm_files(const char *base)
+{
+	char pre[120];
+	snprintf(pre, sizeof(pre), "pktmap.%s", base);
+	DIR *d = opendir("/dev/shm");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, pre, strlen(pre)) == 0) {
+			fprintf(stderr, "left behind: /dev/shm/%s\n", e->d_name);
+			n++;
+		}
 	if (d)
 		closedir(d);
 	return n;
@@ -65,22 +92,30 @@ static void partner(int to_parent, int from_parent)
 	_exit(3); /* survived, but it followed the peer's file */
 }
 
+/* A file-backed region as a peer of the same uid would write it where
+ * the rendezvous of a private pipe is: a valid-looking header
+ * (PM_REGION_MAGIC, version 1, its size) in a file of that size, held
+ * (read lock on byte 1) so that it counts as in use. */
+static int plant_file_region(void)
+{
+	int fd = open(upath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd >= 0, "%s: %s", upath, strerror(errno));
+	if (fd < 0)
+		return -1;
+	uint64_t hdr[4] = { 0x31524d544b50ull, 1, 16u << 20, 0 };
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET,
+			    .l_start = 1, .l_len = 1 };
+	CHECK(ftruncate(fd, 16 << 20) == 0 &&
+	      pwrite(fd, hdr, sizeof(hdr), 0) == sizeof(hdr) &&
+	      fcntl(fd, F_OFD_SETLK, &fl) == 0, "plant: %s", strerror(errno));
+	return fd;
+}
+
 static void test_joiner_ignores_file_region(void)
 {
-	char name[128], err[400];
-	struct pktmap_port *peer;
-	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
-				      .errbuf_len = sizeof(err) };
-	snprintf(name, sizeof(name), "pipe:%s{0@conf:share=group:%u", pname,
-		 (unsigned)getegid());
-	CHECK(pktmap_open(&peer, name, &o) == 0, "peer: %s", err);
-	if (!peer)
+	int peer = plant_file_region();
+	if (peer < 0)
 		return;
-	/* The peer's file-backed region becomes the private pipe's
-	 * rendezvous, with the owner-only mode a rendezvous has. */
-	CHECK(rename(flat, upath) == 0, "rename: %s", strerror(errno));
-	CHECK(chmod(upath, 0600) == 0, "chmod");
-
 	int up[2], down[2];
 	CHECK(pipe(up) == 0 && pipe(down) == 0, "pipe");
 	pid_t pid = fork();
@@ -105,11 +140,254 @@ static void test_joiner_ignores_file_region(void)
 	CHECK_EQ(extra_files(), 0); /* the failed open left nothing */
 	close(up[0]);
 	close(down[1]);
-	pktmap_close(peer);
-	unlink(upath); /* renamed away from the peer: ours to remove */
+	close(peer);
+	unlink(upath);
 	CHECK_EQ(extra_files(), 0);
+}
+
+/* Become nobody, a member of group gid only. */
+static void become_nobody(gid_t gid)
+{
+	if (setgroups(1, &gid) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+	    setresuid(65534, 65534, 65534) != 0) {
+		fprintf(stderr, "cannot become nobody: %s\n", strerror(errno));
+		_exit(9);
+	}
+}
+
+/* Fill up to n TX slots with frames carrying sequence numbers. */
+static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n)
+{
+	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(p), 0);
+	uint32_t sent = 0;
+	while (sent < n && !nm_ring_empty(r)) {
+		struct netmap_slot *s = &r->slot[r->cur];
+		char *b = NETMAP_BUF(r, s->buf_idx);
+		s->len = (uint16_t)(60 + *seq % 1400);
+		memset(b, (int)(*seq & 0xff), s->len);
+		memcpy(b, seq, sizeof(*seq));
+		(*seq)++;
+		sent++;
+		r->head = r->cur = nm_ring_next(r, r->cur);
+	}
+	return sent;
+}
+
+/* The joiner of the shared pipe, as nobody in group gid: receive n
+ * frames and check each (sequence, length, payload). Exit 0 when all
+ * arrived intact, 6 on a bad frame, 7 when they stopped coming. */
+static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
+{
+	char err[400];
+	struct pktmap_port *p;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	become_nobody(gid);
+	if (pktmap_open(&p, name, &o) != 0) {
+		fprintf(stderr, "joiner: %s\n", err);
+		_exit(8);
+	}
+	char c = 'j';
+	if (write(up, &c, 1) != 1)
+		_exit(5);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), 0);
+	uint32_t expect = 0;
+	while (expect < n) {
+		if (pktmap_poll(p, POLLIN, 10000) <= 0)
+			_exit(7);
+		for (; !nm_ring_empty(r); r->head = r->cur = nm_ring_next(r, r->head)) {
+			struct netmap_slot *s = &r->slot[r->head];
+			const unsigned char *b =
+				(const unsigned char *)NETMAP_BUF(r, s->buf_idx);
+			uint32_t seq;
+			memcpy(&seq, b, sizeof(seq));
+			if (seq != expect || s->len != 60 + seq % 1400 ||
+			    b[s->len - 1] != (seq & 0xff))
+				_exit(6);
+			expect++;
+		}
+	}
+	pktmap_close(p);
+	_exit(0);
+}
+
+/* A member of the group truncates the shared file under the joiner. */
+static int truncate_as_member(const char *path, gid_t gid)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_nobody(gid);
+		_exit(truncate(path, 0) == 0 ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* The nonce of the serving socket of holder pid, from /proc/net/unix
+ * (where anyone can read abstract names); 0 when there is none. */
+static uint32_t serving_nonce(pid_t pid)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char line[512], key[64];
+	unsigned nonce = 0;
+	snprintf(key, sizeof(key), "@pktmap.share.%d.", (int)pid);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, key);
+		if (at && sscanf(at + strlen(key), "%8x", &nonce) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return nonce;
+}
+
+/* Ask holder (pid, nonce) for its memfd as nobody in group gid alone:
+ * 0 when a sealed memfd came, 1 when refused. */
+static int fetch_as_nobody(pid_t holder, uint32_t nonce, gid_t gid)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		become_nobody(gid);
+		_exit(pm_share_fetch((int32_t)holder, nonce) >= 0 ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* issue 17: a region shared with a group (root's, joined by nobody as a
+ * member of the group) survives a member truncating its file: both
+ * partners work on the sealed memfd, every frame arrives intact, and
+ * nothing is left afterwards. Before, the memory was the file itself and
+ * the truncation was SIGBUS for both. */
+static void test_truncate_shared(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_truncate_shared: needs root\n");
+		return;
+	}
+	gid_t gid = (gid_t)(40000 + getpid() % 20000);
+	const uint32_t n = 5000;
+	char base[80], flat2[160], name[160], err[400];
+	snprintf(base, sizeof(base), "pipe.%st", pname);
+	snprintf(flat2, sizeof(flat2), "/dev/shm/pktmap.%s", base);
+	snprintf(name, sizeof(name), "pipe:%st{0@conf:share=group:%u", pname,
+		 (unsigned)gid);
+	struct pktmap_port *tx;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	CHECK(pktmap_open(&tx, name, &o) == 0, "owner: %s", err);
+	if (!tx)
+		return;
+	int up[2];
+	CHECK(pipe(up) == 0, "pipe");
+	snprintf(name, sizeof(name), "pipe:%st}0@conf:share=group:%u", pname,
+		 (unsigned)gid);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(up[0]);
+		shared_joiner(name, gid, n, up[1]);
+	}
+	close(up[1]);
+	char c;
+	CHECK(read(up[0], &c, 1) == 1, "the joiner did not join");
+	/* The serving socket's name is public (/proc/net/unix): the check
+	 * of the caller is what keeps the memory in the group. */
+	uint32_t nonce = serving_nonce(getpid());
+	CHECK(nonce != 0, "no serving socket of ours in /proc/net/unix");
+	CHECK_EQ(fetch_as_nobody(getpid(), nonce, gid), 0);
+	CHECK_EQ(fetch_as_nobody(getpid(), nonce, 65534), 1);
+	CHECK_EQ(truncate_as_member(flat2, gid), 0);
 	struct stat sb;
-	CHECK(stat(flat, &sb) != 0, "peer's flat file left");
+	CHECK(stat(flat2, &sb) == 0 && sb.st_size == 0, "not truncated");
+	uint32_t seq = 0;
+	while (seq < n && pktmap_poll(tx, POLLOUT, 10000) > 0) {
+		send_seq(tx, &seq, n - seq);
+		pktmap_txsync(tx);
+	}
+	CHECK_EQ(seq, n);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "joiner: %s %d (6: a bad frame, 7: frames stopped, 8: no join)",
+	      WIFSIGNALED(st) ? "killed by signal" : "exit",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	close(up[0]);
+	pktmap_close(tx);
+	CHECK_EQ(shm_files(base), 0);
+}
+
+/* Entries of dir whose names contain key. */
+static int files_with(const char *dir, const char *key)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		if (strstr(e->d_name, key)) {
+			fprintf(stderr, "%s/%s\n", dir, e->d_name);
+			n++;
+		}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The process that drops its privileges: as root, open both ends of a
+ * private pipe, of a pipe in an @mem: region (which leaves a locator) and
+ * of a pipe shared with a group; become nobody; close them all. Exit 0,
+ * or 2 when an open failed, 3 when there were no files to leave. */
+static void open_drop_close(const char *key, gid_t gid)
+{
+	char mem[96], sh[48];
+	snprintf(mem, sizeof(mem), "@mem:%sr", key);
+	snprintf(sh, sizeof(sh), "@conf:share=group:%u", (unsigned)gid);
+	const char *end[] = { "p{0", "p}0", "m{0", "m}0", "s{0", "s}0" };
+	const char *opt[] = { "", "", mem, "", sh, sh };
+	struct pktmap_port *p[6];
+	for (int i = 0; i < 6; i++) {
+		char name[200], err[400];
+		struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+					      .errbuf_len = sizeof(err) };
+		snprintf(name, sizeof(name), "pipe:%s%s%s", key, end[i], opt[i]);
+		if (pktmap_open(&p[i], name, &o) != 0) {
+			fprintf(stderr, "%s\n", err);
+			_exit(2);
+		}
+	}
+	if (files_with(udir, key) < 3 || files_with("/dev/shm", key) < 1)
+		_exit(3);
+	become_nobody(gid);
+	for (int i = 0; i < 6; i++)
+		pktmap_close(p[i]);
+	_exit(0);
+}
+
+/* issue 17: every close by a process that has since dropped its
+ * privileges leaves nothing behind (tcpdump opens as root, then becomes
+ * user tcpdump; as the last to close it can no longer remove root's
+ * files). Its cleaner, left at open with root's credentials, does. */
+static void test_dropped_privileges(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_dropped_privileges: needs root\n");
+		return;
+	}
+	char key[64];
+	snprintf(key, sizeof(key), "%sd", pname);
+	pid_t pid = fork();
+	if (pid == 0)
+		open_drop_close(key, (gid_t)(40000 + getpid() % 20000));
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s %d",
+	      WIFSIGNALED(st) ? "killed by signal" : "exit",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	CHECK_EQ(files_with(udir, key), 0);
+	CHECK_EQ(files_with("/dev/shm", key), 0);
 }
 
 static void test_user_dir(void)
@@ -128,8 +406,9 @@ int main(void)
 	CHECK(pktmap_user_dir(udir, sizeof(udir), err, sizeof(err)) == 0, "%s",
 	      err);
 	snprintf(upath, sizeof(upath), "%s/pipe.%s", udir, pname);
-	snprintf(flat, sizeof(flat), "/dev/shm/pktmap.pipe.%s", pname);
 	test_user_dir();
 	test_joiner_ignores_file_region();
+	test_truncate_shared();
+	test_dropped_privileges();
 	return t_done("share");
 }

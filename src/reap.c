@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The cleaner: who removes a region's files when its last user has
+ * dropped its privileges.
+ *
+ * The files of a region (its rendezvous, its pipes' wake-up FIFOs and
+ * locators) are made with the opener's credentials, in the opener's own
+ * directory (or, shared with a group, in sticky /dev/shm). A process
+ * that then gives up its uid (tcpdump becomes user tcpdump after opening)
+ * can no longer remove them when it is the last to close, and no other
+ * process of that uid may be left to do it. So an opener that can change
+ * its uid (CAP_SETUID, as root has) leaves a cleaner behind at open: a
+ * small process, forked then, that keeps the opener's credentials and
+ * waits, on a pipe, for the opener to close the region (or to exit, or
+ * to be killed: the pipe's end is closed either way). It then does what
+ * the last user's close does (region.c's leave: under the mutex, if nobody
+ * uses the region, remove its files) and exits. A close that finds itself
+ * the last user waits for the cleaner's answer, so that when it returns
+ * nothing is left, whatever its credentials by then.
+ *
+ * The cleaner is in a session of its own (no terminal signal reaches it),
+ * with no descriptor of the opener's but its pipes (the open returns only
+ * once it has closed the rest: a description it shared would keep the
+ * opener's locks), and none of its pktmap mappings (it must not keep
+ * another region's memory alive).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "reap.h"
+
+/* The cleaner runs in a copy of the opener taken at any point, maybe with
+ * a lock held (compat/netmap opens ports under its own mutex, and its
+ * preload replaces close, dup2, open, munmap, poll... with functions that
+ * take it): in the child, descriptors and mappings are handled with the
+ * system calls themselves, never through a function a preload may
+ * replace. */
+static void sys_close(int fd)
+{
+	(void)syscall(SYS_close, fd);
+}
+
+static int sys_dup2(int fd, int to)
+{
+	return fd == to ? to : (int)syscall(SYS_dup3, fd, to, 0);
+}
+
+static int sys_open(const char *path, int flags)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+}
+
+/* Could this process change its uid later (CAP_SETUID effective, or
+ * permitted and so to be raised)? */
+static bool may_change_uid(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0;
+	return ((d[0].effective | d[0].permitted) >> CAP_SETUID) & 1;
+}
+
+/* Unmap every shared mapping the opener had: regions, AF_XDP and packet
+ * rings (a mapping keeps its socket alive, and an AF_XDP socket its
+ * queue), anything else. The cleaner needs none, and must not keep a
+ * region's memory or a socket alive once its users have gone. */
+static void drop_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
+		    perms[3] == 's')
+			(void)syscall(SYS_munmap, lo, hi - lo);
+	}
+	fclose(f);
+}
+
+/* The cleaner's life (never returns): wait for EOF on go (and, if the
+ * opener died, for it to be gone), then leave the region as its last
+ * user would, then close done (the opener's answer). */
+/* The opener's end of go closed without its word (a 'c' first): it died
+ * or exec'd. A dying process's files are released after its pipe's end
+ * may already show EOF (the kernel does not order them), and its locks
+ * with them: wait until it is gone (its pidfd says so), or, if it lives
+ * on (exec), until its descriptors are closed, which the deadline covers. */
+static void wait_gone(int pidfd)
+{
+	if (pidfd < 0)
+		return;
+	struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+	struct timespec t = { PM_LOCK_DEADLINE_MS / 1000,
+			      (PM_LOCK_DEADLINE_MS % 1000) * 1000000L };
+	while (syscall(SYS_ppoll, &pf, 1, &t, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
+		    pid_t opener, int go, int done)
+{
+	/* First of all, let go of the opener's descriptors and shared
+	 * mappings: until then we share its open files, and with them its
+	 * locks (a peer would see a closed end still claimed) and sockets
+	 * (an AF_XDP queue would stay bound). The opener waits for this. */
+	int g = (int)syscall(SYS_fcntl, go, F_DUPFD, 5);
+	int d = (int)syscall(SYS_fcntl, done, F_DUPFD, 5);
+	if (g < 0 || d < 0 || sys_dup2(g, 3) < 0 || sys_dup2(d, 4) < 0)
+		_exit(1);
+	(void)syscall(SYS_close_range, 5, ~0u, 0);
+	drop_mappings();
+	int pidfd = (int)syscall(SYS_pidfd_open, opener, 0);
+	char c = 'r';
+	if (write(4, &c, 1) != 1)
+		_exit(1);
+	setsid();
+	for (int s = 1; s < NSIG; s++)
+		signal(s, s == SIGCHLD ? SIG_DFL : SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_NAME, "pktmap-cleaner");
+	int null = sys_open("/dev/null", O_RDWR);
+	if (null < 0 || sys_dup2(null, 0) < 0 || sys_dup2(null, 1) < 0 ||
+	    sys_dup2(null, 2) < 0)
+		_exit(1);
+	if (null > 4)
+		sys_close(null);
+	ssize_t n;
+	char word = 0;
+	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
+		if (n > 0)
+			word = c;
+	if (word != 'c')
+		wait_gone(pidfd);
+	r->fd = sys_open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid())
+		(void)leave(r);
+	_exit(0);
+}
+
+/* Wait for the cleaner's first byte (it holds none of our descriptors
+ * any more), or its end. */
+static bool ready(int done, char *c)
+{
+	struct pollfd pf = { .fd = done, .events = POLLIN };
+	int n;
+	while ((n = poll(&pf, 1, PM_LOCK_DEADLINE_MS)) < 0 && errno == EINTR)
+		;
+	return n == 1 && read(done, c, 1) == 1;
+}
+
+int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
+{
+	if (!r->named || !may_change_uid())
+		return 0;
+	int go[2], done[2];
+	if (pipe2(go, O_CLOEXEC) != 0)
+		return -errno;
+	if (pipe2(done, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(go[0]);
+		close(go[1]);
+		return -e;
+	}
+	/* Twice, so that the cleaner is no child of ours to reap. */
+	pid_t opener = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (fork() == 0) {
+			struct pm_region copy = *r;
+			sys_close(go[1]);
+			sys_close(done[0]);
+			cleaner(&copy, leave, opener, go[0], done[1]);
+		}
+		_exit(0);
+	}
+	int e = pid < 0 ? errno : 0;
+	close(go[0]);
+	close(done[1]);
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	char c;
+	if (pid < 0 || !ready(done[0], &c)) {
+		close(go[1]);
+		close(done[0]);
+		return pid < 0 ? -e : -ECHILD;
+	}
+	r->reaping = getpid();
+	r->reap_go = go[1];
+	r->reap_done = done[0];
+	return 0;
+}
+
+void pm_reaper_finish(struct pm_region *r, bool wait)
+{
+	if (!r->reaping)
+		return;
+	/* The cleaner's signal: our word that this is a close (our files
+	 * are released: no need to wait for our end), then EOF. A child
+	 * forked after the open neither says it nor waits: the opener still
+	 * holds the cleaner's pipe. */
+	bool opener = r->reaping == getpid();
+	char c = 'c';
+	if (opener && write(r->reap_go, &c, 1) != 1)
+		c = 0;
+	close(r->reap_go);
+	if (wait && opener) {
+		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };
+		while (poll(&pf, 1, PM_LOCK_DEADLINE_MS + 1000) < 0 &&
+		       errno == EINTR)
+			;
+	}
+	close(r->reap_done);
+	r->reaping = 0;
+}

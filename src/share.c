@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Handing a sealed memfd to another user (@conf:share=group:G).
+ *
+ * A process of another uid cannot take a memfd from /proc/PID/fd (the
+ * kernel lets only the same user, or root, do that), and a region whose
+ * memory is a file the group can open is a region the group can
+ * truncate under its partners (SIGBUS for them). So every holder of a
+ * shared region serves its sealed memfd: a thread of its own listens on
+ * an abstract unix socket named with a random nonce (nothing to remove,
+ * gone with the process, not taken first by anyone; but anyone can read
+ * it in /proc/net/unix), checks each caller with SO_PEERCRED and
+ * SO_PEERGROUPS (the holder's own uid, root, or a member of group G: the
+ * one guard) and passes the memfd with SCM_RIGHTS. The joiner
+ * accepts it only if it is sealed against shrinking and growing (the
+ * caller, region.c, also checks which memfd and its size).
+ *
+ * Abstract names belong to a network namespace: the partners of a shared
+ * region must be in one (they already share /dev/shm).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "share.h"
+
+struct pm_serve {
+	int lfd;          /* the listening socket */
+	int stop[2];      /* a byte (or EOF) on stop[0] ends the thread */
+	int mfd;          /* what is served */
+	uint32_t gid;     /* who besides our uid may have it */
+	pid_t pid;        /* the process that runs the thread */
+	pthread_t thread;
+};
+
+static socklen_t share_addr(struct sockaddr_un *a, uint32_t nonce, int32_t pid)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	int n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+			 "pktmap.share.%d.%08x", (int)pid, (unsigned)nonce);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* May the process at the other end of c have the memory: our uid, root
+ * (which could take it from /proc anyway), or a member (primary or
+ * supplementary) of the group the region is shared with? */
+static bool peer_allowed(int c, uint32_t gid)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return false;
+	if (cr.uid == geteuid() || cr.uid == 0 || cr.gid == gid)
+		return true;
+	gid_t few[64], *groups = few;
+	len = sizeof(few);
+	int ret = getsockopt(c, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+	if (ret != 0 && errno == ERANGE && (groups = malloc(len)) != NULL)
+		ret = getsockopt(c, SOL_SOCKET, SO_PEERGROUPS, groups, &len);
+	bool member = false;
+	for (size_t i = 0; ret == 0 && i < len / sizeof(gid_t); i++)
+		member |= groups[i] == gid;
+	if (groups != few)
+		free(groups);
+	return member;
+}
+
+static void send_fd(int c, int fd)
+{
+	char byte = 'm';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	/* Never blocks: one byte into an empty socket. A caller that does not
+	 * read costs it nothing. */
+	(void)sendmsg(c, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* The serving thread: answer every caller at once, until told to stop. */
+static void *serve_main(void *arg)
+{
+	struct pm_serve *s = arg;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = s->lfd, .events = POLLIN },
+					{ .fd = s->stop[0], .events = POLLIN } };
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			break;
+		int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (c < 0)
+			continue;
+		if (peer_allowed(c, s->gid))
+			send_fd(c, s->mfd);
+		close(c);
+	}
+	return NULL;
+}
+
+static void serve_free(struct pm_serve *s)
+{
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->stop[0] >= 0)
+		close(s->stop[0]);
+	if (s->stop[1] >= 0)
+		close(s->stop[1]);
+	free(s);
+}
+
+/* Bind a fresh random name (a taken one is someone else's: draw again). */
+static int serve_bind(struct pm_serve *s, uint32_t *nonce)
+{
+	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0)
+		return -errno;
+	for (int tries = 0; tries < 8; tries++) {
+		struct sockaddr_un a;
+		if (getrandom(nonce, sizeof(*nonce), 0) != sizeof(*nonce))
+			return -EIO;
+		socklen_t al = share_addr(&a, *nonce, (int32_t)getpid());
+		if (bind(s->lfd, (struct sockaddr *)&a, al) == 0)
+			return listen(s->lfd, 64) == 0 ? 0 : -errno;
+		if (errno != EADDRINUSE)
+			return -errno;
+	}
+	return -EADDRINUSE;
+}
+
+int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,
+		   uint32_t *nonce)
+{
+	struct pm_serve *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->lfd = s->stop[0] = s->stop[1] = -1;
+	s->mfd = mfd;
+	s->gid = gid;
+	s->pid = getpid();
+	int ret = serve_bind(s, nonce);
+	if (ret == 0 && pipe2(s->stop, O_CLOEXEC) != 0)
+		ret = -errno;
+	if (ret) {
+		serve_free(s);
+		return ret;
+	}
+	/* The thread takes no signal: the application's handlers run in
+	 * its own threads. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&s->thread, NULL, serve_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		serve_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+void pm_share_stop(struct pm_serve *s)
+{
+	if (!s)
+		return;
+	/* A child forked after the open has no thread to stop. */
+	if (s->pid == getpid()) {
+		char byte = 's';
+		if (write(s->stop[1], &byte, 1) == 1)
+			pthread_join(s->thread, NULL);
+	}
+	serve_free(s);
+}
+
+/* Read one byte and the descriptor it carries, waiting at most
+ * PM_SHARE_WAIT_MS: a holder that accepts and says nothing is skipped. */
+static int recv_fd(int c)
+{
+	struct pollfd pf = { .fd = c, .events = POLLIN };
+	int n;
+	while ((n = poll(&pf, 1, PM_SHARE_WAIT_MS)) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return n == 0 ? -ETIMEDOUT : -errno;
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	if (recvmsg(c, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return -EPROTO;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || (m.msg_flags & MSG_CTRUNC))
+		return -EPROTO;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+int pm_share_fetch(int32_t pid, uint32_t nonce)
+{
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0)
+		return -errno;
+	struct sockaddr_un a;
+	socklen_t al = share_addr(&a, nonce, pid);
+	int fd = connect(c, (struct sockaddr *)&a, al) == 0 ? recv_fd(c) : -errno;
+	close(c);
+	if (fd < 0)
+		return fd;
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=
+				 (F_SEAL_SHRINK | F_SEAL_GROW)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
