@@ -3,6 +3,7 @@
 with median/min/max, JSON results (see ../../shared/BENCH.md)."""
 import json
 import os
+import re
 import platform
 import shutil
 import signal
@@ -140,6 +141,18 @@ def summarize(values):
         "max": max(values),
         "runs": values,
     }
+
+
+def callgrind_collected(stderr):
+    """The instructions callgrind counted in the process it was started
+    on: its "==PID== Collected : N" line, not a forked child's (an opener
+    that can change its uid forks a cleaner, which callgrind follows).
+    None without one."""
+    first = re.search(r"^==(\d+)==", stderr, re.M)
+    if not first:
+        return None
+    m = re.search(rf"^=={first.group(1)}== Collected\s*:\s*(\d+)", stderr, re.M)
+    return int(m.group(1)) if m else None
 
 
 def write_result(name, params, points):

@@ -153,8 +153,7 @@ def callgrind_bridge(zerocopy):
         out_json(rc, timeout=600)
         _, err = br.communicate(timeout=600)
         rm_region(r)
-        m = [ln for ln in err.splitlines() if "Collected" in ln]
-        return int(m[-1].split(":")[-1].strip())
+        return common.callgrind_collected(err)
 
     a, b = instr(1_000_000), instr(3_000_000)
     ipp = (b - a) / 2_000_000

@@ -147,10 +147,10 @@ def callgrind_null(fast):
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
              pm, "gen", "-i", "null:", "-n", str(n), "-b", "512", "-T", "0",
              "-q"] + extra, capture_output=True, text=True, timeout=600)
-        m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
-        if not m:
+        n = common.callgrind_collected(p.stderr)
+        if n is None:
             raise SystemExit("callgrind: no count in output:\n" + p.stderr[-2000:])
-        return int(m.group(1))
+        return n
 
     a, b = instr(1_000_000), instr(3_000_000)
     ipp = (b - a) / 2_000_000
@@ -170,10 +170,10 @@ def pipe_cost():
         p = subprocess.run(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
              exe, str(n)], capture_output=True, text=True, timeout=600)
-        m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
-        if p.returncode or not m:
+        n = common.callgrind_collected(p.stderr)
+        if p.returncode or n is None:
             raise SystemExit("pipe_cost: " + p.stderr[-2000:])
-        return int(m.group(1))
+        return n
 
     a, b = instr(2000), instr(6000)
     ipp = (b - a) / (4000 * 256)
