@@ -506,10 +506,18 @@ static int region_path(struct pm_region *r, const struct pm_region_params *p,
 static int region_file(struct pm_region *r, const struct pm_region_params *p,
 		       char *err, size_t errlen)
 {
-	int ret;
+	int ret = 0;
 	mode_t mode = p->share ? 0660 : 0600;
 	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		     mode);
+	/* Our directory, removed with another region's last file between
+	 * region_path() and here: make it again, once. */
+	if (r->fd < 0 && errno == ENOENT && !p->share &&
+	    (ret = region_path(r, p, err, errlen)) == 0)
+		r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
+			     O_NOFOLLOW, mode);
+	else if (ret)
+		return ret;
 	bool made = r->fd >= 0;
 	if (!made && errno == EEXIST)
 		r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -770,6 +778,10 @@ static void region_unlink(struct pm_region *r)
 		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
+	/* The user's directory goes with its last file: made again by the
+	 * next open, which starts over if it loses that race (region_file,
+	 * the switch). */
+	pm_user_dir_drop(dirpath);
 }
 
 /* Look at one candidate file: is it a region, is it in use, remove it if

@@ -4,7 +4,10 @@
  * addresses.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -43,4 +46,15 @@ int pm_parse_ipv4(const char *s, uint32_t *ip, const char **end)
 	*ip = v;
 	*end = s;
 	return 0;
+}
+
+void pm_user_dir_drop(const char *dir)
+{
+	/* Only the directory of our own name: a directory of another name
+	 * (made while the name was taken) stays, so that every process of
+	 * the user keeps finding the same one. Not empty: nothing happens. */
+	char own[64];
+	snprintf(own, sizeof(own), "/dev/shm/pktmap-%u", (unsigned)geteuid());
+	if (strcmp(dir, own) == 0)
+		rmdir(dir);
 }

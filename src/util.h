@@ -33,4 +33,9 @@ static inline uint64_t pm_rng_next(uint64_t *s)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
+/* Remove the user's directory /dev/shm/pktmap-EUID if it is empty (its
+ * last file has just gone; the next open makes it again). A directory of
+ * another name (src/userdir.c: made while the name was taken) stays. */
+void pm_user_dir_drop(const char *dir);
+
 #endif /* PKTMAP_UTIL_H */

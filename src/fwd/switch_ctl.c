@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util.h"
 #include "switch_srv.h"
 #include "vale_proto.h" /* src/ */
 
@@ -61,12 +62,18 @@ static int take_name(struct sws *s)
 {
 	char dir[64], err[300];
 	struct sockaddr_un sa;
-	int ret = pktmap_user_dir(dir, sizeof(dir), err, sizeof(err));
-	if (ret != 0) {
-		snprintf(s->err, sizeof(s->err), "switch %s: %s", s->o.name, err);
-		return ret;
+	int ret = -ENOENT;
+	/* Twice when our directory went with another user's last file
+	 * between the two calls (src/region.c removes it when empty). */
+	for (int attempt = 0; attempt < 2 && ret == -ENOENT; attempt++) {
+		ret = pktmap_user_dir(dir, sizeof(dir), err, sizeof(err));
+		if (ret != 0) {
+			snprintf(s->err, sizeof(s->err), "switch %s: %s",
+				 s->o.name, err);
+			return ret;
+		}
+		ret = take_lock(s, dir);
 	}
-	ret = take_lock(s, dir);
 	if (ret)
 		return ret;
 	vale_sockaddr(&sa, dir, s->o.name, "sock");
@@ -149,6 +156,9 @@ void sws__ctl_close(struct sws *s)
 	if (s->lockfd >= 0) {
 		unlink(s->lockpath);
 		close(s->lockfd);
+		/* the user's directory, if that was its last file */
+		*strrchr(s->lockpath, '/') = 0;
+		pm_user_dir_drop(s->lockpath);
 	}
 	s->lockfd = -1;
 }

@@ -28,7 +28,7 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # src/util.h's functions: a static library of their own, linked by the
 # library and by src/fwd alike (not a copy of libpktmap's code)
-UTIL = {"pm_printable", "pm_parse_ipv4"}
+UTIL = {"pm_printable", "pm_parse_ipv4", "pm_user_dir_drop"}
 # Headers of src/ that are a wire format only (no library internals):
 # the switch's control protocol, spoken by the switch component of
 # src/fwd and by its clients

@@ -58,7 +58,7 @@ wait "$holder" 2>/dev/null || true
 "$PKTMAP" ports | grep -q "pipe.${PIPE}gc .*unused" || fail "stale region not listed"
 "$PKTMAP" ports --gc | grep -q "pipe.${PIPE}gc .*removed" || fail "stale region not removed"
 [ ! -e "/dev/shm/pktmap-$(id -u)/pipe.${PIPE}gc" ] || fail "region file still there"
-refute "companion files left" "pipe\.${PIPE}gc\." ls "/dev/shm/pktmap-$(id -u)"
+refute "companion files left" "pipe\.${PIPE}gc\." find /dev/shm -maxdepth 2 -name "pipe.${PIPE}gc.*"
 
 # Root's process killed with SIGKILL: its cleaner removes the region once
 # nobody holds it, with no --gc (docs/design.md, "Trust model").
@@ -72,6 +72,6 @@ if [ "$(id -u)" = 0 ]; then
 	wait "$holder" 2>/dev/null || true
 	for _ in $(seq 300); do [ -e "$U/pipe.${PIPE}cl" ] || break; sleep 0.1; done
 	[ ! -e "$U/pipe.${PIPE}cl" ] || fail "the killed process's cleaner left its region"
-	refute "companion files of cl left" "pipe\.${PIPE}cl\." ls "$U"
+	refute "companion files of cl left" "pipe\.${PIPE}cl\." find /dev/shm -maxdepth 2 -name "pipe.${PIPE}cl.*"
 fi
 echo "peer_killed: ok"
