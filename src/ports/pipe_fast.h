@@ -36,6 +36,12 @@
 #define PIPE_FAST 0
 #endif
 
+/* The block loops below run unrolled four times: their pointer steps and
+ * loop test once per 16 slots rather than per 4 (bench/cost.py's
+ * pipe_sync: 50.5 -> 49.3 instructions per packet). GCC and clang both
+ * read this pragma. */
+#define PIPE_UNROLL _Pragma("GCC unroll 4")
+
 /* A descriptor: what crosses from a writer to a reader. 8 bytes, the
  * same layout as a slot's first 8 bytes. `word` is the whole of it: the
  * scalar paths load and store it with one 8-byte access, so a peer
@@ -147,6 +153,7 @@ static inline uint32_t pipe_rx_fast(const union pm_pipe_desc *d,
 	pipe_v4u lens = { 0, 0, 0, 0 }, fr = { 0, 0, 0, 0 };
 	const union pm_pipe_desc *dp = d, *de = d + (run & ~3u);
 	struct netmap_slot *sp = rs;
+	PIPE_UNROLL
 	for (; dp != de; dp += 4, sp += 4) {
 		pipe_v4u a = *(const volatile pipe_v4u *)(const void *)dp;
 		pipe_v4u b = *(const volatile pipe_v4u *)(const void *)(dp + 2);
@@ -198,6 +205,7 @@ static inline uint32_t pipe_tx_fast(union pm_pipe_desc *d,
 	union pm_pipe_desc *dp = d, *de = d + (run & ~3u);
 	struct netmap_slot *sp = ts;
 	uint32_t *hp = sh;
+	PIPE_UNROLL
 	for (; dp != de; dp += 4, sp += 4, hp += 4) {
 		pipe_v4u a = pipe_v4u_slots(sp);
 		pipe_v4u b = pipe_v4u_slots(sp + 2);
@@ -236,6 +244,7 @@ static inline uint32_t pipe_release_same(const union pm_pipe_desc *d,
 	const union pm_pipe_desc *dp = d, *de = d + (n & ~3u);
 #if PIPE_FAST
 	const pipe_v4u idxm = { ~0u, 0, ~0u, 0 };
+	PIPE_UNROLL
 	for (; dp != de; dp += 4, s += 4) {
 		pipe_v4u a = *(const volatile pipe_v4u *)(const void *)dp;
 		pipe_v4u b = *(const volatile pipe_v4u *)(const void *)(dp + 2);
