@@ -21,6 +21,31 @@ bench_cleanup() {
 	rm -rf "${TMP:?}"
 }
 
+# tx_window SEND_NS RECV_NS DEV CPU WARM SECS CMD...: run CMD in SEND_NS
+# pinned to CPU and print the packets per second RECV_NS's DEV counted
+# (rx_packets) in a window of SECS seconds that opens WARM seconds after
+# CMD started: a tool's start-up (mapping and touching its memory) is
+# not in the figure (BENCH.md: a fixed window after a warm-up).
+tx_window() {
+	local sns=$1 rns=$2 dev=$3 cpu=$4 warm=$5 win=$6 r0 r1 t0 t1 pid
+	shift 6
+	# Under timeout: a background job of a script ignores SIGINT, and
+	# timeout hands the signal to the tool and its children (trafgen
+	# -P forks); its own limit stops the tool if this shell dies.
+	timeout -s INT "$(awk -v a="$warm" -v b="$win" 'BEGIN { print a + b + 5 }')" \
+		ip netns exec "$sns" taskset -c "$cpu" "$@" >/dev/null 2>&1 </dev/null &
+	pid=$!
+	sleep "$warm"
+	r0=$(ip netns exec "$rns" cat "/sys/class/net/$dev/statistics/rx_packets")
+	t0=$(date +%s.%N)
+	sleep "$win"
+	r1=$(ip netns exec "$rns" cat "/sys/class/net/$dev/statistics/rx_packets")
+	t1=$(date +%s.%N)
+	kill -INT "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	python3 -c "print(int(($r1 - $r0) / ($t1 - $t0)))"
+}
+
 # The load average when the benchmark started (BENCH.md: a result needs
 # a quiet machine, under 0.3); write_tx_json records it and marks the
 # result noisy above that.

@@ -10,10 +10,11 @@
 #
 # The frames are pktmap gen's own (written once to a pcap file through the
 # pcap: port and turned into a trafgen configuration), so the receiver does
-# the same work for every sender. Each point: RUNS runs of SECONDS seconds,
-# median/min/max in packets per second. Output: bench/results/pkt_veth.json.
+# the same work for every sender. Each point: RUNS runs, each a window of
+# SECONDS_ seconds opening WARM seconds after the sender started (its
+# start-up is not counted); median/min/max in packets per second. Output: bench/results/pkt_veth.json.
 #
-# Usage: bench/pkt_veth.sh [PKTMAP]     (env: SIZES="60 1514" RUNS=3 SECONDS_=3)
+# Usage: bench/pkt_veth.sh [PKTMAP]     (env: SIZES="60 1514" RUNS=3 SECONDS_=3 WARM=1)
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +23,7 @@ PKTMAP=${1:-${PKTMAP:-$ROOT/build/apps/pktmap}}
 SIZES=${SIZES:-60 512 1514}
 RUNS=${RUNS:-3}
 SECS=${SECONDS_:-3}
+WARM=${WARM:-1}
 CPU=${CPU:-0}
 OUT=${OUT:-$ROOT/bench/results/pkt_veth.json}
 A=pbA$$
@@ -37,19 +39,9 @@ command -v trafgen >/dev/null || { echo "needs trafgen: apt-get install -y netsn
 netns_new "$A" "$B"
 netns_veth "$A" vethA "$B" vethB
 
-rx() { ip netns exec "$B" cat /sys/class/net/vethB/statistics/rx_packets; }
-
-# One run: packets per second the receiving veth counted while "$@" ran.
-measure() {
-	local r0 r1 t0 t1
-	r0=$(rx)
-	t0=$(date +%s.%N)
-	timeout -s INT "$SECS" ip netns exec "$A" taskset -c "$CPU" "$@" \
-		>/dev/null 2>&1 || true
-	t1=$(date +%s.%N)
-	r1=$(rx)
-	python3 -c "print(int(($r1 - $r0) / ($t1 - $t0)))"
-}
+# One run: packets per second vethB counted in a window of SECS seconds,
+# WARM seconds after "$@" started (bench/lib.sh): start-up is not in it.
+measure() { tx_window "$A" "$B" vethB "$CPU" "$WARM" "$SECS" "$@"; }
 
 # trafgen configuration holding exactly gen's frame of SIZE bytes.
 make_cfg() {
@@ -89,4 +81,4 @@ for size in $SIZES; do
 	done
 done
 
-write_tx_json pkt_veth "TX packets/s on veth, counted by the peer's rx_packets; sender pinned to CPU $CPU" "" pktmap_pkt
+write_tx_json pkt_veth "TX packets/s on veth, counted by the peer's rx_packets; sender pinned to CPU $CPU, over ${SECS} s after ${WARM} s" "\"warmup\": $WARM," pktmap_pkt

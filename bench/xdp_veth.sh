@@ -94,24 +94,9 @@ if [ "$RX_XDP" = 1 ]; then
 		{ echo "cannot attach the XDP_PASS program to vethB" >&2; exit 1; }
 fi
 
-rx() { ip netns exec "$B" cat /sys/class/net/vethB/statistics/rx_packets; }
-
-# One run: packets per second the receiving veth counted in a window of
-# SECS seconds, WARM seconds after "$@" started.
-measure() {
-	local r0 r1 t0 t1 pid
-	ip netns exec "$A" taskset -c "$CPU" "$@" >/dev/null 2>&1 </dev/null &
-	pid=$!
-	sleep "$WARM"
-	r0=$(rx)
-	t0=$(date +%s.%N)
-	sleep "$SECS"
-	r1=$(rx)
-	t1=$(date +%s.%N)
-	kill -INT "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	python3 -c "print(int(($r1 - $r0) / ($t1 - $t0)))"
-}
+# One run: packets per second vethB counted in a window of SECS seconds,
+# WARM seconds after "$@" started (bench/lib.sh).
+measure() { tx_window "$A" "$B" vethB "$CPU" "$WARM" "$SECS" "$@"; }
 
 declare -A RES
 for size in $SIZES; do
