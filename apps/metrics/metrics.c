@@ -145,6 +145,7 @@ static long long v_invalid_ring(const struct hp_port *p) { return (long long)p->
 static long long v_sleeps(const struct hp_port *p) { return (long long)p->port.poll_sleeps; }
 static long long v_wakeups(const struct hp_port *p) { return (long long)p->port.wakeups_sent; }
 static long long v_opened(const struct hp_port *p) { return (long long)p->open_sec; }
+static long long v_mon_drops(const struct hp_port *p) { return (long long)p->port.mon_drops; }
 
 static void info_family(FILE *f, const struct hp_list *l)
 {
@@ -195,6 +196,10 @@ int metrics_write(FILE *f)
 		    "Times pktmap_poll() slept.", v_sleeps);
 	port_family(f, &l, "pktmap_port_wakeups_total", "counter",
 		    "Times the port woke a sleeping peer.", v_wakeups);
+	port_family(f, &l, "pktmap_port_monitor_drops_total", "counter",
+		    "Frames a monitor of the port (/r, /t, /rt) had no room "
+		    "for: the port moved them, the monitor missed them.",
+		    v_mon_drops);
 	hp_free(&l);
 	return 0;
 }

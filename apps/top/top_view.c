@@ -240,13 +240,15 @@ static void json_port(FILE *f, const struct top_row *row, double dt)
 		   "\"rx\":{\"packets\":%llu,\"bytes\":%llu,\"syncs\":%llu},"
 		   "\"drops\":{\"invalid\":%llu,\"too_long\":%llu,\"backend\":%llu,"
 		   "\"kernel\":%llu,\"no_space\":%llu,\"filtered\":%llu,\"total\":%llu},"
-		   "\"invalid_ring\":%llu,\"poll_sleeps\":%llu,\"wakeups_sent\":%llu",
+		   "\"invalid_ring\":%llu,\"poll_sleeps\":%llu,\"wakeups_sent\":%llu,"
+		   "\"monitor_drops\":%llu",
 		(long long)p->open_sec, U(p->tx_packets), U(p->tx_bytes),
 		U(p->tx_syncs), U(p->rx_packets), U(p->rx_bytes), U(p->rx_syncs),
 		U(p->drop_invalid), U(p->drop_too_long), U(p->drop_backend),
 		U(p->port.drop_kernel), U(p->port.drop_nospace),
 		U(p->port.drop_filtered), U(hp_drops(p)), U(p->port.invalid_ring),
-		U(p->port.poll_sleeps), U(p->port.wakeups_sent));
+		U(p->port.poll_sleeps), U(p->port.wakeups_sent),
+		U(p->port.mon_drops));
 	if (row->have_rate && dt > 0)
 		fprintf(f, ",\"rate\":{\"rx_pps\":%.1f,\"tx_pps\":%.1f,"
 			   "\"bps\":%.1f,\"drops\":%.1f}", row->r.rx_pps,

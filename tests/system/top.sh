@@ -8,6 +8,8 @@
 #   gen  -> valeX:a [switch] valeX:b -> recv   (a switch with two clients)
 #   gen  -> pipe c -> tcpdump             (tcpdump on pktmap's libpcap)
 #   gen  -> pipe n -> nmt_raw recv        (a netmap program, netmap-run)
+#   gen  -> pipe d -> recv, and a stopped monitor of d (d's monitor_drops,
+#                                          in top and in metrics)
 #
 # then: a recv killed with SIGKILL disappears (and its file is removed);
 # another user (nobody) sees none of root's ports, root sees nobody's;
@@ -112,6 +114,40 @@ kill -INT "$td_pid"
 wait_bg "$td"
 grep -q "^$N3 packets captured" "$TMP/c.err" || fail "tcpdump: $(cat "$TMP/c.err")"
 echo "3. tcpdump: $N3 packets captured = its port's rx"
+
+# 3b. a monitor that does not read (stopped): the frames its queue has no
+# room for are the monitored port's monitor_drops, in top and in metrics,
+# and with what the monitor read they are every frame the port moved.
+D="pipe:${PIPE}d"
+N3B=1000
+BG_TIMEOUT=90 bg "$PKTMAP" recv -i "$D}0" -T 0 -q --json >"$TMP/d_recv.json"
+d_recv=$BG_PID
+wait_output 1 listed "$D}0"
+d_pid=$(real_pid "$D}0")
+BG_TIMEOUT=90 bg "$PKTMAP" recv -i "$D}0/r@conf:slots=64" -T 0 -q --json >"$TMP/d_mon.json"
+d_mon=$BG_PID
+# the monitor's queue: a pipe whose sending end the watched process holds,
+# named after the monitor's pid
+monq() { topq "sum(1 for p in P if p['pid']==$d_pid and p['port'].startswith('pipe:pmmon.'))"; }
+wait_output 1 monq
+mon_pid=$(topq "[p['port'] for p in P if p['pid']==$d_pid and p['port'].startswith('pipe:pmmon.')][0].split('.')[1]")
+kill -STOP "$mon_pid"
+"$PKTMAP" gen -i "$D{0" -n $N3B -T 0 -q
+wait_output $N3B rx_of "$D}0"
+mdrops=$(topq "[p['monitor_drops'] for p in P if p['port']=='$D}0'][0]")
+[ "$mdrops" -gt 0 ] || fail "a stopped monitor: no monitor_drops ($mdrops)"
+expect_eq "metrics' monitor drops = top's" \
+	"$("$PKTMAP" metrics | grep "^pktmap_port_monitor_drops_total{port=\"$D}0\"" | awk '{ print $NF }')" "$mdrops"
+kill -CONT "$mon_pid"
+mon_rx() { topq "sum(p['rx']['packets'] for p in P if p['pid']==$mon_pid)"; }
+wait_output $((N3B - mdrops)) mon_rx
+stop_bg "$d_mon"
+wait_bg "$d_mon"
+expect_eq "the monitor's frames + monitor_drops = the port's" \
+	$(($(json "$TMP/d_mon.json" packets) + mdrops)) $N3B
+stop_bg "$d_recv"
+wait_bg "$d_recv"
+echo "3b. a stopped monitor: $mdrops of $N3B frames dropped, in top and metrics; the rest it read"
 
 # 4. a netmap program (raw /dev/netmap ABI) under netmap-run: it waits
 # for N4 packets; after the first K its port shows exactly K. ("fast":
