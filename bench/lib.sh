@@ -9,6 +9,10 @@
 # shellcheck source=../scripts/netns.sh
 . "$ROOT/scripts/netns.sh"
 
+# write_tx_json's optional figures per "size,tool" (tx_window's CPU ns
+# per packet and system calls per 1,000 packets, space-separated runs)
+declare -A CPUNS=() SYSK=()
+
 # bench_cleanup NS...: the veth benchmarks' exit: stop the background
 # jobs, delete the namespaces (their veths go with them) and $TMP.
 #   trap 'bench_cleanup "$A" "$B"' EXIT
@@ -22,13 +26,20 @@ bench_cleanup() {
 }
 
 # tx_window SEND_NS RECV_NS DEV CPU WARM SECS CMD...: run CMD in SEND_NS
-# pinned to CPU and print the packets per second RECV_NS's DEV counted
-# (rx_packets) in a window of SECS seconds that opens WARM seconds after
-# CMD started: a tool's start-up (mapping and touching its memory) is
-# not in the figure (BENCH.md: a fixed window after a warm-up).
+# pinned to CPU and print three figures for a window of SECS seconds that
+# opens WARM seconds after CMD started (a tool's start-up, mapping and
+# touching its memory, is not in them: BENCH.md's fixed window after a
+# warm-up):
+#   packets per second RECV_NS's DEV counted (rx_packets);
+#   CPU's busy time per packet, in ns (user + system + irq + softirq from
+#   /proc/stat: the whole core, the kernel's work for the tool included);
+#   system calls per 1,000 packets of CMD and its children (perf stat on
+#   raw_syscalls:sys_enter; -1 without perf).
 tx_window() {
-	local sns=$1 rns=$2 dev=$3 cpu=$4 warm=$5 win=$6 r0 r1 t0 t1 pid
+	local sns=$1 rns=$2 dev=$3 cpu=$4 warm=$5 win=$6 r0 r1 t0 t1 b0 b1 pid
+	local kids perf_pid=0 out
 	shift 6
+	out=$(mktemp /tmp/pmtxw.XXXXXX)
 	# Under timeout: a background job of a script ignores SIGINT, and
 	# timeout hands the signal to the tool and its children (trafgen
 	# -P forks); its own limit stops the tool if this shell dies.
@@ -36,14 +47,60 @@ tx_window() {
 		ip netns exec "$sns" taskset -c "$cpu" "$@" >/dev/null 2>&1 </dev/null &
 	pid=$!
 	sleep "$warm"
+	kids=$(descendants "$pid")
+	if command -v perf >/dev/null && [ -n "$kids" ]; then
+		timeout -s INT "$(awk -v b="$win" 'BEGIN { print b + 5 }')" \
+			perf stat -e raw_syscalls:sys_enter -x, -o "$out" -p "$kids" \
+			>/dev/null 2>&1 </dev/null &
+		perf_pid=$!
+		sleep 0.2 # perf attaches
+	fi
 	r0=$(ip netns exec "$rns" cat "/sys/class/net/$dev/statistics/rx_packets")
+	b0=$(cpu_busy "$cpu")
 	t0=$(date +%s.%N)
 	sleep "$win"
 	r1=$(ip netns exec "$rns" cat "/sys/class/net/$dev/statistics/rx_packets")
+	b1=$(cpu_busy "$cpu")
 	t1=$(date +%s.%N)
+	if [ "$perf_pid" != 0 ]; then
+		kill -INT "$perf_pid" 2>/dev/null || true
+		wait "$perf_pid" 2>/dev/null || true
+	fi
 	kill -INT "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	python3 -c "print(int(($r1 - $r0) / ($t1 - $t0)))"
+	python3 - "$r0" "$r1" "$t0" "$t1" "$b0" "$b1" "$out" "$(getconf CLK_TCK)" <<'PY'
+import sys
+r0, r1, t0, t1, b0, b1 = (float(x) for x in sys.argv[1:7])
+pk = r1 - r0
+n = -1
+for line in open(sys.argv[7]):
+    f = line.strip().split(",")
+    if len(f) > 2 and "sys_enter" in f[2] and f[0].isdigit():
+        n = int(f[0])
+cpu_ns = (b1 - b0) / float(sys.argv[8]) * 1e9 / pk if pk else 0
+print(int(pk / (t1 - t0)), int(cpu_ns), round(n * 1000 / pk, 2) if pk and n >= 0 else -1)
+PY
+	rm -f "$out"
+}
+
+# descendants PID: PID's child processes and theirs, comma-separated.
+descendants() {
+	local todo=$1 all="" p c
+	while [ -n "$todo" ]; do
+		p=${todo%% *}
+		todo=${todo#"$p"}
+		todo=${todo# }
+		for c in $(pgrep -P "$p"); do
+			all="$all${all:+,}$c"
+			todo="$todo${todo:+ }$c"
+		done
+	done
+	echo "$all"
+}
+
+# cpu_busy CPU: jiffies CPU was busy (all but idle and iowait, /proc/stat).
+cpu_busy() {
+	awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
 # The load average when the benchmark started (BENCH.md: a result needs
@@ -55,8 +112,10 @@ if awk -v l="$LOAD_BEFORE" 'BEGIN { exit !(l >= 0.3) }'; then
 fi
 
 # write_tx_json NAME WHAT EXTRA BASE: write $OUT (machine, commit, and per
-# size and tool the median/min/max of RES), then print every tool's median
-# with BASE's ratio to it. EXTRA is more JSON members, e.g. '"rps": 1,'.
+# size and tool the median/min/max of RES, and the medians of CPUNS and
+# SYSK when the caller keeps them: tx_window's second and third figures),
+# then print every tool's median with BASE's ratio to it. EXTRA is more
+# JSON members, e.g. '"rps": 1,'.
 write_tx_json() {
 	local name=$1 what=$2 extra=$3 base=$4 size tool first=1
 	mkdir -p "$(dirname "$OUT")"
@@ -76,11 +135,20 @@ write_tx_json() {
 				[ $first = 1 ] || echo ","
 				first=0
 				# shellcheck disable=SC2086
+				CPUNS_RUNS="${CPUNS["$size,$tool"]:-}" SYSK_RUNS="${SYSK["$size,$tool"]:-}" \
 				python3 - "$size" "$tool" ${RES["$size,$tool"]} <<'PY'
-import statistics, sys, json
+import os, statistics, sys, json
 size, tool, vals = int(sys.argv[1]), sys.argv[2], [int(v) for v in sys.argv[3:]]
-print("    " + json.dumps({"size": size, "tool": tool, "pps_median": int(statistics.median(vals)),
-      "pps_min": min(vals), "pps_max": max(vals), "runs": vals}), end="")
+p = {"size": size, "tool": tool, "pps_median": int(statistics.median(vals)),
+     "pps_min": min(vals), "pps_max": max(vals), "runs": vals}
+cpu = [float(v) for v in os.environ["CPUNS_RUNS"].split()]
+sysk = [float(v) for v in os.environ["SYSK_RUNS"].split() if float(v) >= 0]
+if cpu:
+    p["cpu_ns_per_pkt_median"] = statistics.median(cpu)
+    p["cpu_ns_per_pkt_runs"] = cpu
+if sysk:
+    p["syscalls_per_1000_pkts_median"] = statistics.median(sysk)
+print("    " + json.dumps(p), end="")
 PY
 			done
 		done
@@ -99,6 +167,11 @@ for size, t in by.items():
     others = ", ".join("%s %.0f kpps (%s %.2fx)" % (k, v / 1e3, base_tool, base / v if v else 0)
                        for k, v in t.items() if k != base_tool)
     print("size %5d: %s %.0f kpps; %s" % (size, base_tool, base / 1e3, others))
+for p in d["points"]:
+    if "cpu_ns_per_pkt_median" in p:
+        print("size %5d %-16s CPU %5.0f ns/pkt, %s syscalls/1000 pkts" %
+              (p["size"], p["tool"], p["cpu_ns_per_pkt_median"],
+               p.get("syscalls_per_1000_pkts_median", "-")))
 PY
 	echo "wrote $OUT" >&2
 }

@@ -60,7 +60,7 @@ open(sys.argv[2], 'w').write("{\n" + body + "\n}\n")
 EOF
 }
 
-declare -A RES
+declare -A RES CPUNS SYSK
 TOOLS="pktmap_pkt trafgen trafgen_qdisc"
 for size in $SIZES; do
 	make_cfg "$size"
@@ -73,7 +73,10 @@ for size in $SIZES; do
 			trafgen) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1) ;;
 			trafgen_qdisc) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1 --qdisc-path) ;;
 			esac
+			read -r v c y <<<"$v"
 			RES["$size,$tool"]="${RES["$size,$tool"]:-} $v"
+			CPUNS["$size,$tool"]="${CPUNS["$size,$tool"]:-} $c"
+			SYSK["$size,$tool"]="${SYSK["$size,$tool"]:-} $y"
 		done
 	done
 	for tool in $TOOLS; do

@@ -98,7 +98,7 @@ fi
 # WARM seconds after "$@" started (bench/lib.sh).
 measure() { tx_window "$A" "$B" vethB "$CPU" "$WARM" "$SECS" "$@"; }
 
-declare -A RES
+declare -A RES CPUNS SYSK
 for size in $SIZES; do
 	rm -f "$TMP/f.pcap"
 	"$PKTMAP" gen -i "pcap:$TMP/f.pcap/T" -n 1 -l "$size" -D "$DMAC" -q >/dev/null
@@ -117,7 +117,10 @@ for size in $SIZES; do
 					--forward-mode=txonly --txpkts="$size" --nb-cores=1 \
 					--total-num-mbufs=16384 --stats-period 1) ;;
 			esac
+			read -r v c y <<<"$v"
 			RES["$size,$tool"]="${RES["$size,$tool"]:-} $v"
+			CPUNS["$size,$tool"]="${CPUNS["$size,$tool"]:-} $c"
+			SYSK["$size,$tool"]="${SYSK["$size,$tool"]:-} $y"
 		done
 	done
 	for tool in $TOOLS; do
