@@ -148,6 +148,7 @@ echo "  $(tail -n 1 "$TMP/tl.raw") / $(tail -n 1 "$TMP/tl.raw.rx"); /x: $(tail -
 echo "4c. one pipe end bound by two processes, one per direction (/T, /R), both ways"
 #   gen raw  netmap:D{0/T --->  netmap:D}0/R recv raw
 #   recv lib netmap:D{0/R <---  netmap:D}0/T gen lib
+# (the senders are the builds made above with pkg-config's flags)
 D=${PIPE}d
 bg "$LIB" recv "netmap:$D{0/R" "$N" 100 poll >"$TMP/dir.a.rx" 2>&1
 arx=$BG_PID
@@ -159,9 +160,9 @@ wait_for "$TMP/dir.b.rx" '^ready'
 out=$(PKTMAP_NETMAP_QUIET=0 "$LIB" recv "netmap:$D{0" 1 100 poll 2>&1 || true)
 echo "$out" | grep -q "RX ring 0 is already open in another process" ||
 	fail "a second binder of $D{0's RX ring: $out"
-bg "${RUN[@]}" "$RAW" gen "netmap:$D{0/T" "$N" 200 select >"$TMP/dir.a.tx" 2>&1
+bg "${RUN[@]}" "$TMP/nmt_pc_raw" gen "netmap:$D{0/T" "$N" 200 select >"$TMP/dir.a.tx" 2>&1
 atx=$BG_PID
-"$LIB" gen "netmap:$D}0/T" "$N" 100 poll >"$TMP/dir.b.tx" 2>&1 ||
+"$TMP/nmt_pc" gen "netmap:$D}0/T" "$N" 100 poll >"$TMP/dir.b.tx" 2>&1 ||
 	fail "dir: gen $D}0/T: $(cat "$TMP/dir.b.tx")"
 for pid in $atx $arx $brx; do
 	wait_bg "$pid"
