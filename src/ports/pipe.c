@@ -40,7 +40,11 @@
 #include "internal.h"
 #include "pipe_fast.h"
 
-#define PIPE_MAGIC 0x33504950u /* "PIP3": the queue layout of 2026-11 */
+/* "PIP4": the queue layout of 2026-11, with claims per direction
+ * (claim_id()): a library that claims whole ends ("PIP3") and this one
+ * would not see each other's claims, so they refuse each other's pipes. */
+#define PIPE_MAGIC 0x34504950u
+#define PIPE_MAGIC_OLD 0x33504950u
 
 /* One direction of one ring pair: end e's TX ring r into end !e's RX
  * ring r. Producer and consumer fields two cache lines apart, as
@@ -442,6 +446,12 @@ static int pipe_join(struct pktmap_port *p, const struct pipe_priv *pp,
 	const struct pm_pipe_shared *sh = pm_region_ptr(reg, ofs);
 	uint32_t magic = PM_READ_ONCE(sh->magic);
 	uint32_t r = PM_READ_ONCE(sh->nrings), s = PM_READ_ONCE(sh->nslots);
+	if (magic == PIPE_MAGIC_OLD)
+		return pm_open_error(p, -EPROTO,
+				     "pipe %u in region '%s' was made by an older "
+				     "pktmap (one claim per end): open it with the "
+				     "same pktmap as its users, or close them first",
+				     pp->pipe_id, reg->name);
 	if (magic != PIPE_MAGIC || r == 0 || r > PM_MAX_RINGS || s < 4 ||
 	    s > PM_MAX_SLOTS || pipe_layout(r, s).size > found_size)
 		return pm_open_error(p, -EPROTO,

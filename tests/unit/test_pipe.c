@@ -629,6 +629,36 @@ static void test_split_sigkill(void)
 	close(go[1]);
 }
 
+/* A pipe made by a pktmap that claimed whole ends ("PIP3" in its control
+ * block) is refused in one line, not joined with claims it cannot see. */
+static void test_old_pipe(void)
+{
+	struct pktmap_port *a = open_end("{13", 1);
+	if (!a)
+		return;
+	char key[64], err[300] = "", name[128];
+	snprintf(key, sizeof(key), "p:%s{13", pname);
+	size_t size = 0;
+	uint64_t ofs = pm_region_lookup(&a->region, key, &size);
+	CHECK(ofs != 0, "control block of %s", key);
+	if (!ofs) {
+		pktmap_close(a);
+		return;
+	}
+	uint32_t *magic = pm_region_ptr(&a->region, ofs);
+	uint32_t keep = *magic;
+	*magic = 0x33504950u; /* "PIP3" */
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *b = NULL;
+	snprintf(name, sizeof(name), "pipe:%s}13", pname);
+	CHECK(pktmap_open(&b, name, &o) == -EPROTO, "old pipe refused");
+	CHECK(strstr(err, "older pktmap") != NULL, "message: %s", err);
+	pktmap_close(b);
+	*magic = keep;
+	pktmap_close(a);
+}
+
 /* A peer that writes garbage into the shared control block and ring. */
 static void test_garbage_peer(void)
 {
@@ -1049,6 +1079,7 @@ int main(void)
 	test_sigkill();
 	test_split_processes();
 	test_split_sigkill();
+	test_old_pipe();
 	test_garbage_peer();
 	test_wakeup();
 	test_multi_ring();
