@@ -831,6 +831,45 @@ static void test_two_directions(void)
 	pktmap_close(b);
 }
 
+/* An end's RX binder sleeps while its TX binder (another open) polls for
+ * POLLIN and POLLOUT on a full ring: the TX binder must not touch the
+ * reader's flag or FIFO, so the reader is still woken by the next frame. */
+static void test_split_wakeup(void)
+{
+	struct pktmap_port *r = open_end("{14/R@conf:slots=64", 1);
+	struct pktmap_port *t = open_end("{14/T", 1);
+	struct pktmap_port *peer = open_end("}14/T", 1);
+	if (!r || !t || !peer) {
+		pktmap_close(peer);
+		pktmap_close(t);
+		pktmap_close(r);
+		return;
+	}
+	struct waiter w = { .p = r };
+	pthread_t th;
+	pthread_create(&th, NULL, waiter_main, &w);
+	wait_sleeping(r, 1);
+	uint32_t seq = 0;
+	while (send_seq(t, &seq, 1000, 0)) /* nobody reads }14: it fills */
+		pktmap_txsync(t);
+	CHECK_EQ(pktmap_poll(t, POLLIN | POLLOUT, 5), 0);
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(t, &st);
+	CHECK_EQ(st.poll_sleeps, 1); /* it armed and slept */
+	uint32_t pseq = 0;
+	send_seq(peer, &pseq, 1, 0);
+	pktmap_txsync(peer);
+	pthread_join(th, NULL);
+	CHECK_EQ(w.rev, POLLIN);
+	/* Woken by the frame, not found after its poll timed out: the
+	 * reader's flag was still up when the peer looked. */
+	pktmap_stats(peer, &st);
+	CHECK_EQ(st.wakeups_sent, 1);
+	pktmap_close(peer);
+	pktmap_close(t);
+	pktmap_close(r);
+}
+
 /* Two pipes with different names share one @mem: region and stay apart. */
 static void test_shared_region(void)
 {
@@ -1085,6 +1124,7 @@ int main(void)
 	test_multi_ring();
 	test_shared_region();
 	test_two_directions();
+	test_split_wakeup();
 	test_threads();
 	test_create_rollback();
 	test_extra_bufs();
