@@ -40,7 +40,11 @@
 #include "internal.h"
 #include "pipe_fast.h"
 
-#define PIPE_MAGIC 0x33504950u /* "PIP3": the queue layout of 2026-11 */
+/* "PIP4": the queue layout of 2026-11, with claims per direction
+ * (claim_id()): a library that claims whole ends ("PIP3") and this one
+ * would not see each other's claims, so they refuse each other's pipes. */
+#define PIPE_MAGIC 0x34504950u
+#define PIPE_MAGIC_OLD 0x33504950u
 
 /* One direction of one ring pair: end e's TX ring r into end !e's RX
  * ring r. Producer and consumer fields two cache lines apart, as
@@ -180,9 +184,17 @@ static int open_fifo(struct pktmap_port *p, struct pipe_priv *pp, uint32_t end,
 	return fd;
 }
 
-static uint32_t claim_id(uint32_t uid, uint32_t end, uint32_t r)
+/* The claim on one direction (PIPE_TX, PIPE_RX) of ring r of one end:
+ * each is taken by one binding, so that one process may send on an end
+ * while another receives on it. A pipe's control block is at least 1024
+ * bytes (pipe_layout() of the smallest pipe), so uid / 8 (its offset in
+ * 1024-byte units) numbers pipes apart, and the claims of 64 MB of
+ * pipes stay below the AF_XDP ports' (2^24). */
+enum { PIPE_TX, PIPE_RX };
+
+static uint32_t claim_id(uint32_t uid, uint32_t end, uint32_t dir, uint32_t r)
 {
-	return (uid * 2 + end) * PM_MAX_RINGS + r;
+	return (((uid / 8) * 2 + end) * 2 + dir) * PM_MAX_RINGS + r;
 }
 
 /* Take the buffers of a new pipe: S per TX slot shadow and S per RX
@@ -206,55 +218,54 @@ static int pipe_fill_new(struct pm_region *reg, struct pipe_priv *pp)
 	return ret;
 }
 
-/* Resume ring r of this end from what the last owner left in shared
- * memory: every value is checked, a buffer listed twice (or not at all) is
+/* The buffer the last owner left at *at, for slot s of k: kept when it
+ * is a buffer of the pool that no slot resumed so far holds, else
  * replaced by a fresh one. Under the region lock. */
-static int pipe_resume_ring(struct pktmap_port *p, struct pipe_priv *pp,
-			    uint32_t r, uint8_t *seen)
+static int resume_buf(struct pktmap_port *p, struct pm_kring *k, uint32_t s,
+		      uint32_t *at, uint8_t *seen)
 {
 	struct pm_region *reg = &p->region;
-	struct pm_kring *tx = pm_txkring(p, r), *rx = pm_rxkring(p, r);
-	struct pipe_kpriv *tk = &pp->kp[r], *rk = &pp->kp[pp->nrings + r];
-	uint32_t S = pp->nslots;
 	const struct pm_bufspace bs = { .nbufs = reg->nbufs, .usable = 65535 };
+	uint32_t b = PM_READ_ONCE(*at);
+	if (!pm_buf_ok(&bs, b) || (seen[b / 8] & (1u << (b % 8)))) {
+		if (pm_region_alloc_bufs(reg, &b, 1) != 0)
+			return pm_open_error(p, -ENOMEM, "region '%s' is out of "
+					     "buffers", reg->name);
+		*at = b;
+	}
+	seen[b / 8] |= (uint8_t)(1u << (b % 8));
+	k->ring->slot[s].buf_idx = b;
+	return 0;
+}
 
+static int resume_invalid(struct pktmap_port *p, const struct pipe_priv *pp,
+			  uint32_t r)
+{
+	return pm_open_error(p, -EPROTO,
+			     "pipe %u ring %u: control block is invalid (written "
+			     "by another program?); close every user of the pipe "
+			     "so that it is rebuilt", pp->pipe_id, r);
+}
+
+/* Resume TX ring r of this end from what its last binder left in shared
+ * memory (its slots' buffers are the shadow): every value is checked, a
+ * buffer listed twice (or not at all) is replaced. Touches nothing of
+ * the RX side, which another process may have bound. Under the region
+ * lock. */
+static int pipe_resume_tx(struct pktmap_port *p, struct pipe_priv *pp,
+			  uint32_t r, uint8_t *seen)
+{
+	struct pm_kring *tx = pm_txkring(p, r);
+	struct pipe_kpriv *tk = &pp->kp[r];
+	uint32_t S = pp->nslots;
 	uint32_t hwcur = PM_READ_ONCE(tk->q->tx_hwcur);
 	uint32_t prod = atomic_load(&tk->q->prod), cons = atomic_load(&tk->q->cons);
-	uint32_t rcons = atomic_load(&rk->q->cons);
-	uint32_t rtail = PM_READ_ONCE(rk->q->rx_hwtail);
-	uint32_t rprod = atomic_load(&rk->q->prod);
-	if (hwcur >= S || prod >= S || cons >= S || rcons >= S || rtail >= S ||
-	    rprod >= S || pm_ring_dist(rcons, rtail, S) > pm_ring_dist(rcons, rprod, S))
-		return pm_open_error(p, -EPROTO,
-				     "pipe %u ring %u: control block is invalid "
-				     "(written by another program?); close every "
-				     "user of the pipe so that it is rebuilt",
-				     pp->pipe_id, r);
-	for (int d = 0; d < 2; d++) {
-		struct pm_kring *k = d ? rx : tx;
-		for (uint32_t s = 0; s < S; s++) {
-			uint32_t b = d ? PM_READ_ONCE(rk->desc[s].buf_idx) :
-					 PM_READ_ONCE(tk->shadow[s]);
-			if (!pm_buf_ok(&bs, b) || (seen[b / 8] & (1u << (b % 8)))) {
-				if (pm_region_alloc_bufs(reg, &b, 1) != 0)
-					return pm_open_error(p, -ENOMEM,
-							     "region '%s' is out of "
-							     "buffers", reg->name);
-				if (d)
-					rk->desc[s].buf_idx = b;
-				else
-					tk->shadow[s] = b;
-			}
-			seen[b / 8] |= (uint8_t)(1u << (b % 8));
-			k->ring->slot[s].buf_idx = b;
-		}
-	}
-	/* Packets the last owner had received but not released. */
-	for (uint32_t s = rcons; s != rtail; s = s + 1 == S ? 0 : s + 1) {
-		struct netmap_slot *sl = &rx->ring->slot[s];
-		uint32_t len = PM_READ_ONCE(rk->desc[s].len);
-		sl->len = (uint16_t)(len <= p->region.buf_size - p->region.headroom ?
-					     len : 0);
+	if (hwcur >= S || prod >= S || cons >= S)
+		return resume_invalid(p, pp, r);
+	for (uint32_t s = 0; s < S; s++) {
+		int ret = resume_buf(p, tx, s, &tk->shadow[s], seen);
+		if (ret)
+			return ret;
 	}
 	uint32_t d = pm_ring_dist(prod, cons, S);
 	tk->prod = prod;
@@ -263,6 +274,34 @@ static int pipe_resume_ring(struct pktmap_port *p, struct pipe_priv *pp,
 	tx->hwtail = tx->rtail = pm_ring_add(hwcur, d ? d - 1 : S - 1, S);
 	tx->ring->head = tx->ring->cur = hwcur;
 	tx->ring->tail = tx->hwtail;
+	return 0;
+}
+
+/* Resume RX ring r of this end, with the packets its last binder had
+ * received but not released. As pipe_resume_tx(), for the RX side. */
+static int pipe_resume_rx(struct pktmap_port *p, struct pipe_priv *pp,
+			  uint32_t r, uint8_t *seen)
+{
+	struct pm_kring *rx = pm_rxkring(p, r);
+	struct pipe_kpriv *rk = &pp->kp[pp->nrings + r];
+	uint32_t S = pp->nslots;
+	uint32_t rcons = atomic_load(&rk->q->cons);
+	uint32_t rtail = PM_READ_ONCE(rk->q->rx_hwtail);
+	uint32_t rprod = atomic_load(&rk->q->prod);
+	if (rcons >= S || rtail >= S || rprod >= S ||
+	    pm_ring_dist(rcons, rtail, S) > pm_ring_dist(rcons, rprod, S))
+		return resume_invalid(p, pp, r);
+	for (uint32_t s = 0; s < S; s++) {
+		int ret = resume_buf(p, rx, s, &rk->desc[s].buf_idx, seen);
+		if (ret)
+			return ret;
+	}
+	for (uint32_t s = rcons; s != rtail; s = s + 1 == S ? 0 : s + 1) {
+		struct netmap_slot *sl = &rx->ring->slot[s];
+		uint32_t len = PM_READ_ONCE(rk->desc[s].len);
+		sl->len = (uint16_t)(len <= p->region.buf_size - p->region.headroom ?
+					     len : 0);
+	}
 	rx->hwcur = rx->rhead = rx->rcur = rcons;
 	rx->hwtail = rx->rtail = rtail;
 	rx->ring->head = rx->ring->cur = rcons;
@@ -407,6 +446,12 @@ static int pipe_join(struct pktmap_port *p, const struct pipe_priv *pp,
 	const struct pm_pipe_shared *sh = pm_region_ptr(reg, ofs);
 	uint32_t magic = PM_READ_ONCE(sh->magic);
 	uint32_t r = PM_READ_ONCE(sh->nrings), s = PM_READ_ONCE(sh->nslots);
+	if (magic == PIPE_MAGIC_OLD)
+		return pm_open_error(p, -EPROTO,
+				     "pipe %u in region '%s' was made by an older "
+				     "pktmap (one claim per end): open it with the "
+				     "same pktmap as its users, or close them first",
+				     pp->pipe_id, reg->name);
 	if (magic != PIPE_MAGIC || r == 0 || r > PM_MAX_RINGS || s < 4 ||
 	    s > PM_MAX_SLOTS || pipe_layout(r, s).size > found_size)
 		return pm_open_error(p, -EPROTO,
@@ -486,8 +531,16 @@ static int pipe_publish(struct pktmap_port *p, struct pipe_priv *pp,
 	return 0;
 }
 
-/* Claim the rings the name binds, [lo, hi), for this end: a second
- * opener of the same end is refused. Under the region lock. */
+/* Does this open bind direction dir (PIPE_TX, PIPE_RX)? */
+static bool binds(const struct pktmap_port *p, uint32_t dir)
+{
+	return p->dir & (dir == PIPE_TX ? PKTMAP_DIR_TX : PKTMAP_DIR_RX);
+}
+
+/* Claim the rings the name binds, [lo, hi), for this end, per direction:
+ * a second binder of the same ring of the same end is refused; the TX
+ * and RX rings of an end may be bound by two processes (/T and /R).
+ * Under the region lock. */
 static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 		      const struct pm_name *nm)
 {
@@ -497,18 +550,22 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 		return pm_open_error(p, -EINVAL, "ring %u does not exist (the pipe "
 				     "has %u ring pairs)", pp->lo, pp->nrings);
 	for (uint32_t r = pp->lo; r < pp->hi; r++)
-		if (pm_region_claim(&p->region, claim_id(pp->uid, pp->end, r)))
-			return pm_open_error(p, -EBUSY,
-					     "this end (ring %u) is already open in "
-					     "another process or thread: close it "
-					     "there, or open the other end (%c) or "
-					     "another pipe number", r,
-					     pp->end ? '{' : '}');
+		for (uint32_t d = PIPE_TX; d <= PIPE_RX; d++)
+			if (binds(p, d) &&
+			    pm_region_claim(&p->region,
+					    claim_id(pp->uid, pp->end, d, r)))
+				return pm_open_error(p, -EBUSY,
+					"this end's %s ring %u is already open in "
+					"another process or thread: close it there, "
+					"or bind the other direction only (/%c), "
+					"the other end (%c) or another pipe number",
+					d == PIPE_TX ? "TX" : "RX", r,
+					d == PIPE_TX ? 'R' : 'T', pp->end ? '{' : '}');
 	return 0;
 }
 
-/* This end's private rings, resumed from what the queues hold. Under the
- * region lock. */
+/* This end's private rings, resumed from what the queues hold, in the
+ * directions it binds. Under the region lock. */
 static int pipe_rings(struct pktmap_port *p, struct pipe_priv *pp,
 		      const struct pm_name *nm)
 {
@@ -537,7 +594,10 @@ static int pipe_rings(struct pktmap_port *p, struct pipe_priv *pp,
 		rk->desc = pipe_desc(pp, !pp->end, r);
 		pm_txkring(p, r)->priv = tk;
 		pm_rxkring(p, r)->priv = rk;
-		ret = pipe_resume_ring(p, pp, r, seen);
+		if (binds(p, PIPE_TX))
+			ret = pipe_resume_tx(p, pp, r, seen);
+		if (ret == 0 && binds(p, PIPE_RX))
+			ret = pipe_resume_rx(p, pp, r, seen);
 	}
 	free(seen);
 	return ret;
@@ -563,9 +623,10 @@ static int pipe_setup_locked(struct pktmap_port *p, struct pipe_priv *pp,
 	return ret ? ret : pipe_rings(p, pp, nm);
 }
 
-/* The wake-up FIFOs of the bound rings, and the pollable fds over them:
- * per direction (the FIFO itself for one ring, else an epoll set), and
- * one over everything for pktmap_fd(). */
+/* The wake-up FIFOs of the bound rings (of the directions bound: the
+ * other direction's may belong to another process), and the pollable
+ * fds over them: per direction (the FIFO itself for one ring, else an
+ * epoll set), and one over everything for pktmap_fd(). */
 static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
 {
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
@@ -573,15 +634,22 @@ static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
 		/* One FIFO per direction, so that a thread sleeping for RX and
 		 * one sleeping for TX space on the same port never take each
 		 * other's wake-up. */
-		tk->wake_own_fd = open_fifo(p, pp, pp->end, r, 't');
-		tk->wake_peer_fd = open_fifo(p, pp, !pp->end, r, 'r');
-		rk->wake_own_fd = open_fifo(p, pp, pp->end, r, 'r');
-		rk->wake_peer_fd = open_fifo(p, pp, !pp->end, r, 't');
-		int fds[4] = { tk->wake_own_fd, tk->wake_peer_fd,
-			       rk->wake_own_fd, rk->wake_peer_fd };
-		for (int f = 0; f < 4; f++)
-			if (fds[f] < 0)
-				return fds[f]; /* open_fifo() set the message */
+		if (binds(p, PIPE_TX)) {
+			tk->wake_own_fd = open_fifo(p, pp, pp->end, r, 't');
+			if (tk->wake_own_fd < 0)
+				return tk->wake_own_fd; /* open_fifo() said why */
+			tk->wake_peer_fd = open_fifo(p, pp, !pp->end, r, 'r');
+			if (tk->wake_peer_fd < 0)
+				return tk->wake_peer_fd;
+		}
+		if (binds(p, PIPE_RX)) {
+			rk->wake_own_fd = open_fifo(p, pp, pp->end, r, 'r');
+			if (rk->wake_own_fd < 0)
+				return rk->wake_own_fd;
+			rk->wake_peer_fd = open_fifo(p, pp, !pp->end, r, 't');
+			if (rk->wake_peer_fd < 0)
+				return rk->wake_peer_fd;
+		}
 	}
 	for (int set = 0; set < 3; set++) {
 		pp->epfd[set] = epoll_create1(EPOLL_CLOEXEC);
@@ -590,7 +658,9 @@ static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
 					     strerror(errno));
 		for (uint32_t r = pp->lo; r < pp->hi; r++) {
 			for (int d = 0; d < 2; d++) {
-				if (set != 2 && set != d)
+				/* set 0: RX wake-ups, 1: TX, 2: both */
+				if ((set != 2 && set != d) ||
+				    !binds(p, d ? PIPE_TX : PIPE_RX))
 					continue;
 				int fd = pp->kp[d == 0 ? pp->nrings + r : r].wake_own_fd;
 				struct epoll_event ev = { .events = EPOLLIN, .data.u32 = r };
@@ -601,8 +671,10 @@ static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
 		}
 	}
 	bool one = pp->hi - pp->lo == 1;
-	pp->rx_fd = one ? pp->kp[pp->nrings + pp->lo].wake_own_fd : pp->epfd[0];
-	pp->tx_fd = one ? pp->kp[pp->lo].wake_own_fd : pp->epfd[1];
+	pp->rx_fd = one && binds(p, PIPE_RX) ? pp->kp[pp->nrings + pp->lo].wake_own_fd :
+					       pp->epfd[0];
+	pp->tx_fd = one && binds(p, PIPE_TX) ? pp->kp[pp->lo].wake_own_fd :
+					       pp->epfd[1];
 	p->fd = pp->epfd[2];
 	return 0;
 }
@@ -1122,10 +1194,19 @@ static int pipe_event_fd(struct pktmap_port *p)
 	return pp->ev_tx ? pp->tx_fd : pp->rx_fd;
 }
 
+/* The events of `events` this open can wait for: the flags and FIFOs of
+ * a direction it does not bind may be another process's. */
+static short pipe_bound_events(const struct pktmap_port *p, short events)
+{
+	return (short)(events & ((p->dir & PKTMAP_DIR_RX ? POLLIN : 0) |
+				 (p->dir & PKTMAP_DIR_TX ? POLLOUT : 0)));
+}
+
 /* Announce that we are about to sleep, then look once more. */
 static int pipe_poll_arm(struct pktmap_port *p, short events)
 {
 	struct pipe_priv *pp = p->priv;
+	events = pipe_bound_events(p, events);
 	/* An event source arms in every sync (pipe_sync_event): its fd
 	 * already says what the rings hold. */
 	short own = (short)((pp->ev ? POLLIN : 0) | (pp->ev_tx ? POLLOUT : 0));
@@ -1168,6 +1249,7 @@ static void pipe_poll_disarm(struct pktmap_port *p, short events)
 {
 	struct pipe_priv *pp = p->priv;
 	char buf[256];
+	events = pipe_bound_events(p, events);
 	if (pp->ev)
 		events &= (short)~POLLIN;
 	if (pp->ev_tx)
@@ -1199,6 +1281,7 @@ static int pipe_poll_fd(const struct pktmap_port *p, short events, short *pev)
 			*pev = POLLOUT;
 		return pp->tx_fd;
 	}
+	events = pipe_bound_events(p, events);
 	if ((events & (POLLIN | POLLOUT)) == POLLIN)
 		return pp->rx_fd;
 	if ((events & (POLLIN | POLLOUT)) == POLLOUT)
@@ -1210,8 +1293,11 @@ static void pipe_info(const struct pktmap_port *p, struct pktmap_info *info)
 {
 	struct pipe_priv *pp = p->priv;
 	struct pktmap_port *mp = (struct pktmap_port *)p;
+	/* Gone: nobody binds either direction of the other end's ring. */
 	if (!pm_region_claimed(&mp->region,
-			       claim_id(pp->uid, !pp->end, pp->lo)))
+			       claim_id(pp->uid, !pp->end, PIPE_TX, pp->lo)) &&
+	    !pm_region_claimed(&mp->region,
+			       claim_id(pp->uid, !pp->end, PIPE_RX, pp->lo)))
 		info->flags |= PKTMAP_INFO_PEER_GONE;
 }
 

@@ -11,6 +11,7 @@
 #                                                   every byte, in order
 #   nmt gen --- p{0@M ---> nmt fwd (swaps buffers) ---> q{0@M ---> nmt recv
 #   nmt extra (sends from extra buffers) ---> nmt recv
+#   one pipe end bound by two processes, one per direction (/T, /R);
 #   NS_MOREFRAG chains; waiting with poll, select and epoll;
 #   bad requests get netmap's errno.
 set -euo pipefail
@@ -143,6 +144,33 @@ for prog in lib raw; do
 	expect_eq "excl ($prog)" "$(grep -c '^ok ' "$TMP/x.$prog")" 4
 done
 echo "  $(tail -n 1 "$TMP/tl.raw") / $(tail -n 1 "$TMP/tl.raw.rx"); /x: $(tail -n 1 "$TMP/x.raw")"
+
+echo "4c. one pipe end bound by two processes, one per direction (/T, /R), both ways"
+#   gen raw  netmap:D{0/T --->  netmap:D}0/R recv raw
+#   recv lib netmap:D{0/R <---  netmap:D}0/T gen lib
+# (the senders are the builds made above with pkg-config's flags)
+D=${PIPE}d
+bg "$LIB" recv "netmap:$D{0/R" "$N" 100 poll >"$TMP/dir.a.rx" 2>&1
+arx=$BG_PID
+wait_for "$TMP/dir.a.rx" '^ready'
+bg "${RUN[@]}" "$RAW" recv "netmap:$D}0/R" "$N" 200 epoll >"$TMP/dir.b.rx" 2>&1
+brx=$BG_PID
+wait_for "$TMP/dir.b.rx" '^ready'
+# the end's RX ring is bound: a second binder of it is refused, one line
+out=$(PKTMAP_NETMAP_QUIET=0 "$LIB" recv "netmap:$D{0" 1 100 poll 2>&1 || true)
+echo "$out" | grep -q "RX ring 0 is already open in another process" ||
+	fail "a second binder of $D{0's RX ring: $out"
+bg "${RUN[@]}" "$TMP/nmt_pc_raw" gen "netmap:$D{0/T" "$N" 200 select >"$TMP/dir.a.tx" 2>&1
+atx=$BG_PID
+"$TMP/nmt_pc" gen "netmap:$D}0/T" "$N" 100 poll >"$TMP/dir.b.tx" 2>&1 ||
+	fail "dir: gen $D}0/T: $(cat "$TMP/dir.b.tx")"
+for pid in $atx $arx $brx; do
+	wait_bg "$pid"
+	[ "$WAIT_RC" = 0 ] || fail "dir: $(cat "$TMP"/dir.*)"
+done
+expect_eq "dir: $D{0/R" "$(tail -n 1 "$TMP/dir.a.rx")" "received $N in order, bytes ok"
+expect_eq "dir: $D}0/R" "$(tail -n 1 "$TMP/dir.b.rx")" "received $N in order, bytes ok"
+echo "  $D{0: /T and /R in two processes: $(tail -n 1 "$TMP/dir.b.rx") / $(tail -n 1 "$TMP/dir.a.rx")"
 
 echo "5. extra buffers (lb's way: build in one, swap it into the slot)"
 pair extra_lib "$LIB" recv "netmap:${PIPE}e}0" 50000 300 select -- \

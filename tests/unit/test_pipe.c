@@ -30,11 +30,12 @@ static struct pktmap_port *open_end(const char *suffix, int expect_ok)
 	return r == 0 ? p : NULL;
 }
 
-/* Fill up to n TX slots with frames carrying seq numbers; returns count. */
-static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n,
-			 uint32_t len)
+/* Fill up to n slots of TX ring `ring` with frames carrying seq numbers;
+ * returns count. */
+static uint32_t send_seq_ring(struct pktmap_port *p, uint32_t ring, uint32_t *seq,
+			      uint32_t n, uint32_t len)
 {
-	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(p), 0);
+	struct netmap_ring *r = NETMAP_TXRING(pktmap_nifp(p), ring);
 	uint32_t sent = 0;
 	while (sent < n && !nm_ring_empty(r)) {
 		struct netmap_slot *s = &r->slot[r->cur];
@@ -50,11 +51,17 @@ static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n,
 	return sent;
 }
 
-/* Drain RX, checking seq order and payload; returns packets. */
-static uint32_t recv_check(struct pktmap_port *p, uint32_t *expect,
-			   uint64_t *bytes)
+static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n,
+			 uint32_t len)
 {
-	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), 0);
+	return send_seq_ring(p, 0, seq, n, len);
+}
+
+/* Drain RX ring `ring`, checking seq order and payload; returns packets. */
+static uint32_t recv_check_ring(struct pktmap_port *p, uint32_t ring,
+				uint32_t *expect, uint64_t *bytes)
+{
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), ring);
 	uint32_t got = 0;
 	while (!nm_ring_empty(r)) {
 		struct netmap_slot *s = &r->slot[r->head];
@@ -70,6 +77,12 @@ static uint32_t recv_check(struct pktmap_port *p, uint32_t *expect,
 		r->head = r->cur = nm_ring_next(r, r->head);
 	}
 	return got;
+}
+
+static uint32_t recv_check(struct pktmap_port *p, uint32_t *expect,
+			   uint64_t *bytes)
+{
+	return recv_check_ring(p, 0, expect, bytes);
 }
 
 static void test_basic(void)
@@ -382,6 +395,270 @@ static void test_sigkill(void)
 	pktmap_close(b);
 }
 
+/* Distinct buffers in ring `ring` of each port of ps[] (TX when tx[i]),
+ * every one a buffer of the pool: conservation across the processes
+ * that held them. */
+static uint32_t distinct_in(struct pktmap_port **ps, const int *tx, int n,
+			    uint32_t ring)
+{
+	static unsigned char seen[1 << 16];
+	memset(seen, 0, sizeof(seen));
+	uint32_t d = 0;
+	for (int i = 0; i < n; i++) {
+		struct netmap_if *nifp = pktmap_nifp(ps[i]);
+		struct netmap_ring *r = tx[i] ? NETMAP_TXRING(nifp, ring) :
+						NETMAP_RXRING(nifp, ring);
+		for (uint32_t s = 0; s < r->num_slots; s++) {
+			uint32_t idx = r->slot[s].buf_idx;
+			CHECK(idx >= 2 && idx < ps[i]->region.nbufs, "buffer %u", idx);
+			if (idx < sizeof(seen) && !seen[idx]++)
+				d++;
+		}
+	}
+	return d;
+}
+
+/* A child binding one direction of a pipe end: tell the parent it is
+ * open (ready), wait for go, then send or receive n frames in order on
+ * ring `ring`; its exit status says whether every check passed. With n 0
+ * it sends until it is killed. */
+static void split_child(const char *suffix, int tx, uint32_t ring, uint32_t n,
+			int ready, int go)
+{
+	struct pktmap_port *p = open_end(suffix, 1);
+	char c = p ? 'r' : 'e';
+	if (write(ready, &c, 1) != 1 || !p || read(go, &c, 1) != 1)
+		_exit(2);
+	uint32_t seq = 0, expect = 0, got = 0;
+	uint64_t bytes = 0;
+	while (tx && (n == 0 || seq < n)) {
+		if (pktmap_poll(p, POLLOUT, 10000) <= 0)
+			_exit(3);
+		send_seq_ring(p, ring, &seq, n ? n - seq : 64, 0);
+		pktmap_txsync(p);
+	}
+	while (tx && nm_tx_pending(NETMAP_TXRING(pktmap_nifp(p), ring)))
+		pktmap_poll(p, POLLOUT, 100);
+	while (!tx && got < n) {
+		if (pktmap_poll(p, POLLIN, 10000) <= 0)
+			_exit(3);
+		got += recv_check_ring(p, ring, &expect, &bytes);
+	}
+	if (!tx) {
+		pktmap_rxsync(p);
+		CHECK_EQ(got, n);
+		CHECK(nm_ring_empty(NETMAP_RXRING(pktmap_nifp(p), ring)),
+		      "nothing after the last frame");
+	}
+	pktmap_close(p);
+	_exit(t_failed ? 1 : 0);
+}
+
+static pid_t split_fork(const char *suffix, int tx, uint32_t ring, uint32_t n,
+			int *ready, int *go)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		split_child(suffix, tx, ring, n, ready[1], go[0]);
+	char c = 0;
+	CHECK(read(ready[0], &c, 1) == 1 && c == 'r', "child %s opened", suffix);
+	return pid;
+}
+
+static void wait_ok(pid_t pid, const char *what)
+{
+	int status = 0;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d",
+	      what, status);
+}
+
+/* Send n frames on TX ring `ring` of tx while receiving n on RX ring
+ * `ring` of rx, each in order. */
+static void send_and_receive(struct pktmap_port *tx, struct pktmap_port *rx,
+			     uint32_t ring, uint32_t n, uint32_t *seq,
+			     uint32_t *expect)
+{
+	uint32_t sent = 0, got = 0;
+	uint64_t bytes = 0;
+	while (sent < n || got < n) {
+		struct pktmap_pollreq q[2] = {
+			{ .port = tx, .events = sent < n ? POLLOUT : 0 },
+			{ .port = rx, .events = got < n ? POLLIN : 0 },
+		};
+		int r = pktmap_poll_many(q, 2, 10000);
+		CHECK(r > 0, "poll: %d (sent %u, got %u)", r, sent, got);
+		if (r <= 0)
+			return;
+		sent += send_seq_ring(tx, ring, seq, n - sent, 0);
+		pktmap_txsync(tx);
+		got += recv_check_ring(rx, ring, expect, &bytes);
+	}
+	pktmap_rxsync(rx); /* release the last frames: the writer waits */
+	CHECK_EQ(got, n);
+}
+
+/* One pipe end bound by two processes, one per direction (/T, /R), on
+ * ring 1 of two; the other end by two opens of this process. Frames
+ * cross both ways with exact counts and order; a third binder of either
+ * direction is refused with EBUSY; every buffer is accounted for. */
+static void test_split_processes(void)
+{
+	const uint32_t N = 100000;
+	struct pktmap_port *pr = open_end("}11-1/R@conf:rings=2,slots=64", 1);
+	struct pktmap_port *pt = open_end("}11-1/T", 1);
+	int ready[2], go[2];
+	if (!pr || !pt || pipe(ready) || pipe(go)) {
+		pktmap_close(pt);
+		pktmap_close(pr);
+		return;
+	}
+	pid_t a = split_fork("{11-1/T", 1, 1, N, ready, go);
+	pid_t b = split_fork("{11-1/R", 0, 1, N, ready, go);
+
+	char err[300] = "", name[128];
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	const char *busy[3][2] = { { "{11-1/T", "TX ring 1" },
+				   { "{11-1/R", "RX ring 1" },
+				   { "{11-1", "ring 1" } };
+	for (int i = 0; i < 3; i++) {
+		struct pktmap_port *x = NULL;
+		err[0] = 0;
+		snprintf(name, sizeof(name), "pipe:%s%s", pname, busy[i][0]);
+		CHECK(pktmap_open(&x, name, &o) == -EBUSY, "%s refused", name);
+		CHECK(strstr(err, busy[i][1]) && strstr(err, "already open"),
+		      "%s: %s", name, err);
+		pktmap_close(x);
+	}
+	struct pktmap_port *r0 = open_end("{11-0", 1); /* claims are per ring */
+	pktmap_close(r0);
+
+	uint32_t free0 = pm_region_free_count(&pr->region);
+	CHECK(write(go[1], "gg", 2) == 2, "go");
+	uint32_t seq = 0, expect = 0;
+	send_and_receive(pt, pr, 1, N, &seq, &expect);
+	wait_ok(a, "the /T binder");
+	wait_ok(b, "the /R binder");
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(pt, &st);
+	CHECK_EQ(st.tx_packets, N);
+	pktmap_stats(pr, &st);
+	CHECK_EQ(st.rx_packets, N);
+
+	/* Both directions of the end again, in one open: every buffer of
+	 * ring 1 is where it should be, none lost, none taken anew. */
+	struct pktmap_port *w = open_end("{11-1", 1);
+	if (w) {
+		struct pktmap_port *ps[4] = { w, w, pt, pr };
+		int tx[4] = { 1, 0, 1, 0 };
+		CHECK_EQ(distinct_in(ps, tx, 4, 1), 4 * 64);
+		CHECK_EQ(pm_region_free_count(&pr->region), free0);
+	}
+	pktmap_close(w);
+	pktmap_close(pt);
+	pktmap_close(pr);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/* The /T binder of an end killed with SIGKILL mid-traffic: the /R binder
+ * of the same end (another process) goes on receiving, every frame the
+ * dead one submitted arrives, a new /T binder resumes, and no buffer is
+ * lost. */
+static void test_split_sigkill(void)
+{
+	const uint32_t N = 50000;
+	struct pktmap_port *p = open_end("}12@conf:slots=64", 1);
+	int ready[2], go[2];
+	if (!p || pipe(ready) || pipe(go)) {
+		pktmap_close(p);
+		return;
+	}
+	pid_t a = split_fork("{12/T", 1, 0, 0, ready, go); /* sends until killed */
+	pid_t b = split_fork("{12/R", 0, 0, 2 * N, ready, go);
+	uint32_t free0 = pm_region_free_count(&p->region);
+	CHECK(write(go[1], "gg", 2) == 2, "go");
+	/* a's frames arrive; a is killed mid-traffic. */
+	uint32_t seq = 0, expect = 0, from_a = 0;
+	uint64_t bytes = 0;
+	while (from_a < 1000) {
+		CHECK(pktmap_poll(p, POLLIN, 10000) > 0, "a sends");
+		from_a += recv_check(p, &expect, &bytes);
+	}
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	/* Every frame a submitted is in the queue: take them all. */
+	pktmap_rxsync(p);
+	from_a += recv_check(p, &expect, &bytes);
+	pktmap_rxsync(p);
+	CHECK(expect == from_a && from_a >= 1000, "from a: %u, last %u", from_a,
+	      expect);
+	struct pktmap_port *a2 = open_end("{12/T", 1);
+	if (a2) {
+		/* b goes on: N more from us, while a2 carries on a's sequence. */
+		uint32_t aseq = expect;
+		send_seq(a2, &aseq, 10, 0);
+		pktmap_txsync(a2);
+		uint32_t sent = 0;
+		while (sent < 2 * N) {
+			CHECK(pktmap_poll(p, POLLOUT, 10000) > 0, "b reads");
+			sent += send_seq(p, &seq, 2 * N - sent, 0);
+			pktmap_txsync(p);
+		}
+		pktmap_rxsync(p);
+		CHECK_EQ(recv_check(p, &expect, &bytes), 10);
+		pktmap_rxsync(p);
+	}
+	wait_ok(b, "the /R binder");
+	struct pktmap_port *b2 = open_end("{12/R", 1);
+	if (a2 && b2) {
+		struct pktmap_port *ps[4] = { a2, b2, p, p };
+		int tx[4] = { 1, 0, 1, 0 };
+		CHECK_EQ(distinct_in(ps, tx, 4, 0), 4 * 64);
+		CHECK_EQ(pm_region_free_count(&p->region), free0);
+	}
+	pktmap_close(b2);
+	pktmap_close(a2);
+	pktmap_close(p);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/* A pipe made by a pktmap that claimed whole ends ("PIP3" in its control
+ * block) is refused in one line, not joined with claims it cannot see. */
+static void test_old_pipe(void)
+{
+	struct pktmap_port *a = open_end("{13", 1);
+	if (!a)
+		return;
+	char key[64], err[300] = "", name[128];
+	snprintf(key, sizeof(key), "p:%s{13", pname);
+	size_t size = 0;
+	uint64_t ofs = pm_region_lookup(&a->region, key, &size);
+	CHECK(ofs != 0, "control block of %s", key);
+	if (!ofs) {
+		pktmap_close(a);
+		return;
+	}
+	uint32_t *magic = pm_region_ptr(&a->region, ofs);
+	uint32_t keep = *magic;
+	*magic = 0x33504950u; /* "PIP3" */
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *b = NULL;
+	snprintf(name, sizeof(name), "pipe:%s}13", pname);
+	CHECK(pktmap_open(&b, name, &o) == -EPROTO, "old pipe refused");
+	CHECK(strstr(err, "older pktmap") != NULL, "message: %s", err);
+	pktmap_close(b);
+	*magic = keep;
+	pktmap_close(a);
+}
+
 /* A peer that writes garbage into the shared control block and ring. */
 static void test_garbage_peer(void)
 {
@@ -552,6 +829,45 @@ static void test_two_directions(void)
 	CHECK_EQ(out.rev, POLLOUT);
 	pktmap_close(a);
 	pktmap_close(b);
+}
+
+/* An end's RX binder sleeps while its TX binder (another open) polls for
+ * POLLIN and POLLOUT on a full ring: the TX binder must not touch the
+ * reader's flag or FIFO, so the reader is still woken by the next frame. */
+static void test_split_wakeup(void)
+{
+	struct pktmap_port *r = open_end("{14/R@conf:slots=64", 1);
+	struct pktmap_port *t = open_end("{14/T", 1);
+	struct pktmap_port *peer = open_end("}14/T", 1);
+	if (!r || !t || !peer) {
+		pktmap_close(peer);
+		pktmap_close(t);
+		pktmap_close(r);
+		return;
+	}
+	struct waiter w = { .p = r };
+	pthread_t th;
+	pthread_create(&th, NULL, waiter_main, &w);
+	wait_sleeping(r, 1);
+	uint32_t seq = 0;
+	while (send_seq(t, &seq, 1000, 0)) /* nobody reads }14: it fills */
+		pktmap_txsync(t);
+	CHECK_EQ(pktmap_poll(t, POLLIN | POLLOUT, 5), 0);
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(t, &st);
+	CHECK_EQ(st.poll_sleeps, 1); /* it armed and slept */
+	uint32_t pseq = 0;
+	send_seq(peer, &pseq, 1, 0);
+	pktmap_txsync(peer);
+	pthread_join(th, NULL);
+	CHECK_EQ(w.rev, POLLIN);
+	/* Woken by the frame, not found after its poll timed out: the
+	 * reader's flag was still up when the peer looked. */
+	pktmap_stats(peer, &st);
+	CHECK_EQ(st.wakeups_sent, 1);
+	pktmap_close(peer);
+	pktmap_close(t);
+	pktmap_close(r);
 }
 
 /* Two pipes with different names share one @mem: region and stay apart. */
@@ -800,11 +1116,15 @@ int main(void)
 	test_checker_and_chains();
 	test_two_processes();
 	test_sigkill();
+	test_split_processes();
+	test_split_sigkill();
+	test_old_pipe();
 	test_garbage_peer();
 	test_wakeup();
 	test_multi_ring();
 	test_shared_region();
 	test_two_directions();
+	test_split_wakeup();
 	test_threads();
 	test_create_rollback();
 	test_extra_bufs();
