@@ -39,6 +39,14 @@ _Static_assert(offsetof(struct pm_ring_rw, buf_align) ==
 _Static_assert(offsetof(struct pm_if_rw, ring_ofs) ==
 		       offsetof(struct netmap_if, ring_ofs), "if mirror");
 
+void pm_ring_set_bufs(struct netmap_ring *ring, const void *base,
+		      uint32_t stride)
+{
+	struct pm_ring_rw *rw = (struct pm_ring_rw *)ring;
+	rw->nr_buf_size = stride;
+	rw->buf_ofs = (int64_t)((const char *)base - (const char *)ring);
+}
+
 int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
 		       uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
 		       uint32_t tx_slots, uint32_t rx_slots)
