@@ -169,7 +169,8 @@ static void choose_blocks(struct pktmap_port *p, struct pkt_priv *pp,
 	if (want && c->region[0])
 		pm_log(p, PKTMAP_LOG_INFO, "%s: rx=blocks needs a region of the "
 		       "port's own (not @mem:): RX frames are copied", p->name);
-	pp->block_ms = c->block_ms;
+	/* An opener's timeout may be anything: the kernel's is an int. */
+	pp->block_ms = c->block_ms < 60000 ? c->block_ms : 60000;
 }
 
 /* Open the sockets of the bound rings (their rings one after the other
