@@ -20,7 +20,9 @@
  *     counts one drop_invalid, and the port goes on: three times the
  *     ring's memory afterwards, every frame, no kernel drop (the blocks
  *     all came back);
- *  4. a monitor (pkt:pb/r) of such a port gets a copy of every frame.
+ *  4. a monitor (pkt:pb/r) of such a port gets a copy of every frame;
+ *  5. who gets blocks: the open flag, the name (which wins), not @mem:
+ *     regions; a port open both ways reads blocks and sends as ever.
  */
 #include <errno.h>
 #include <poll.h>
@@ -365,6 +367,77 @@ static void test_monitor(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
+/* 5. Who gets blocks: the flag or the name (the name wins), readers of
+ * a region of their own; RX and TX both: blocks for RX, TX as ever. */
+static bool blocks_of(const char *name, uint32_t flags, uint32_t dir,
+		      const char **mode)
+{
+	struct pktmap_port *p = NULL;
+	char err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .flags = flags,
+				      .errbuf = err, .errbuf_len = sizeof(err),
+				      .log = t_log_cb, .rx_block_ms = 5 };
+	int r = pktmap_open(&p, name, &o);
+	CHECK(r == 0, "open %s: %s", name, err);
+	if (r)
+		return false;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(p, &info);
+	*mode = info.mode_name;
+	bool b = info.flags & PKTMAP_INFO_RX_BLOCKS;
+	CHECK_EQ(NETMAP_RXRING(pktmap_nifp(p), 0)->nr_buf_size, b ? 1 : info.buf_size);
+	pktmap_close(p);
+	return b;
+}
+
+static void test_open_forms(struct pktmap_port *a)
+{
+	char shm[64];
+	const char *mode = "";
+	snprintf(shm, sizeof(shm), "pkt:pb@conf:rx=blocks@mem:pkbl%d", (int)getpid());
+	CHECK(!blocks_of("pkt:pb", 0, PKTMAP_DIR_RX, &mode), "default: frames");
+	CHECK(blocks_of("pkt:pb", PKTMAP_OPEN_RX_BLOCKS, PKTMAP_DIR_RX, &mode),
+	      "the flag");
+	CHECK(strcmp(mode, "copy") == 0, "mode %s", mode);
+	CHECK(!blocks_of("pkt:pb@conf:rx=frames", PKTMAP_OPEN_RX_BLOCKS,
+			 PKTMAP_DIR_RX, &mode), "the name wins");
+	CHECK(!blocks_of(shm, 0, PKTMAP_DIR_RX, &mode), "@mem: copies");
+	CHECK(!blocks_of("pkt:pb", PKTMAP_OPEN_RX_BLOCKS, PKTMAP_DIR_TX, &mode),
+	      "TX only: no RX");
+	/* Both ways (the libpcap library): blocks for RX, TX copies. */
+	struct pktmap_port *b = NULL;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .flags = PKTMAP_OPEN_RX_BLOCKS,
+				      .log = t_log_cb };
+	CHECK_EQ(pktmap_open(&b, "pkt:pb", &o), 0);
+	if (!b)
+		return;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(b, &info);
+	CHECK(info.flags & PKTMAP_INFO_RX_BLOCKS, "flags %#x", info.flags);
+	CHECK(strcmp(info.mode_name, "emulated") == 0, "mode %s", info.mode_name);
+	struct rx r;
+	rx_init(&r, 0);
+	send_frames(a, 0, 300, 0);
+	drain_until(b, &r, 300);
+	CHECK_EQ(r.got, 300);
+	CHECK_EQ(r.bad, 0);
+	/* ... and it sends, from the region's buffers: pb -> pa. */
+	struct pktmap_port *ra = t_open_port("pkt:pa@conf:rx=blocks", PKTMAP_DIR_RX);
+	if (ra) {
+		struct rx back;
+		rx_init(&back, 0);
+		send_frames(b, 0, 300, 0);
+		drain_until(ra, &back, 300);
+		CHECK_EQ(back.got, 300);
+		CHECK_EQ(back.bad, 0);
+		CHECK_EQ(back.misorder, 0);
+		pktmap_close(ra);
+	}
+	printf("open forms: flag, name, @mem:, TX only; both ways: 300 in, "
+	       "300 out\n");
+	pktmap_close(b);
+}
+
 int main(void)
 {
 	t_need_root("pkt_blocks");
@@ -382,6 +455,7 @@ int main(void)
 	test_hold(a);
 	test_foreign(a);
 	test_monitor(a);
+	test_open_forms(a);
 	pktmap_close(a);
 	return t_done("pkt_blocks");
 }
