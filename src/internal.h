@@ -67,6 +67,8 @@ struct pm_conf {
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;
 	uint32_t headroom;                 /* back end's own: 0 = default */
+	bool rx_no_bufs;                   /* back end's own: RX slots get no
+					    * buffers (pkt: rx=blocks) */
 	/* memif: */
 	int role;                          /* -1 unset, 0 client, 1 server */
 	int abstract;                      /* -1 unset: abstract socket name */

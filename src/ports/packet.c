@@ -269,6 +269,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		return ret;
 	choose_blocks(p, pp, nm);
 	choose_inplace(p, pp, &conf);
+	conf.rx_no_bufs = pp->blocks; /* the slots point into the blocks */
 
 	/* The region: private unless @mem: names one. */
 	ret = pm_port_own_rings(p, c, "pkt", nm->body, R, R, txs, rxs);

@@ -203,6 +203,8 @@ static void test_frames(struct pktmap_port *a)
 	CHECK(strcmp(info.mode_name, "copy") == 0, "mode %s", info.mode_name);
 	struct netmap_ring *ring = NETMAP_RXRING(pktmap_nifp(b), 0);
 	CHECK_EQ(ring->nr_buf_size, 1);
+	/* The RX slots take no buffer of the region. */
+	CHECK(info.bufs < info.tx_slots + info.rx_slots, "%u buffers", info.bufs);
 	struct rx r;
 	rx_init(&r, 0);
 	const uint32_t N = 3 * MEM / 900; /* the blocks go round three times */
