@@ -22,7 +22,8 @@
  *     all came back);
  *  4. a monitor (pkt:pb/r) of such a port gets a copy of every frame;
  *  5. who gets blocks: the open flag, the name (which wins), not @mem:
- *     regions; a port open both ways reads blocks and sends as ever.
+ *     regions; a port open both ways reads blocks and sends as ever;
+ *  6. two rings (PACKET_FANOUT): each its own blocks, every frame whole.
  */
 #include <errno.h>
 #include <poll.h>
@@ -440,6 +441,57 @@ static void test_open_forms(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
+/* 6. Two rings (two sockets in a fanout group): each RX ring its own
+ * blocks, every frame whole on one of them. */
+static void test_rings(struct pktmap_port *a)
+{
+	struct pktmap_port *b = t_open_port("pkt:pb@conf:rings=2,rx=blocks",
+					    PKTMAP_DIR_RX);
+	if (!b)
+		return;
+	struct netmap_if *nifp = pktmap_nifp(b);
+	struct netmap_ring *r0 = NETMAP_RXRING(nifp, 0), *r1 = NETMAP_RXRING(nifp, 1);
+	CHECK(r0->nr_buf_size == 1 && r1->nr_buf_size == 1, "geometry");
+	CHECK((char *)r0 + r0->buf_ofs != (char *)r1 + r1->buf_ofs, "own blocks");
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+	const uint32_t N = 2000;
+	uint64_t got[2] = { 0, 0 }, bad = 0;
+	for (uint32_t seq = 0; seq < N;) {
+		for (; seq < N && nm_ring_space(tx); seq++) {
+			struct netmap_slot *s = &tx->slot[tx->head];
+			s->len = (uint16_t)(60 + seq % 900);
+			t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), s->len, seq, seq % 16);
+			tx->head = tx->cur = nm_ring_next(tx, tx->head);
+		}
+		pktmap_txsync(a);
+		pktmap_poll(a, POLLOUT, 100);
+	}
+	for (int64_t end = now_ms() + 10000; got[0] + got[1] < N && now_ms() < end;) {
+		pktmap_poll(b, POLLIN, 100);
+		for (int k = 0; k < 2; k++) {
+			struct netmap_ring *ring = NETMAP_RXRING(nifp, k);
+			for (; !nm_ring_empty(ring);
+			     ring->head = ring->cur = nm_ring_next(ring, ring->head)) {
+				const struct netmap_slot *s = &ring->slot[ring->head];
+				uint32_t seq;
+				int v = t_frame_check((const uint8_t *)NETMAP_BUF(ring, s->buf_idx),
+						      s->len, &seq);
+				if (v < 0)
+					continue;
+				got[k]++;
+				bad += v == 0 || s->len != 60 + seq % 900;
+			}
+		}
+	}
+	CHECK_EQ(got[0] + got[1], N);
+	CHECK(got[0] && got[1], "16 flows over both rings (%llu, %llu)",
+	      (unsigned long long)got[0], (unsigned long long)got[1]);
+	CHECK_EQ(bad, 0);
+	printf("two rings: %llu + %llu frames, each ring its own blocks\n",
+	       (unsigned long long)got[0], (unsigned long long)got[1]);
+	pktmap_close(b);
+}
+
 int main(void)
 {
 	t_need_root("pkt_blocks");
@@ -458,6 +510,7 @@ int main(void)
 	test_foreign(a);
 	test_monitor(a);
 	test_open_forms(a);
+	test_rings(a);
 	pktmap_close(a);
 	return t_done("pkt_blocks");
 }
