@@ -189,7 +189,7 @@ static int open_socks(struct pktmap_port *p, struct pkt_priv *pp,
 			return ret;
 		pm_txkring(p, r)->priv = s;
 		pm_rxkring(p, r)->priv = s;
-		if (s->v2 && s->rx) {
+		if (s->v2) {
 			struct pm_kring *k = pm_rxkring(p, r);
 			s->rx_dlv = malloc(k->nslots * sizeof(*s->rx_dlv));
 			if (!s->rx_dlv)
