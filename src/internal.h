@@ -61,10 +61,14 @@ struct pm_conf {
 	uint32_t spin_us;                  /* poll: spin this long before sleeping */
 	int spin_set;                      /* spin_us was given */
 	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
+	int rx_blocks;                     /* pkt: rx=blocks (1), rx=frames (0), -1 unset */
+	uint32_t block_ms;                 /* pkt: block-ms (0 = unset) */
 	char region[64];                   /* "" = the back end's choice */
 	bool share;                        /* share=group:G given */
 	uint32_t share_gid;
 	uint32_t headroom;                 /* back end's own: 0 = default */
+	bool rx_no_bufs;                   /* back end's own: RX slots get no
+					    * buffers (pkt: rx=blocks) */
 	/* memif: */
 	int role;                          /* -1 unset, 0 client, 1 server */
 	int abstract;                      /* -1 unset: abstract socket name */
@@ -248,6 +252,9 @@ struct pm_kring {
 	/* The ring's counters, in the port's published page (pub.h): only
 	 * the thread that owns the ring writes them, with pm_stat_add(). */
 	struct pm_ring_stats *st;
+	/* The ring's buffers when they are not the port's (pkt:'s RX
+	 * blocks, a ring geometry of its own); NULL: p->bs. */
+	const struct pm_bufspace *bs;
 	/* This ring's sync: the back end's txsync or rxsync, unless the back
 	 * end gave the ring its own (xdp's host rings, pm_ring_ops). */
 	int (*sync)(struct pktmap_port *p, struct pm_kring *k);
@@ -434,6 +441,11 @@ static inline struct pm_kring *pm_rxkring(struct pktmap_port *p, uint32_t i)
 {
 	return &p->krings[p->ntx + p->nhtx + i];
 }
+
+/* Give one ring buffers of its own: NETMAP_BUF(ring, i) is then
+ * base + i * stride (pkt:'s RX blocks: stride 1, base the blocks). */
+void pm_ring_set_bufs(struct netmap_ring *ring, const void *base,
+		      uint32_t stride);
 
 /* Lay out the port's netmap_if and its rings (ntx TX, nhtx host TX, nrx
  * RX, nhrx host RX, in netmap's order) in memory private to this open: an

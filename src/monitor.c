@@ -302,6 +302,7 @@ static void queue_copy(struct pktmap_port *p, struct pm_mon *m,
 	struct netmap_ring *src = k->ring;
 	struct netmap_ring *dst = NETMAP_TXRING(m->q->nifp, 0);
 	uint32_t n = k->nslots, cap = m->q->bs.usable;
+	const struct pm_bufspace *bs = k->bs ? k->bs : &p->bs;
 	bool synced = false; /* the queue is asked for room once a batch */
 	for (uint32_t i = from; i != to;) {
 		uint32_t frags = chain_len(src, i, to, n);
@@ -319,7 +320,7 @@ static void queue_copy(struct pktmap_port *p, struct pm_mon *m,
 			uint32_t idx = PM_READ_ONCE(s->buf_idx);
 			uint32_t len = PM_READ_ONCE(s->len);
 			uint16_t fl = PM_READ_ONCE(s->flags);
-			if (pm_slot_check(&p->bs, idx, len, (int)k->tx) != PM_SLOT_OK)
+			if (pm_slot_check(bs, idx, len, (int)k->tx) != PM_SLOT_OK)
 				continue;
 			struct netmap_slot *d = &dst->slot[dst->head];
 			len = len < cap ? len : cap;

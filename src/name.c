@@ -14,6 +14,8 @@
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy);
  *   r, t, rt: a monitor of the port (src/monitor.c), z refused.
  *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
+ *   pkt: @conf:rx=blocks (RX in the kernel's TPACKET_V3 blocks) or
+ *   rx=frames, block-ms=N.
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
  *   hugepages, loop, linktype, nanosec, spin-us, region, share;
@@ -87,6 +89,7 @@ static const struct conf_key conf_keys[] = {
 	CK("linktype", linktype, 0, 0, 65535),
 	CK("nanosec", nanosec, 1, 0, 1),
 	CK("spin-us", spin_us, 0, 0, 1000000),
+	CK("block-ms", block_ms, 0, 1, 60000),
 	CK("abstract", abstract, 1, 0, 1),
 };
 
@@ -168,8 +171,8 @@ static int conf_number(const char *key, const char *val, size_t vlen,
 			       "tx-rings, rx-rings, host-rings, slots, "
 			       "tx-slots, rx-slots, bufs, buf-size, "
 			       "extra-bufs, hugepages, loop, linktype, "
-			       "nanosec, spin-us, region, share, role, "
-			       "secret, abstract)", key);
+			       "nanosec, spin-us, rx, block-ms, region, share, "
+			       "role, secret, abstract)", key);
 	if (parse_u32(val, vlen, &v) || v < k->min || v > k->max)
 		return conf_range_error(key, k->min, k->max, name, err, errlen);
 	if (k->is_int)
@@ -206,6 +209,15 @@ static int conf_word(const char *key, const char *val, size_t vlen,
 				       "'@conf:secret=': 1 to 24 characters");
 		memcpy(c->secret, val, vlen);
 		c->secret[vlen] = 0;
+	} else if (strcmp(key, "rx") == 0) { /* pkt: docs/packet.md */
+		if (vlen == 6 && memcmp(val, "blocks", 6) == 0)
+			c->rx_blocks = 1;
+		else if (vlen == 6 && memcmp(val, "frames", 6) == 0)
+			c->rx_blocks = 0;
+		else
+			return err_out(err, errlen, name, "%s", "'@conf:rx=': "
+				       "blocks (pkt: RX in the kernel's TPACKET_V3 "
+				       "blocks) or frames");
 	} else { /* tx: how xdp's TX reaches the device (docs/xdp.md) */
 		if (vlen == 4 && memcmp(val, "live", 4) == 0) {
 			c->tx_live = 1;
@@ -228,7 +240,7 @@ static int conf_item(const char *key, const char *val, size_t vlen,
 		     size_t errlen)
 {
 	static const char *const words[] = { "region", "mem", "role", "secret",
-					     "tx" };
+					     "tx", "rx" };
 	for (size_t i = 0; i < PM_ARRAY_SIZE(words); i++)
 		if (strcmp(key, words[i]) == 0)
 			return conf_word(key, val, vlen, c, name, err, errlen);
@@ -283,6 +295,7 @@ static void name_init(struct pm_name *out)
 	out->pipe_id = -1;
 	out->reg = NR_REG_ALL_NIC;
 	out->conf.tx_live = -1;
+	out->conf.rx_blocks = -1;
 	out->conf.hugepages = -1;
 	out->conf.nanosec = -1;
 	out->conf.role = -1;

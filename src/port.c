@@ -245,6 +245,8 @@ static void conf_from_opts(struct pm_conf *c, const struct pktmap_open_opts *opt
 		c->extra_bufs = OPT(opts, extra_bufs, 0);
 	if (c->hugepages < 0)
 		c->hugepages = OPT(opts, hugepages, 0) > 0;
+	if (!c->block_ms)
+		c->block_ms = OPT(opts, rx_block_ms, 0);
 	if (!c->region[0] && OPT(opts, region, NULL))
 		snprintf(c->region, sizeof(c->region), "%s", opts->region);
 }

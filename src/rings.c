@@ -39,6 +39,14 @@ _Static_assert(offsetof(struct pm_ring_rw, buf_align) ==
 _Static_assert(offsetof(struct pm_if_rw, ring_ofs) ==
 		       offsetof(struct netmap_if, ring_ofs), "if mirror");
 
+void pm_ring_set_bufs(struct netmap_ring *ring, const void *base,
+		      uint32_t stride)
+{
+	struct pm_ring_rw *rw = (struct pm_ring_rw *)ring;
+	rw->nr_buf_size = stride;
+	rw->buf_ofs = (int64_t)((const char *)base - (const char *)ring);
+}
+
 int pm_port_make_rings(struct pktmap_port *p, const char *ifname,
 		       uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx,
 		       uint32_t tx_slots, uint32_t rx_slots)
@@ -109,8 +117,11 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 {
 	(void)tag; /* the rings are private now: no region object to name */
 	char err[300];
+	/* RX slots the back end points elsewhere (pkt:'s blocks) take no
+	 * buffer of the region. */
+	uint32_t rx_bufs = c->rx_no_bufs ? 0 : nrx * rxs;
 	struct pm_region_params rp = {
-		.bufs = 2 + ntx * txs + nrx * rxs + c->extra_bufs + 64,
+		.bufs = 2 + ntx * txs + rx_bufs + c->extra_bufs + 64,
 		.buf_size = c->buf_size,
 		.obj_size = 4096,
 		.hugepages = c->hugepages,
@@ -136,7 +147,7 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 	/* From here, pktmap_open()'s failure path gives back what the
 	 * slots hold (slots not filled yet hold buffer 0: nothing). */
 	p->own_rings = true;
-	uint32_t total = ntx * txs + nrx * rxs, k = 0;
+	uint32_t total = ntx * txs + rx_bufs, k = 0;
 	uint32_t *idx = malloc((size_t)(total ? total : 1) * sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
@@ -151,7 +162,7 @@ int pm_port_own_rings(struct pktmap_port *p, const struct pm_conf *c,
 				     "buffers needed, %u free)", r->name, total,
 				     free_bufs);
 	}
-	for (uint32_t i = 0; i < ntx + nrx; i++) {
+	for (uint32_t i = 0; i < (rx_bufs ? ntx + nrx : ntx); i++) {
 		struct pm_kring *kr = &p->krings[i];
 		for (uint32_t s = 0; s < kr->nslots; s++)
 			kr->ring->slot[s].buf_idx = idx[k++];

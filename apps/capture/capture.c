@@ -341,6 +341,11 @@ static int open_port(const char *name, uint32_t slots,
 	if (strcmp(be, "xdp") == 0 || strcmp(be, "pkt") == 0 ||
 	    strcmp(be, "tap") == 0)
 		oo.slots = slots;
+	/* pkt: read in the kernel's TPACKET_V3 blocks where it wrote the
+	 * frames (capture keeps no buffer and swaps none), a block handed
+	 * over when full or CAP_BLOCK_MS after its first frame. */
+	oo.flags = PKTMAP_OPEN_RX_BLOCKS;
+	oo.rx_block_ms = CAP_BLOCK_MS;
 	oo.errbuf = errbuf;
 	oo.errbuf_len = sizeof(errbuf);
 	rc = pktmap_open(port, name, &oo);
@@ -479,8 +484,9 @@ static int setup_workers(struct capture *cap)
 		w->ts_from_ptr = stamps;
 		/* wake-ups for a few frames at a time: xdp: on veth, and
 		 * pkt: in place (TPACKET_V2 wakes its reader every frame) */
-		w->coalesce = strcmp(info.backend, "xdp") == 0 ||
-			      strcmp(info.backend, "pkt") == 0;
+		w->coalesce = (strcmp(info.backend, "xdp") == 0 ||
+			       strcmp(info.backend, "pkt") == 0) &&
+			      !(info.flags & PKTMAP_INFO_RX_BLOCKS);
 		if (cli_thread_port(o->port, cap->nworkers, i, w->portname,
 				    sizeof(w->portname))) {
 			cli_err("capture: port name too long: %s", o->port);
@@ -505,7 +511,10 @@ static int setup_workers(struct capture *cap)
 		for (unsigned k = 0; k < w->nrings; k++)
 			w->rings[k] = NETMAP_RXRING(pktmap_nifp(w->port),
 						    info.first_rx_ring + k);
-		w->headroom = info.buf_size - info.buf_usable;
+		/* In blocks the 16 bytes before each frame are the
+		 * reader's (PKTMAP_INFO_RX_BLOCKS). */
+		w->rx_blocks = info.flags & PKTMAP_INFO_RX_BLOCKS;
+		w->headroom = w->rx_blocks ? 16 : info.buf_size - info.buf_usable;
 		w->fast = o->file && !o->pcapng && !o->rotate_bytes &&
 			  !o->rotate_secs && (!o->count || cap->nworkers == 1) &&
 			  w->nrings == 1 && w->headroom >= 16;
@@ -622,10 +631,14 @@ int cmd_capture(int argc, char **argv)
 	if (!status) {
 		kernel_filter(cap);
 		/* As tcpdump's line: the port, direction and filter are set. */
+		bool kf = cap->prog.bf_len && cap->w[0].kfilter;
+		const char *how = cap->w[0].rx_blocks ?
+			(kf ? " (TPACKET_V3 blocks, filter in the kernel)" :
+			      " (TPACKET_V3 blocks)") :
+			(kf ? " (filter in the kernel)" : "");
 		if (!cap->o.quiet)
 			fprintf(stderr, "pktmap capture: listening on %s%s\n",
-				cap->o.port, cap->prog.bf_len && cap->w[0].kfilter ?
-						     " (filter in the kernel)" : "");
+				cap->o.port, how);
 		status = go(cap);
 	}
 	for (unsigned i = 0; cap->w && i < cap->nworkers; i++) {

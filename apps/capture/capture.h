@@ -29,6 +29,10 @@
  * its name or -B says otherwise: netmap's 1024 are 1.5 ms at 0.7 Mpps,
  * less than a descheduled capture thread can miss on a busy machine. */
 #define CAP_DEFAULT_SLOTS 8192
+/* pkt: a TPACKET_V3 block is handed over when full or this long after
+ * its first frame (a capture wants batches, not the first frame soon;
+ * the 128 blocks of 32 MiB then hold 12.8 s of a slow link). */
+#define CAP_BLOCK_MS 100
 
 struct capture_opts {
 	const char *port;
@@ -89,6 +93,7 @@ struct cap_worker {
 	bool ts_from_ptr;          /* the back end stamps slot->ptr */
 	uint32_t headroom;         /* bytes before a buffer the writer may use */
 	bool fast;                 /* records slot run by slot run (work.c) */
+	bool rx_blocks;            /* pkt: frames read in the kernel's blocks */
 	bool kfilter;              /* the kernel runs the filter ... */
 	uint64_t ufilter_left;     /* ... but not on these first packets */
 	bool coalesce;             /* wait for batches (capture_work.c) */

@@ -218,14 +218,14 @@ static int status_of(int err)
 /* RX slots for a kernel-fed port: libpcap's buffer size at an average of
  * 256 bytes a packet (TPACKET_V3 packs small frames that densely), at
  * least PMC_MIN_SLOTS; a port name's @conf wins. Pipes keep the size
- * their creator gave. */
+ * their creator gave. pkt: gives its kernel ring 4 KiB a slot, in blocks
+ * or in 2 KiB frames: bytes / 4096 slots is libpcap's memory. */
 static uint32_t ring_slots(const struct pmc *h)
 {
 	uint32_t want = h->buffer_size > 0 ? (uint32_t)h->buffer_size / 256 : 0;
 	uint32_t s = PMC_MIN_SLOTS;
 
-	/* pkt: keeps frames of 2 KiB in place, twice the slots: the same
-	 * memory as libpcap's buffer (32 MiB at least). */
+	/* pkt: the same memory as libpcap's buffer (32 MiB at least). */
 	if (strncmp(h->portname, "pkt:", 4) == 0)
 		want = h->buffer_size > 0 ? (uint32_t)h->buffer_size / 4096 : 0;
 
@@ -246,6 +246,15 @@ static int open_port(struct pmc *h, uint32_t dir)
 	o.sz = sizeof(o);
 	o.dir = dir;
 	o.slots = ring_slots(h);
+	/* pkt: RX in the kernel's TPACKET_V3 blocks, read where the kernel
+	 * wrote them (the library never swaps or keeps a buffer), handed
+	 * over when full or after the read timeout: what libpcap does.
+	 * Immediate mode wants each frame at once: TPACKET_V2 frames, as
+	 * libpcap. A name's @conf:rx= wins. */
+	if (!h->immediate) {
+		o.flags |= PKTMAP_OPEN_RX_BLOCKS;
+		o.rx_block_ms = h->timeout_ms > 0 ? (uint32_t)h->timeout_ms : 0;
+	}
 	o.errbuf = h->errbuf;
 	o.errbuf_len = sizeof(h->errbuf);
 	h->errbuf[0] = 0;
@@ -344,9 +353,12 @@ int pmc_activate(struct pmc *h)
 		return PCAP_ERROR;
 	}
 	/* xdp: on veth, and pkt: in place (TPACKET_V2 wakes its reader
-	 * for every frame), hand over a few frames at a time. */
+	 * for every frame), hand over a few frames at a time; pkt: in
+	 * blocks hands over a block at a time already (a pause after a
+	 * small one would only delay the next). */
 	h->coalesce = !h->immediate && (strcmp(info.backend, "xdp") == 0 ||
-					strcmp(info.backend, "pkt") == 0);
+					strcmp(info.backend, "pkt") == 0) &&
+		      !(info.flags & PKTMAP_INFO_RX_BLOCKS);
 	h->ts_from_ptr = strcmp(info.backend, "pkt") == 0 ||
 			 strcmp(info.backend, "tap") == 0 ||
 			 strcmp(info.backend, "pcap") == 0;

@@ -72,6 +72,13 @@ typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
 /* Make the port an event source at open (see pktmap_fd()): the mode
  * change done explicitly, once, by the call that owns the port. */
 #define PKTMAP_OPEN_EVENTS 0x8u
+/* pkt: ports, for readers: RX slots point at the frames inside the
+ * kernel's TPACKET_V3 blocks, where the kernel wrote them (no copy). The
+ * RX rings then have their own geometry (nr_buf_size 1, buf_ofs at the
+ * blocks), and a slot released with another buffer (NS_BUF_CHANGED) is
+ * refused: no swapping. "@conf:rx=blocks" / "rx=frames" in the name win
+ * over the flag. Other back ends ignore it. (docs/packet.md) */
+#define PKTMAP_OPEN_RX_BLOCKS 0x10u
 
 /*
  * Options for pktmap_open(). Zero means "the default" everywhere; values
@@ -94,6 +101,10 @@ struct pktmap_open_opts {
 	void *log_ctx;
 	char *errbuf;        /* if set, receives the one-line open error */
 	size_t errbuf_len;
+	/* With PKTMAP_OPEN_RX_BLOCKS: a block the kernel has begun is
+	 * handed over when full or this many ms after its first frame
+	 * (libpcap's read timeout; 0: 1 ms; "@conf:block-ms=" wins). */
+	uint32_t rx_block_ms;
 };
 
 /* How a port moves packets. */
@@ -106,6 +117,11 @@ enum pktmap_mode {
 
 #define PKTMAP_INFO_EOF 0x1u       /* the source has ended (pcap file read) */
 #define PKTMAP_INFO_PEER_GONE 0x2u /* pipe: the other end is not open */
+/* pkt: RX slots point into the kernel's blocks (PKTMAP_OPEN_RX_BLOCKS):
+ * the RX rings' nr_buf_size is 1 (buf_size and buf_usable describe the
+ * TX buffers), a frame may be up to 65535 bytes, the 16 bytes before it
+ * may be written (a pcap record header), nothing else. */
+#define PKTMAP_INFO_RX_BLOCKS 0x4u
 
 struct pktmap_info {
 	size_t sz;

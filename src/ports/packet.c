@@ -5,7 +5,9 @@
  *
  * RX is in place when it can be (the kernel's TPACKET_V2 frames are
  * buffers of the port's index space: mode "copy", the kernel's one copy
- * only), else by copy out of TPACKET_V3 blocks (mode "emulated"); TX
+ * only), else by copy out of TPACKET_V3 blocks (mode "emulated"); a
+ * reader that asks for it (rx=blocks) gets RX in place in the V3 blocks,
+ * its RX rings with a geometry of their own (packet_blocks.c); TX
  * copies once into a ring of fixed frames (packet_rx.c and packet_tx.c
  * tell how).
  *
@@ -31,6 +33,7 @@
  * This file opens and closes the port, and polls. The rest of the back end:
  *   packet_sock.c    one socket, its kernel rings and where they are mapped
  *   packet_rx.c      rxsync: in place (TPACKET_V2) and by copy (TPACKET_V3)
+ *   packet_blocks.c  rxsync in place in TPACKET_V3 blocks (rx=blocks)
  *   packet_tx.c      txsync
  *   packet_filter.c  the kernel filter and the RX direction
  * and packet.h, their shared state.
@@ -140,6 +143,8 @@ static int iface_facts(struct pktmap_port *p, struct pkt_priv *pp,
 static void choose_inplace(struct pktmap_port *p, struct pkt_priv *pp,
 			   struct pm_conf *conf)
 {
+	if (pp->blocks)
+		return; /* in place in the kernel's blocks instead */
 	uint32_t bs = conf->buf_size ? conf->buf_size : PM_DEFAULT_BUF_SIZE;
 	uint32_t hroom = v2_macoff(p->linktype);
 	pp->inplace = (p->dir & PKTMAP_DIR_RX) && !conf->region[0] &&
@@ -149,6 +154,23 @@ static void choose_inplace(struct pktmap_port *p, struct pkt_priv *pp,
 		conf->headroom = hroom;
 		conf->buf_size = bs; /* 2 KiB frames unless asked otherwise */
 	}
+}
+
+/* RX in the kernel's blocks (rx=blocks, PKTMAP_OPEN_RX_BLOCKS) when
+ * asked for and the region is the port's own: the slots' buffers are
+ * then lost to it, which only a private region can afford. */
+static void choose_blocks(struct pktmap_port *p, struct pkt_priv *pp,
+			  const struct pm_name *nm)
+{
+	const struct pm_conf *c = &nm->conf;
+	bool want = c->rx_blocks >= 0 ? c->rx_blocks == 1 :
+					(nm->flags & PKTMAP_OPEN_RX_BLOCKS) != 0;
+	pp->blocks = want && (p->dir & PKTMAP_DIR_RX) && !c->region[0];
+	if (want && c->region[0])
+		pm_log(p, PKTMAP_LOG_INFO, "%s: rx=blocks needs a region of the "
+		       "port's own (not @mem:): RX frames are copied", p->name);
+	/* An opener's timeout may be anything: the kernel's is an int. */
+	pp->block_ms = c->block_ms < 60000 ? c->block_ms : 60000;
 }
 
 /* Open the sockets of the bound rings (their rings one after the other
@@ -200,7 +222,8 @@ static int publish_fd(struct pktmap_port *p, struct pkt_priv *pp)
 		/* In place a frame stays TP_STATUS_USER until its slot is
 		 * released: the socket is readable while the ring holds
 		 * unread packets too, and its POLLOUT is the TX ring's. */
-		p->fd_exact = pp->inplace || !(p->dir & PKTMAP_DIR_RX);
+		p->fd_exact = pp->inplace || pp->blocks ||
+			      !(p->dir & PKTMAP_DIR_RX);
 		return 0;
 	}
 	pp->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -244,7 +267,9 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	ret = iface_facts(p, pp, nm->body);
 	if (ret)
 		return ret;
+	choose_blocks(p, pp, nm);
 	choose_inplace(p, pp, &conf);
+	conf.rx_no_bufs = pp->blocks; /* the slots point into the blocks */
 
 	/* The region: private unless @mem: names one. */
 	ret = pm_port_own_rings(p, c, "pkt", nm->body, R, R, txs, rxs);
@@ -267,8 +292,8 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	 * sleeping unless the name asks for it (@conf:spin-us). */
 	if (!c->spin_set)
 		p->spin_us = 0;
-	p->mode = pp->inplace && !(p->dir & PKTMAP_DIR_TX) ? PKTMAP_MODE_COPY :
-							      PKTMAP_MODE_EMULATED;
+	p->mode = (pp->inplace || pp->blocks) && !(p->dir & PKTMAP_DIR_TX) ?
+			  PKTMAP_MODE_COPY : PKTMAP_MODE_EMULATED;
 	ret = open_socks(p, pp, rxs, txs, at, one_len);
 	if (ret)
 		return ret;
@@ -361,6 +386,13 @@ static void pkt_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 	}
 }
 
+static void pkt_info(const struct pktmap_port *p, struct pktmap_info *info)
+{
+	const struct pkt_priv *pp = p->priv;
+	if (pp->blocks)
+		info->flags |= PKTMAP_INFO_RX_BLOCKS;
+}
+
 static void pkt_close(struct pktmap_port *p)
 {
 	struct pkt_priv *pp = p->priv;
@@ -375,6 +407,7 @@ static void pkt_close(struct pktmap_port *p)
 				close(s->fd); /* drops promiscuous mode and fanout */
 			free(s->rx_out);
 			free(s->rx_dlv);
+			free(s->rx_upto);
 		}
 		free(pp->socks);
 	}
@@ -409,5 +442,6 @@ const struct pm_port_ops pm_packet_ops = {
 	.rx_filter = pm_pkt_rx_filter,
 	.rx_direction = pm_pkt_rx_direction,
 	.stats = pkt_stats,
+	.info = pkt_info,
 	.close = pkt_close,
 };

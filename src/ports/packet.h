@@ -4,7 +4,8 @@
  * packet.c (open, close, poll, statistics), packet_sock.c (one socket and
  * its kernel rings, the address range they are mapped in), packet_rx.c
  * (rxsync: the in-place TPACKET_V2 engine and the TPACKET_V3 copy
- * engine), packet_tx.c (txsync) and packet_filter.c (the kernel filter
+ * engine), packet_blocks.c (rxsync in place in TPACKET_V3 blocks, for
+ * readers: rx=blocks), packet_tx.c (txsync) and packet_filter.c (the kernel filter
  * and the RX direction). How the port works is described at the top of
  * packet.c.
  */
@@ -23,6 +24,8 @@
 #define PKT_RX_MIN_BYTES (4u << 20)     /* V3: kernel RX memory per ring, at least */
 #define PKT_V2_MIN_BYTES (16u << 20)    /* V2: 8192 frames of 2 KiB, at least */
 #define PKT_RX_TOV_MS 1                 /* V3: hand over a partial block after 1 ms */
+#define PKT_BLK_SLACK (64u << 10)       /* rx=blocks: readable bytes after the
+					 * map (a slot's len reaches no further) */
 #define PKT_V2_BLOCK (64u << 10)        /* V2: frames per allocation unit */
 #define PKT_TX_FRAME_MAX (16u << 10)    /* largest TX frame stride (jumbo) */
 #define PKT_TX_BLOCK_MIN (64u << 10)
@@ -35,18 +38,28 @@ struct pkt_sock {
 	uint8_t *map;
 	size_t map_len;
 	bool v2;                   /* RX in place (TPACKET_V2 frames) */
-	/* RX by copy (TPACKET_V3 blocks) */
+	bool blocks;               /* RX in place in TPACKET_V3 blocks */
+	/* RX by copy or in blocks (TPACKET_V3) */
 	uint8_t *rx;               /* first block or frame, NULL without RX */
 	uint32_t rx_bsize, rx_nblocks;
 	uint32_t rx_blk;           /* block being read */
 	uint32_t rx_left;          /* frames of rx_blk not yet copied; 0: none */
 	struct tpacket3_hdr *rx_hdr; /* next frame of rx_blk */
+	/* RX in blocks: blocks are counted as they are finished (every
+	 * frame handed out or dropped) and as they go back to the kernel,
+	 * in order; a slot remembers how many blocks may go back once it
+	 * is released. */
+	uint32_t rx_nfin, rx_nret; /* free-running counts */
+	uint32_t rx_ret;           /* next block to give back */
+	uint32_t *rx_upto;         /* per RX slot: blocks done with it */
+	struct pm_bufspace rx_bs;  /* the RX ring's indices: byte offsets */
 	/* RX in place (TPACKET_V2 frames, buffers rx_base ..) */
 	uint32_t rx_nframes;
 	uint32_t rx_cur;           /* next frame the kernel hands over */
 	uint32_t rx_base;          /* buffer index of frame 0 */
 	uint8_t *rx_out;           /* per frame: 1 while the application has it */
-	uint32_t *rx_dlv;          /* per RX slot: the buffer rxsync put there */
+	uint32_t *rx_dlv;          /* per RX slot: the buffer rxsync put there
+				    * (in place, V2 or blocks) */
 	uint64_t kdrops;           /* PACKET_STATISTICS, accumulated */
 	uint64_t kpackets;
 	/* TX (fixed frames) */
@@ -68,6 +81,8 @@ struct pkt_priv {
 	uint32_t ep_base;          /* what the sockets are registered for idle */
 	uint32_t ep_events;        /* ... and now */
 	bool inplace;              /* RX frames are buffers of the index space */
+	bool blocks;               /* RX in place in V3 blocks (rx=blocks) */
+	uint32_t block_ms;         /* their timeout (tp_retire_blk_tov) */
 	uint32_t hroom;            /* where the kernel puts a frame (= headroom) */
 	uint8_t *resv;             /* the address range the rings are mapped in */
 	size_t resv_len;
@@ -162,6 +177,12 @@ uint8_t *pm_pkt_reserve_above_pool(struct pktmap_port *p, struct pkt_priv *pp,
 int pm_pkt_rxsync(struct pktmap_port *p, struct pm_kring *k);
 bool pm_pkt_rx_ready(struct pkt_sock *s);
 uint32_t pm_pkt_rx_queued(struct pkt_sock *s);
+
+/* packet_blocks.c */
+int pm_pkt_rxsync_blocks(struct pktmap_port *p, struct pm_kring *k);
+int pm_pkt_blocks_setup(struct pktmap_port *p, struct pm_kring *k,
+			struct pkt_sock *s, size_t rx_len);
+bool pm_pkt_block_ready(struct pkt_sock *s);
 
 /* packet_tx.c */
 int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k);

@@ -343,6 +343,8 @@ static int rxsync_inplace(struct pktmap_port *p, struct pm_kring *k)
 int pm_pkt_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pkt_sock *s = k->priv;
+	if (s->blocks)
+		return pm_pkt_rxsync_blocks(p, k);
 	return s->v2 ? rxsync_inplace(p, k) : rxsync_copy(p, k);
 }
 
@@ -353,6 +355,8 @@ bool pm_pkt_rx_ready(struct pkt_sock *s)
 		return !s->rx_out[s->rx_cur] &&
 		       (status_load(&rx_frame(s, s->rx_cur)->tp_status) &
 			TP_STATUS_USER);
+	if (s->blocks)
+		return pm_pkt_block_ready(s);
 	return s->rx_left ||
 	       (status_load(&rx_block(s, s->rx_blk)->hdr.bh1.block_status) &
 		TP_STATUS_USER);
@@ -375,7 +379,9 @@ uint32_t pm_pkt_rx_queued(struct pkt_sock *s)
 	}
 	q = s->rx_left;
 	uint32_t b = s->rx_left ? s->rx_blk + 1 : s->rx_blk;
-	for (uint32_t i = 0; i < s->rx_nblocks; i++, b++) {
+	/* In blocks, the blocks still held after a lap are not new. */
+	uint32_t nb = s->rx_nblocks - (s->blocks ? s->rx_nfin - s->rx_nret : 0);
+	for (uint32_t i = 0; i < nb; i++, b++) {
 		if (b >= s->rx_nblocks)
 			b -= s->rx_nblocks;
 		struct tpacket_block_desc *bd = rx_block(s, b);

@@ -25,7 +25,8 @@ static uint32_t pow2_at_least(uint32_t v)
 
 /* Kernel RX memory of one ring: twice the slots' buffers, at least 16 MiB
  * of fixed frames in place (8192 frames: 40 ms at 200 kpps for a reader
- * that is descheduled), 4 MiB of V3 blocks by copy. */
+ * that is descheduled) and in blocks (the same memory: libpcap's buffer
+ * size, see compat/pcap/live.c), 4 MiB of V3 blocks by copy. */
 static size_t rx_bytes(const struct pktmap_port *p, uint32_t rx_slots,
 		       bool v2)
 {
@@ -138,21 +139,23 @@ static int rx_ring_v2(struct pktmap_port *p, struct pkt_priv *pp,
 	return 0;
 }
 
-/* The RX ring by copy: TPACKET_V3 blocks. Returns 0 or -errno; *len its
- * bytes. */
-static int rx_ring_v3(struct pktmap_port *p, struct pkt_sock *s,
-		      uint32_t rx_slots, size_t *len)
+/* The RX ring by copy or in blocks: TPACKET_V3 blocks (in blocks, the
+ * memory of the in-place frames and the opener's timeout). Returns 0 or
+ * -errno; *len its bytes. */
+static int rx_ring_v3(struct pktmap_port *p, struct pkt_priv *pp,
+		      struct pkt_sock *s, uint32_t rx_slots, size_t *len)
 {
 	struct tpacket_req3 rq;
 	s->rx_bsize = PKT_RX_BLOCK;
-	s->rx_nblocks = (uint32_t)((rx_bytes(p, rx_slots, false) + PKT_RX_BLOCK - 1) /
-				   PKT_RX_BLOCK);
+	s->rx_nblocks = (uint32_t)((rx_bytes(p, rx_slots, s->blocks) +
+				    PKT_RX_BLOCK - 1) / PKT_RX_BLOCK);
 	memset(&rq, 0, sizeof(rq));
 	rq.tp_block_size = s->rx_bsize;
 	rq.tp_block_nr = s->rx_nblocks;
 	rq.tp_frame_size = 2048; /* bookkeeping only in V3 */
 	rq.tp_frame_nr = rq.tp_block_nr * (rq.tp_block_size / rq.tp_frame_size);
-	rq.tp_retire_blk_tov = PKT_RX_TOV_MS;
+	rq.tp_retire_blk_tov = s->blocks && pp->block_ms ? pp->block_ms :
+							   PKT_RX_TOV_MS;
 	int ret = set_opt(s->fd, PACKET_RX_RING, &rq, sizeof(rq));
 	if (ret)
 		return pm_open_error(p, ret, "cannot set up the kernel RX ring "
@@ -193,20 +196,33 @@ static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
 	return 0;
 }
 
-/* Map the socket's rings (RX, then TX), at `at` in place. */
+/* Map the socket's rings (RX, then TX), at `at` in place. In blocks,
+ * PKT_BLK_SLACK bytes of zeroes follow (s->map_len counts them). */
 static int sock_map(struct pktmap_port *p, struct pkt_sock *s, uint8_t *at,
 		    size_t rx_len, size_t tx_len)
 {
 	bool want_rx = p->dir & PKTMAP_DIR_RX, want_tx = p->dir & PKTMAP_DIR_TX;
-	s->map_len = rx_len + tx_len;
-	s->map = mmap(at, s->map_len, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_POPULATE | (at ? MAP_FIXED : 0), s->fd, 0);
-	if (s->map == MAP_FAILED) {
-		int ret = -errno;
-		s->map = NULL;
-		return pm_open_error(p, ret, "cannot map the kernel rings (%zu "
-				     "bytes): %s", s->map_len, strerror(-ret));
+	size_t len = rx_len + tx_len;
+	if (s->blocks) {
+		at = mmap(NULL, len + PKT_BLK_SLACK, PROT_READ,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (at == MAP_FAILED)
+			return pm_open_error(p, -errno, "cannot reserve %zu bytes "
+					     "for the kernel rings: %s",
+					     len + PKT_BLK_SLACK, strerror(errno));
+		s->map = at;
+		s->map_len = len + PKT_BLK_SLACK;
 	}
+	uint8_t *m = mmap(at, len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_POPULATE | (at ? MAP_FIXED : 0), s->fd, 0);
+	if (m == MAP_FAILED) {
+		int ret = -errno;
+		return pm_open_error(p, ret, "cannot map the kernel rings (%zu "
+				     "bytes): %s", len, strerror(-ret));
+	}
+	s->map = m;
+	if (!s->blocks)
+		s->map_len = len;
 	s->rx = want_rx ? s->map : NULL;
 	s->tx = want_tx ? s->map + rx_len : NULL;
 	if (want_rx && s->v2)
@@ -275,14 +291,18 @@ int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 	int ret;
 
 	s->v2 = at != NULL;
+	s->blocks = pp->blocks && (p->dir & PKTMAP_DIR_RX);
 	ret = sock_create(p, s);
 	if (!ret && (p->dir & PKTMAP_DIR_RX))
 		ret = s->v2 ? rx_ring_v2(p, pp, s, rx_slots, &rx_len) :
-			      rx_ring_v3(p, s, rx_slots, &rx_len);
+			      rx_ring_v3(p, pp, s, rx_slots, &rx_len);
 	if (!ret && (p->dir & PKTMAP_DIR_TX))
 		ret = tx_ring(p, pp, s, tx_slots, &tx_len);
 	if (!ret)
 		ret = sock_map(p, s, at, rx_len, tx_len);
+	if (!ret && s->blocks)
+		ret = pm_pkt_blocks_setup(p, pm_rxkring(p, (uint32_t)(s - pp->socks)),
+					  s, rx_len);
 	if (!ret)
 		ret = sock_bind(p, pp, s, fanout);
 	return ret;

@@ -18,7 +18,8 @@
 #    captured / N received by filter / 0 dropped by kernel", and packet
 #    for packet the same bytes as the stock tcpdump on vethB.
 # 2. filters apply on the wire: "udp port 9" over ports 8-10.
-# 3. pktmap capture -i xdp:vethB and pkt:vethB: N written, seqs in order.
+# 3. pktmap capture -i xdp:vethB and pkt:vethB (V3 blocks, and V2 frames
+#    with @conf:rx=frames): N written, seqs in order, stock's bytes.
 # 4. two queues (gen -p 2 on xdp:vethC): pktmap capture -i xdp:vethD into
 #    one file (both streams whole) and --per-queue (one file per queue).
 # 5. tcpdump's exit lines with drops (stopped while its small ring
@@ -80,7 +81,9 @@ wait_bg "$TPID"
 expect_eq "stock file" "$(recv_file "$TMP/stock.pcap")" "$N 0 0"
 bytes_of "$TMP/stock.pcap" >"$TMP/stock.txt"
 
-for dev in xdp:vethB pkt:vethB vethB; do
+# pkt: reads TPACKET_V3 blocks in place (the library's default), or
+# TPACKET_V2 frames in place (@conf:rx=frames, and tcpdump --immediate-mode)
+for dev in xdp:vethB pkt:vethB pkt:vethB@conf:rx=frames vethB; do
 	echo "== 1. tcpdump on pktmap's libpcap -i $dev"
 	tcpdump_run lib PKTMAP_PCAP_MAP=xdp "$PKTMAP" pcap-run tcpdump -Z root \
 		-i "$dev" -c "$N" -w "$TMP/lib.pcap"
@@ -110,7 +113,7 @@ expect_eq "filter port 9" \
 	"$(tcpdump -nn -r "$TMP/f.pcap" 2>/dev/null | grep -c '\.9: UDP')" 5000
 no_leftovers
 
-for port in xdp:vethB pkt:vethB; do
+for port in xdp:vethB pkt:vethB pkt:vethB@conf:rx=frames; do
 	echo "== 3. pktmap capture -i $port"
 	bg ip netns exec "$B" "$PKTMAP" capture -i "$port" -c "$N" \
 		-w "$TMP/c.pcap" --json >"$TMP/c.json" 2>"$TMP/c.err"
@@ -119,6 +122,12 @@ for port in xdp:vethB pkt:vethB; do
 	send -n "$N"
 	wait_bg "$cpid"
 	expect_eq "$port: capture exit" "$WAIT_RC" 0
+	case $port in # how the frames were read: the line says it
+	pkt:vethB) grep -q "listening on $port (TPACKET_V3 blocks)" "$TMP/c.err" ||
+		fail "$port: not read in blocks: $(cat "$TMP/c.err")" ;;
+	*) ! grep -q "TPACKET_V3 blocks" "$TMP/c.err" ||
+		fail "$port: read in blocks: $(cat "$TMP/c.err")" ;;
+	esac
 	expect_eq "$port: written" "$(json "$TMP/c.json" written)" "$N"
 	expect_eq "$port: file" "$(recv_file "$TMP/c.pcap")" "$N 0 0"
 	bytes_of "$TMP/c.pcap" >"$TMP/c.txt"
@@ -152,15 +161,16 @@ expect_eq "per queue: gaps" "$g0 $g1" "0 0"
 no_leftovers
 
 echo "== 5. exit lines with drops: tcpdump on pkt:vethB@conf:slots=256, stopped"
-# While tcpdump is stopped its 1 MiB ring fills and the kernel drops the
-# rest; what it then prints must add up: captured + dropped = sent, and
-# "received by filter" counts both (libpcap's meaning on Linux).
+# While tcpdump is stopped its 16 MiB ring (the least a pkt: port has:
+# 10500 frames of 1514 bytes in TPACKET_V3 blocks) fills and the kernel
+# drops the rest; what it then prints must add up: captured + dropped =
+# sent, and "received by filter" counts both (libpcap's meaning on Linux).
 tcpdump_run d "$PKTMAP" pcap-run tcpdump -Z root -i 'pkt:vethB@conf:slots=256' \
 	-w "$TMP/d.pcap"
 tdpid=$(pgrep -P "$TPID" | head -1)
 [ -n "$tdpid" ] || fail "no tcpdump process under $TPID"
 kill -STOP "$tdpid"
-send -n "$N"
+send -n "$N" -l 1514
 kill -CONT "$tdpid"
 sleep 1
 kill -INT "$tdpid"
@@ -170,6 +180,8 @@ rcv=$(grep -o '^[0-9]* packets received by filter' "$TMP/d.err" | cut -d' ' -f1)
 drp=$(grep -o '^[0-9]* packets dropped by kernel' "$TMP/d.err" | cut -d' ' -f1)
 echo "   $cap captured, $rcv received by filter, $drp dropped by kernel"
 [ "${drp:-0}" -gt 0 ] || fail "no drops: $(cat "$TMP/d.err")"
+# TPACKET_V2 frames of 2 KiB would have kept exactly 8192.
+[ "$cap" -gt 8192 ] || fail "$cap kept: were the blocks used?"
 expect_eq "captured + dropped" "$((cap + drp))" "$N"
 expect_eq "received by filter" "$rcv" "$N"
 expect_eq "file" "$(recv_file "$TMP/d.pcap" | cut -d' ' -f1)" "$cap"

@@ -84,6 +84,13 @@ prog_on() {
 		wait_cmd "p_raw .*:vb " inB ss -0 -a
 	fi
 }
+# "all" once the ports of program $1 have received $2 frames (pktmap top).
+rx_at_least() {
+	"$PKTMAP" top --once -d 0 --json --filter "$1" | python3 -c '
+import json, sys
+P = json.load(sys.stdin)["ports"]
+print("all" if sum(p["rx"]["packets"] for p in P) >= int(sys.argv[1]) else "not yet")' "$2"
+}
 no_prog() {
 	refute "$1: XDP program left on vb" prog/xdp inB ip link show vb
 }
@@ -189,7 +196,10 @@ for K in $KINDS; do
 	wait_for "$TMP/$K.argus.out" "started"
 	prog_on "$K" argus
 	send_all
-	# argus writes flow records when they go idle or it stops.
+	# argus writes flow records when they go idle or it stops: stop it
+	# once its port has handed it every frame (on pkt:, TPACKET_V3
+	# blocks come when full or after argus's read timeout, as in libpcap).
+	wait_cmd "^all$" rx_at_least argus 1500
 	kill -INT "$pid"
 	wait_bg "$pid"
 	# (flow records only: argus's own "man" records count what it saw)
@@ -242,7 +252,11 @@ while True:
 ' >"$TMP/$K.nf"
 	cpid=$BG_PID
 	wait_for "$TMP/$K.nf" "^ready"
-	bg "${IB[@]}" "${RUN[@]}" fprobe -l 2 -i vb -f "$F" -e 1 -d 1 \
+	# -q: on pkt: (TPACKET_V3 blocks, handed over when full or after
+	# fprobe's 1 s read timeout, as in libpcap) all 1500 frames come in
+	# one burst, more new flows than fprobe's default pending queue of
+	# 100 takes (stock libpcap gives it the same burst).
+	bg "${IB[@]}" "${RUN[@]}" fprobe -l 2 -q 10000 -i vb -f "$F" -e 1 -d 1 \
 		127.0.0.1:9993 >"$TMP/$K.fprobe" 2>&1
 	pid=$BG_PID
 	prog_on "$K" fprobe

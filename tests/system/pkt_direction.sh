@@ -96,7 +96,7 @@ for Q in in out inout; do
 	CAP=$BG_PID
 	wait_for "$TMP/stock.err" "listening on"
 	wait_for "$TMP/lib.err" "listening on"
-	wait_for "$TMP/cap.err" "listening on pkt:vethB \(filter in the kernel\)"
+	wait_for "$TMP/cap.err" "listening on pkt:vethB \(TPACKET_V3 blocks, filter in the kernel\)"
 	# The direction -Q leaves out goes first: capture stops at -c, so a
 	# frame of that direction it took by mistake would be among its
 	# first $want and show in the comparison with stock tcpdump's.

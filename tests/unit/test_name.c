@@ -60,6 +60,10 @@ static const struct name_case cases[] = {
 	{ "xdp:eth0@conf:tx=livex,slots=8", 0, NULL, NULL, 0, 0, 0, 0,
 	  "'@conf:tx=livex': expected live" },
 	{ "xdp:eth0@conf:tx=", 0, NULL, NULL, 0, 0, 0, 0, "'@conf:tx=': expected" },
+	{ "pkt:eth0@conf:rx=block", 0, NULL, NULL, 0, 0, 0, 0,
+	  "'@conf:rx=': blocks (pkt: RX in the kernel's TPACKET_V3 blocks) or frames" },
+	{ "pkt:eth0@conf:block-ms=0", 0, NULL, NULL, 0, 0, 0, 0,
+	  "'@conf:block-ms': needs a number from 1 to 60000" },
 	{ "pipe:a b{0", 0, NULL, NULL, 0, 0, 0, 0, "bad character" },
 	/* memif: a socket path or @abstract name, then /ID (the back end's) */
 	{ "memif:/run/m.sock/3/R", 1, "memif", "/run/m.sock/3", NR_REG_ALL_NIC, -1,
@@ -131,6 +135,15 @@ int main(void)
 	CHECK(pm_name_parse("xdp:eth0@conf:tx=xsk", &nm, err, sizeof(err)) == 0,
 	      "%s", err);
 	CHECK_EQ(nm.conf.tx_live, 0);
+	CHECK_EQ(nm.conf.rx_blocks, -1);
+	CHECK_EQ(nm.conf.block_ms, 0);
+	CHECK(pm_name_parse("pkt:eth0@conf:rx=blocks,block-ms=250", &nm, err,
+			    sizeof(err)) == 0, "%s", err);
+	CHECK_EQ(nm.conf.rx_blocks, 1);
+	CHECK_EQ(nm.conf.block_ms, 250);
+	CHECK(pm_name_parse("pkt:eth0@conf:rx=frames", &nm, err, sizeof(err)) == 0,
+	      "%s", err);
+	CHECK_EQ(nm.conf.rx_blocks, 0);
 	CHECK(pm_name_parse("memif:/m.sock@conf:role=server,secret=s3,abstract=1",
 			    &nm, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ(nm.conf.role, 1);
