@@ -30,7 +30,8 @@
 # Output: bench/results/xdp_veth.json.
 #
 # Usage: bench/xdp_veth.sh [PKTMAP]
-#        (env: SIZES="60" RUNS=3 SECS=3 WARM=1 RPS=0 RX_XDP=1 OUT=...)
+#        (env: SIZES="60" RUNS=3 SECS=3 WARM=1 RPS=0 RX_XDP=1 OUT=...
+#         TOOLS="pktmap_xdp testpmd_xdp": a subset)
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,12 +62,14 @@ trap 'bench_cleanup "$A" "$B"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
-TOOLS="pktmap_xdp pktmap_pkt sendto"
-[ "$RX_XDP" = 1 ] && TOOLS="pktmap_xdp pktmap_xdp_live pktmap_pkt sendto"
-if command -v dpdk-testpmd >/dev/null; then
-	TOOLS="$TOOLS testpmd_xdp"
-else
-	echo "no dpdk-testpmd (apt-get install -y dpdk): skipping that peer" >&2
+if [ -z "${TOOLS:-}" ]; then
+	TOOLS="pktmap_xdp pktmap_pkt sendto"
+	[ "$RX_XDP" = 1 ] && TOOLS="pktmap_xdp pktmap_xdp_live pktmap_pkt sendto"
+	if command -v dpdk-testpmd >/dev/null; then
+		TOOLS="$TOOLS testpmd_xdp"
+	else
+		echo "no dpdk-testpmd (apt-get install -y dpdk): skipping that peer" >&2
+	fi
 fi
 cc -O2 -o "$TMP/sendto_loop" "$ROOT/bench/sendto_loop.c"
 
