@@ -18,11 +18,23 @@
 atomic_int run_stop_flag;
 
 /* First SIGINT/SIGTERM: ask the workers to finish (they flush and the
- * summary is printed). Second one: leave at once. */
+ * summary is printed). A second one a second or more later (a user
+ * pressing Ctrl-C again at a program that does not end): leave at once. One sooner is the same request
+ * delivered twice -- `timeout -s INT` signals the program and then its
+ * whole process group -- and must not cost the summary. */
 static void on_signal(int sig)
 {
+	static struct timespec first; /* this handler's own: no race */
+	struct timespec now;
+
 	(void)sig;
-	if (atomic_exchange(&run_stop_flag, 1))
+	clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+	if (!atomic_exchange(&run_stop_flag, 1)) {
+		first = now;
+		return;
+	}
+	if ((now.tv_sec - first.tv_sec) * 1000000000LL +
+	    (now.tv_nsec - first.tv_nsec) >= 1000000000LL)
 		_exit(130);
 }
 

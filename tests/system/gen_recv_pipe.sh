@@ -17,6 +17,9 @@
 # 4. --fast on both sides: counts only.
 # 5. backpressure: gen fills the pipe before recv exists; it must block,
 #    not drop, and every frame arrives once recv starts.
+# 6. SIGINT twice within a second (as `timeout -s INT` sends it: to the
+#    program, then to its process group) while gen is ending: both still
+#    print their summaries, and recv's count is gen's.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -101,5 +104,36 @@ timeout 60 "$PKTMAP" recv -i "pipe:${PIPE}e}0" -n "$N" -T 0 -q --json \
 wait_bg "$gpid"
 expect_eq "5: gen exit status" "$WAIT_RC" 0
 check 5 "$TMP/g5.json" "$TMP/r5.json" "$N"
+
+echo "6. SIGINT twice within a second: summaries printed, counts agree"
+# recv is stopped, so gen's stop waits for room in the full pipe: the
+# second SIGINT (as `timeout -s INT` sends one to the program and one to
+# its group) lands while gen is ending. It must not cost the summary; a
+# second one a second or more later would end gen at once.
+bg "$PKTMAP" recv -i "pipe:${PIPE}f}0" -T 0 -q --json >"$TMP/r6.json"
+rpid=$BG_PID
+bg "$PKTMAP" gen -i "pipe:${PIPE}f{0" -T 0 -q --json >"$TMP/g6.json"
+gpid=$BG_PID
+sleep 0.5
+r=$(pgrep -P "$rpid")
+g=$(pgrep -P "$gpid")
+kill -STOP "$r"
+sleep 0.3
+kill -INT "$g"
+sleep 0.1
+kill -INT "$g"
+sleep 0.3
+kill -CONT "$r"
+wait_bg "$gpid"
+expect_eq "6: gen exit status after two SIGINTs" "$WAIT_RC" 0
+sent=$(json "$TMP/g6.json" packets)
+[ "$sent" -gt 0 ] || fail "6: gen sent nothing"
+sleep 0.3
+kill -INT "$r"
+kill -INT "$r"
+wait_bg "$rpid"
+expect_eq "6: recv exit status after two SIGINTs" "$WAIT_RC" 0
+expect_eq "6: recv packets = gen's" "$(json "$TMP/r6.json" packets)" "$sent"
+check 6 "$TMP/g6.json" "$TMP/r6.json" "$sent"
 
 echo "PASS"
