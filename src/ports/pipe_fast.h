@@ -36,10 +36,12 @@
 #define PIPE_FAST 0
 #endif
 
-/* The block loops below run unrolled four times: their pointer steps and
- * loop test once per 16 slots rather than per 4 (bench/cost.py's
- * pipe_sync: 50.5 -> 49.3 instructions per packet). GCC and clang both
- * read this pragma. */
+/* The receive and transmit block loops run unrolled four times: their
+ * pointer steps and loop test once per 16 slots rather than per 4
+ * (bench/cost.py's pipe_sync: 50.5 -> 49.7 instructions per packet).
+ * Not the release loop: a forwarder swaps every buffer, so it stops at
+ * its first block, and unrolled it cost the zero-copy bridge 9
+ * instructions a frame. GCC and clang both read this pragma. */
 #define PIPE_UNROLL _Pragma("GCC unroll 4")
 
 /* A descriptor: what crosses from a writer to a reader. 8 bytes, the
@@ -244,7 +246,6 @@ static inline uint32_t pipe_release_same(const union pm_pipe_desc *d,
 	const union pm_pipe_desc *dp = d, *de = d + (n & ~3u);
 #if PIPE_FAST
 	const pipe_v4u idxm = { ~0u, 0, ~0u, 0 };
-	PIPE_UNROLL
 	for (; dp != de; dp += 4, s += 4) {
 		pipe_v4u a = *(const volatile pipe_v4u *)(const void *)dp;
 		pipe_v4u b = *(const volatile pipe_v4u *)(const void *)(dp + 2);
