@@ -88,6 +88,18 @@ static inline int t_enter_netns(void)
 	return 0;
 }
 
+/* The pkt: tests' world: a namespace of their own (t_enter_netns())
+ * holding a veth pair pa <-> pb, both up. Returns 0, or nonzero after a
+ * failed check (the test ends with t_done()); without namespaces it
+ * exits: 1 in CI, which may not skip, else 77. */
+static inline int t_veth_pair_ns(void)
+{
+	if (t_enter_netns() != 0)
+		exit(getenv("CI") ? 1 : 77);
+	return t_setup("ip link add pa type veth peer name pb && "
+		       "ip link set pa up && ip link set pb up");
+}
+
 static inline uint64_t t_if_counter(const char *ifname, const char *what)
 {
 	char path[128], buf[32];

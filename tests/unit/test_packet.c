@@ -88,13 +88,8 @@ static uint32_t len_jumbo(uint32_t seq) { return 8000 + seq % 1001; }
 int main(void)
 {
 	t_need_root("packet");
-	if (t_enter_netns() != 0)
-		return getenv("CI") ? 1 : 77;
-	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
-		  "ip link set pb up")) {
-		CHECK(0, "veth pair pa/pb");
+	if (t_veth_pair_ns() != 0)
 		return t_done("packet");
-	}
 
 	struct pktmap_stats st = { .sz = sizeof(st) };
 	struct pktmap_info info = { .sz = sizeof(info) };

@@ -589,13 +589,8 @@ static void test_shared_region(struct pktmap_port *a)
 int main(void)
 {
 	t_need_root("pkt_inplace");
-	if (t_enter_netns() != 0)
-		return getenv("CI") ? 1 : 77;
-	if (t_run("ip link add pa type veth peer name pb && ip link set pa up && "
-		  "ip link set pb up")) {
-		CHECK(0, "veth pair pa/pb");
+	if (t_veth_pair_ns() != 0)
 		return t_done("pkt_inplace");
-	}
 	struct pktmap_port *a = t_open_port("pkt:pa", PKTMAP_DIR_TX);
 	if (!a)
 		return t_done("pkt_inplace");
