@@ -141,6 +141,12 @@ bg() {
 	BG_PIDS+=("$BG_PID")
 }
 
+# ports_named NAME: how many open ports `pktmap top` lists as NAME.
+ports_named() {
+	"$PKTMAP" top --once -d 0 --json | python3 -c 'import json,sys
+print(sum(1 for p in json.load(sys.stdin)["ports"] if p["port"] == sys.argv[1]))' "$1"
+}
+
 # json FILE KEY: a top-level field of a pktmap --json summary (the fields
 # before "threads", which repeats the keys per thread).
 json() {

@@ -160,15 +160,11 @@ if command -v tshark >/dev/null 2>&1; then
 	# not join a pipe region gen (root, every capability) made first
 	# (docs/libpcap.md: pcap_activate).
 	wait_for "$TMP/t.err" "Capturing on" 60
-	t_open() {
-		"$PKTMAP" top --once -d 0 --json | python3 -c 'import json,sys
-print(sum(1 for p in json.load(sys.stdin)["ports"] if p["port"] == sys.argv[1]))' "pipe:${PIPE}t}0"
-	}
 	for _ in $(seq 600); do
-		[ "$(t_open)" = 1 ] && break
+		[ "$(ports_named "pipe:${PIPE}t}0")" = 1 ] && break
 		sleep 0.1
 	done
-	[ "$(t_open)" = 1 ] || fail "6: dumpcap did not open pipe:${PIPE}t}0: $(cat "$TMP/t.err")"
+	[ "$(ports_named "pipe:${PIPE}t}0")" = 1 ] || fail "6: dumpcap did not open pipe:${PIPE}t}0: $(cat "$TMP/t.err")"
 	timeout 60 "$PKTMAP" gen -i "pipe:${PIPE}t{0" -n "$N" -R 100k -T 0 -q
 	wait_bg "$tpid"
 	expect_eq "6: tshark exit" "$WAIT_RC" 0
