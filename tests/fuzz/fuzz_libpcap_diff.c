@@ -119,7 +119,8 @@ static int file_swapped(const uint8_t *d, size_t n)
 		memcpy(&bom, d + 8, 4);
 		return bom == 0x4d3c2b1a;
 	}
-	return m == 0xd4c3b2a1 || m == 0x4d3cb2a1;
+	/* microsecond, nanosecond and Kuznetzov (modified) pcap magics */
+	return m == 0xd4c3b2a1 || m == 0x4d3cb2a1 || m == 0x34cdb2a1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
