@@ -432,15 +432,19 @@ static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
 	return 0;
 }
 
-/* pktmap_fd(): an epoll set of the sockets (and the host rings' fd). */
+/* pktmap_poll()'s fd: an epoll set of the sockets (and the host rings'
+ * fd). A socket that transmits joins it only while a sleep is armed
+ * (pm_xdp_poll_arm): while it is in the set, every transmitted frame's
+ * completion (sock_wfree) wakes the set, two locks with interrupts off
+ * per frame. */
 static int publish_fd(struct pktmap_port *p, struct xdp_priv *xp, uint32_t nb)
 {
 	xp->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (xp->epfd < 0)
 		return pm_open_error(p, -errno, "epoll_create1: %s", strerror(errno));
-	for (uint32_t j = 0; j < nb; j++) {
+	for (uint32_t j = 0; j < nb && !xp->tx; j++) {
 		struct xdp_queue *q = &xp->q[j];
-		q->ep_events = EPOLLET | (xp->rx ? EPOLLIN : EPOLLOUT);
+		q->ep_events = EPOLLET | EPOLLIN;
 		struct epoll_event ev = { .events = q->ep_events, .data.u32 = j };
 		if (epoll_ctl(xp->epfd, EPOLL_CTL_ADD, q->fd, &ev) != 0)
 			return pm_open_error(p, -errno, "epoll_ctl: %s",

@@ -239,7 +239,7 @@ struct xdp_queue {
 	uint32_t tx_inflight;   /* posted and not completed */
 	uint32_t tx_done;       /* first TX slot not known to be completed */
 	uint32_t *tx_sent;      /* buffer posted from each TX slot, 0: none */
-	uint32_t ep_events;     /* what epoll waits for on fd */
+	uint32_t ep_events;     /* what epoll waits for on fd; 0: not in the set */
 	bool zc;
 	bool dead;              /* the device went away under the socket */
 };

@@ -310,66 +310,113 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 	return ret;
 }
 
+/* Arm one socket for a sleep: kick what waits for the kernel, then put
+ * the socket in the epoll set for what the caller waits for. Returns
+ * true when it joined the set just now (a transmitting socket). */
+static bool arm_queue(struct pktmap_port *p, struct xdp_priv *xp, uint32_t j,
+		      short events, int *ready)
+{
+	struct xdp_queue *q = &xp->q[j];
+	uint32_t want = EPOLLET;
+	if ((events & POLLIN) && xp->rx) {
+		want |= EPOLLIN;
+		/* Also the only way to learn that the device is gone: an
+		 * unbound socket polls as idle, not as an error. */
+		if (!rx_kick(q)) {
+			pm_xdp_queue_gone(p, q);
+			*ready = 1;
+		}
+	}
+	if ((events & POLLOUT) && xp->tx) {
+		want |= EPOLLOUT;
+		if (pm_xq_prod_pending(&q->tx))
+			(void)tx_kick(p, q);
+	}
+	if (want == q->ep_events)
+		return false;
+	struct epoll_event ev = { .events = want, .data.u32 = j };
+	int op = q->ep_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	if (epoll_ctl(xp->epfd, op, q->fd, &ev) != 0)
+		return false;
+	q->ep_events = want;
+	return op == EPOLL_CTL_ADD;
+}
+
+/* Anything to take from one socket right now? */
+static bool queue_ready(const struct xdp_priv *xp, const struct xdp_queue *q,
+			short events)
+{
+	if ((q->ep_events & EPOLLIN) &&
+	    __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) != q->rx.cached_cons)
+		return true;
+	/* Live-frames TX frees its slots within the sync. */
+	if ((events & POLLOUT) && xp->live)
+		return true;
+	if ((q->ep_events & EPOLLOUT) && q->tx_inflight) {
+		if (__atomic_load_n(q->cq.producer, __ATOMIC_ACQUIRE) !=
+		    q->cq.cached_cons)
+			return true;
+		/* Zero-copy drivers publish completions without waking the
+		 * socket: do not sleep on them. */
+		if (q->zc)
+			return true;
+	}
+	return false;
+}
+
+/* Take what epoll has reported; true if a socket reported input. */
+static bool drain_events(struct xdp_priv *xp)
+{
+	struct epoll_event ev[16];
+	bool in = false;
+	int n;
+	do {
+		n = epoll_wait(xp->epfd, ev, 16, 0);
+		for (int i = 0; i < n; i++)
+			in |= (ev[i].events & EPOLLIN) != 0;
+	} while (n == 16);
+	return in;
+}
+
 /* Before sleeping: make the kernel run what waits for a kick, arm epoll
  * (edge-triggered: the socket's wake-ups on arrival and completion are
- * the events), then look once more. */
+ * the events), then look once more. A socket that joins the set now is
+ * reported ready at once (a TX ring with room is writable): that report
+ * is taken here, so the sleep waits for the next wake-up; input it
+ * reports counts. */
 int pm_xdp_poll_arm(struct pktmap_port *p, short events)
 {
 	struct xdp_priv *xp = p->priv;
 	int ready = 0;
-	for (uint32_t j = 0; j < xp->hi - xp->lo; j++) {
-		struct xdp_queue *q = &xp->q[j];
-		uint32_t want = EPOLLET;
-		if ((events & POLLIN) && xp->rx) {
-			want |= EPOLLIN;
-			/* Also the only way to learn that the device is gone:
-			 * an unbound socket polls as idle, not as an error. */
-			if (!rx_kick(q)) {
-				pm_xdp_queue_gone(p, q);
-				ready = 1;
-			}
-		}
-		if ((events & POLLOUT) && xp->tx) {
-			want |= EPOLLOUT;
-			if (pm_xq_prod_pending(&q->tx))
-				(void)tx_kick(p, q);
-		}
-		if (want != q->ep_events) {
-			struct epoll_event ev = { .events = want, .data.u32 = j };
-			if (epoll_ctl(xp->epfd, EPOLL_CTL_MOD, q->fd, &ev) == 0)
-				q->ep_events = want;
-		}
-		if ((want & EPOLLIN) &&
-		    __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) !=
-			    q->rx.cached_cons)
+	bool joined = false;
+	for (uint32_t j = 0; j < xp->hi - xp->lo; j++)
+		joined |= arm_queue(p, xp, j, events, &ready);
+	if (joined && drain_events(xp) && (events & POLLIN))
+		ready = 1;
+	for (uint32_t j = 0; j < xp->hi - xp->lo; j++)
+		if (queue_ready(xp, &xp->q[j], events))
 			ready = 1;
-		/* Live-frames TX frees its slots within the sync. */
-		if ((events & POLLOUT) && xp->live)
-			ready = 1;
-		if ((want & EPOLLOUT) && q->tx_inflight) {
-			if (__atomic_load_n(q->cq.producer, __ATOMIC_ACQUIRE) !=
-			    q->cq.cached_cons)
-				ready = 1;
-			/* Zero-copy drivers publish completions without waking
-			 * the socket: do not sleep on them. */
-			if (q->zc)
-				ready = 1;
-		}
-	}
 	if (xp->host && (events & POLLIN) && xp->rx &&
 	    pm_xdp_host_rx_ready(&xp->hostr))
 		ready = 1;
 	return ready;
 }
 
-/* After waking: consume the edge-triggered events. */
+/* After waking: consume the edge-triggered events; a transmitting
+ * socket leaves the set (publish_fd says why). */
 void pm_xdp_poll_disarm(struct pktmap_port *p, short events)
 {
 	(void)events;
 	struct xdp_priv *xp = p->priv;
-	struct epoll_event ev[16];
-	while (epoll_wait(xp->epfd, ev, 16, 0) == 16)
-		;
+	(void)drain_events(xp);
+	if (!xp->tx)
+		return;
+	for (uint32_t j = 0; j < xp->hi - xp->lo; j++) {
+		struct xdp_queue *q = &xp->q[j];
+		if (q->ep_events &&
+		    epoll_ctl(xp->epfd, EPOLL_CTL_DEL, q->fd, NULL) == 0)
+			q->ep_events = 0;
+	}
 }
 
 /* pktmap_fd(). The kernel keeps an AF_XDP socket's readiness level:
