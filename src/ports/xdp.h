@@ -285,7 +285,9 @@ struct xdp_priv {
 /* The buffer-ownership bitmaps: the RX path and the TX path of one port
  * may run in two threads (docs/design.md, "Threads"), and each tests the
  * other's map, so every access is atomic (relaxed: a bit only says who
- * holds a buffer, it publishes nothing). */
+ * holds a buffer, it publishes nothing). Each map has one writer (rx_own
+ * the RX path, tx_own the TX path), so a bit is set or cleared with a
+ * relaxed load and store, no locked instruction. */
 static inline bool bit_test(const uint64_t *m, uint32_t i)
 {
 	return (__atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
@@ -293,12 +295,14 @@ static inline bool bit_test(const uint64_t *m, uint32_t i)
 
 static inline void bit_set(uint64_t *m, uint32_t i)
 {
-	__atomic_fetch_or(&m[i >> 6], 1ull << (i & 63), __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED);
+	__atomic_store_n(&m[i >> 6], w | 1ull << (i & 63), __ATOMIC_RELAXED);
 }
 
 static inline void bit_clear(uint64_t *m, uint32_t i)
 {
-	__atomic_fetch_and(&m[i >> 6], ~(1ull << (i & 63)), __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED);
+	__atomic_store_n(&m[i >> 6], w & ~(1ull << (i & 63)), __ATOMIC_RELAXED);
 }
 
 /* xdp_sock.c */

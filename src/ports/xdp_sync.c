@@ -197,6 +197,11 @@ int pm_xdp_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	return 0;
 }
 
+/* One buffer of a frame to send. */
+struct tx_frag {
+	uint32_t idx, len;
+};
+
 /* Reap completions: the buffers are the kernel's no more. */
 static void tx_reap(struct xdp_priv *xp, struct xdp_queue *q)
 {
@@ -217,8 +222,102 @@ static void tx_reap(struct xdp_priv *xp, struct xdp_queue *q)
 	pm_xq_cons_release(&q->cq);
 }
 
+/* What one txsync has posted so far. */
+struct tx_batch {
+	uint32_t room;          /* TX descriptors free at the start */
+	uint32_t prod, posted;  /* the TX ring's producer, descriptors posted */
+	uint64_t pkts, bytes;
+};
+
+/* Post the one-buffer frame of slot `at`. */
+static inline void tx_post_one(struct xdp_priv *xp, struct xdp_queue *q,
+			       struct tx_batch *b, uint32_t at,
+			       uint32_t idx, uint32_t len)
+{
+	struct xdp_desc *d = pm_xq_desc(&q->tx, b->prod + b->posted);
+	d->addr = ((uint64_t)idx << xp->bs_shift) + PM_XDP_HEADROOM;
+	d->len = len;
+	d->options = 0;
+	bit_set(xp->tx_own, idx);
+	q->tx_sent[at] = idx;
+	b->posted++;
+	b->pkts++;
+	b->bytes += len;
+}
+
+/* Post one frame of nf buffers from slot `at` on. */
+static void tx_post(struct xdp_priv *xp, struct xdp_queue *q, uint32_t n,
+		    struct tx_batch *b, uint32_t at,
+		    const struct tx_frag *fr, uint32_t nf, uint32_t flen)
+{
+	for (uint32_t f = 0; f < nf; f++) {
+		struct xdp_desc *d = pm_xq_desc(&q->tx, b->prod + b->posted);
+		d->addr = ((uint64_t)fr[f].idx << xp->bs_shift) + PM_XDP_HEADROOM;
+		d->len = fr[f].len;
+		d->options = f + 1 < nf ? XDP_PKT_CONTD : 0;
+		bit_set(xp->tx_own, fr[f].idx);
+		q->tx_sent[at] = fr[f].idx;
+		at = at + 1 == n ? 0 : at + 1;
+		b->posted++;
+	}
+	b->pkts++;
+	b->bytes += flen;
+}
+
+/* One frame from slot i: a slot, or a chain of slots flagged NS_MOREFRAG
+ * but the last, each read once. Posts it, or rejects or drops it; returns
+ * the slot after it, or i when it must wait (the rest of the chain is not
+ * submitted yet, or no room for the whole frame). */
+static uint32_t tx_frame(struct pktmap_port *p, struct pm_kring *k,
+			 struct tx_batch *b, uint32_t i, uint32_t head)
+{
+	struct xdp_priv *xp = p->priv;
+	struct xdp_queue *q = k->priv;
+	const uint32_t n = k->nslots;
+	struct tx_frag fr[XDP_MAX_FRAGS];
+	uint32_t nf = 0, e = i, flen = 0;
+	bool whole = false;
+	enum pm_slot_verdict v = PM_SLOT_OK;
+	uint32_t bad_at = i, bad_idx = 0, bad_len = 0;
+	do {
+		const struct netmap_slot *s = &k->ring->slot[e];
+		uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
+		q->tx_sent[e] = 0;
+		if (nf < XDP_MAX_FRAGS) {
+			fr[nf].idx = idx;
+			fr[nf].len = len;
+		}
+		enum pm_slot_verdict sv = pm_slot_check(&p->bs, idx, len, 1);
+		if (sv == PM_SLOT_OK &&
+		    (bit_test(xp->tx_own, idx) || bit_test(xp->rx_own, idx)))
+			sv = PM_SLOT_BAD_IDX; /* the kernel holds that buffer */
+		if (sv != PM_SLOT_OK && v == PM_SLOT_OK) {
+			v = sv;
+			bad_at = e, bad_idx = idx, bad_len = len;
+		}
+		nf++;
+		flen += len;
+		e = e + 1 == n ? 0 : e + 1;
+		whole = !(fl & NS_MOREFRAG);
+	} while (!whole && e != head);
+	if (!whole && pm_ring_dist(i, head, n) < n - 1)
+		return i; /* the rest of the chain is not submitted yet */
+	if (whole && v == PM_SLOT_OK && nf <= XDP_MAX_FRAGS &&
+	    (nf == 1 || xp->sg) && nf > b->room - b->posted)
+		return i; /* no room for the whole frame: later */
+	if (pm_unlikely(v != PM_SLOT_OK))
+		pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
+	else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS || (nf > 1 && !xp->sg)))
+		pm_stat_add(&k->st->drop_too_long, 1); /* a chain this port cannot send */
+	else
+		tx_post(xp, q, n, b, i, fr, nf, flen);
+	return e;
+}
+
 /* Transmit: post [hwcur, head) with each slot's own buffer; a slot comes
- * back to the application (tail passes it) once its buffer completed. */
+ * back to the application (tail passes it) once its buffer completed.
+ * The common frame (one slot, a valid buffer the kernel does not hold,
+ * room) is posted inline; anything else goes through tx_frame(). */
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct xdp_priv *xp = p->priv;
@@ -234,79 +333,39 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 	while (q->tx_done != i && !bit_test(xp->tx_own, q->tx_sent[q->tx_done]))
 		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;
 
-	uint32_t room = pm_xq_prod_space(&q->tx, pm_ring_dist(i, head, n));
-	uint32_t prod = q->tx.cached_prod, posted = 0;
-	uint64_t pkts = 0, bytes = 0;
+	struct tx_batch b = {
+		.room = pm_xq_prod_space(&q->tx, pm_ring_dist(i, head, n)),
+		.prod = q->tx.cached_prod,
+	};
 	while (i != head) {
-		/* One frame: a slot, or a chain of slots flagged NS_MOREFRAG
-		 * but the last. Each slot is read once, into fr[]. */
-		struct { uint32_t idx, len; } fr[XDP_MAX_FRAGS];
-		uint32_t nf = 0, e = i, flen = 0;
-		bool whole = false;
-		enum pm_slot_verdict v = PM_SLOT_OK;
-		uint32_t bad_at = i, bad_idx = 0, bad_len = 0;
-		do {
-			const struct netmap_slot *s = &ring->slot[e];
-			uint32_t idx = s->buf_idx, len = s->len, fl = s->flags;
-			q->tx_sent[e] = 0;
-			if (nf < XDP_MAX_FRAGS) {
-				fr[nf].idx = idx;
-				fr[nf].len = len;
-			}
-			enum pm_slot_verdict sv = pm_slot_check(&p->bs, idx, len, 1);
-			if (sv == PM_SLOT_OK &&
-			    (bit_test(xp->tx_own, idx) || bit_test(xp->rx_own, idx)))
-				sv = PM_SLOT_BAD_IDX; /* the kernel holds that buffer */
-			if (sv != PM_SLOT_OK && v == PM_SLOT_OK) {
-				v = sv;
-				bad_at = e, bad_idx = idx, bad_len = len;
-			}
-			nf++;
-			flen += len;
-			e = e + 1 == n ? 0 : e + 1;
-			whole = !(fl & NS_MOREFRAG);
-		} while (!whole && e != head);
-		if (!whole && pm_ring_dist(i, head, n) < n - 1)
-			break; /* the rest of the chain is not submitted yet */
-		if (whole && v == PM_SLOT_OK && nf <= XDP_MAX_FRAGS &&
-		    (nf == 1 || xp->sg) && nf > room - posted)
-			break; /* no room for the whole frame: later */
-		if (pm_unlikely(v != PM_SLOT_OK)) {
-			pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
-		} else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS ||
-				       (nf > 1 && !xp->sg))) {
-			pm_stat_add(&k->st->drop_too_long, 1); /* a chain this port cannot send */
-		} else {
-			uint32_t at = i;
-			for (uint32_t f = 0; f < nf; f++) {
-				struct xdp_desc *d = pm_xq_desc(&q->tx, prod + posted);
-				d->addr = ((uint64_t)fr[f].idx << xp->bs_shift) +
-					  PM_XDP_HEADROOM;
-				d->len = fr[f].len;
-				d->options = f + 1 < nf ? XDP_PKT_CONTD : 0;
-				bit_set(xp->tx_own, fr[f].idx);
-				q->tx_sent[at] = fr[f].idx;
-				at = at + 1 == n ? 0 : at + 1;
-				posted++;
-			}
-			pkts++;
-			bytes += flen;
+		const struct netmap_slot *s = &ring->slot[i];
+		uint32_t idx = s->buf_idx, len = s->len;
+		if (pm_likely(!(s->flags & NS_MOREFRAG) && b.posted < b.room &&
+			      pm_slot_check(&p->bs, idx, len, 1) == PM_SLOT_OK &&
+			      !bit_test(xp->tx_own, idx) &&
+			      !bit_test(xp->rx_own, idx))) {
+			tx_post_one(xp, q, &b, i, idx, len);
+			i = i + 1 == n ? 0 : i + 1;
+			continue;
 		}
+		uint32_t e = tx_frame(p, k, &b, i, head);
+		if (e == i)
+			break;
 		i = e;
 	}
-	if (posted) {
-		q->tx.cached_prod = prod + posted;
-		q->tx_inflight += posted;
+	if (b.posted) {
+		q->tx.cached_prod = b.prod + b.posted;
+		q->tx_inflight += b.posted;
 		pm_xq_prod_submit(&q->tx);
 	}
-	if (posted || pm_xq_prod_pending(&q->tx))
+	if (b.posted || pm_xq_prod_pending(&q->tx))
 		ret = tx_kick(p, q);
 	/* Rejected slots before anything in flight are done at once. */
 	while (q->tx_done != i && !bit_test(xp->tx_own, q->tx_sent[q->tx_done]))
 		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;
 	k->hwcur = i;
 	k->hwtail = q->tx_done == 0 ? n - 1 : q->tx_done - 1;
-	pm_count(k, pkts, bytes);
+	pm_count(k, b.pkts, b.bytes);
 	return ret;
 }
 

@@ -268,6 +268,19 @@ static void test_basic(void)
 	pktmap_stats(tx, &s);
 	CHECK_EQ(s.drop_invalid, 1);
 
+	/* One buffer in two slots of a batch: the first is sent, the
+	 * second refused (the kernel holds that buffer). */
+	uint32_t a = ring->head, b = nm_ring_next(ring, a), dseq = 0;
+	uint32_t own_b = ring->slot[b].buf_idx;
+	CHECK_EQ(fill_tx(tx, 0, 60, &dseq, 2), 2);
+	ring->slot[b].buf_idx = ring->slot[a].buf_idx;
+	pktmap_txsync(tx);
+	tx_settle(tx);
+	pktmap_stats(tx, &s);
+	CHECK_EQ(s.tx_packets, 80001);
+	CHECK_EQ(s.drop_invalid, 2);
+	ring->slot[b].buf_idx = own_b;
+
 	/* Busy polling (best effort) changes nothing visible but speed. */
 	pktmap_close(rx);
 	rx = NULL;
