@@ -123,12 +123,49 @@ static int file_swapped(const uint8_t *d, size_t n)
 	return m == 0xd4c3b2a1 || m == 0x4d3cb2a1 || m == 0x34cdb2a1;
 }
 
+/* A pcapng file whose sections change byte order before its first
+ * interface: libpcap reads every block before that interface in the
+ * first section's order (a section header there is a block it skips),
+ * so it refuses the file at open; we read each section in its own order
+ * (docs/pcap.md). */
+static int order_changes_before_idb(const uint8_t *d, size_t n)
+{
+	uint32_t v, bom0 = 0;
+	size_t at = 0;
+	int swapped = 0;
+	while (at + 12 <= n) {
+		uint32_t type, len;
+		memcpy(&type, d + at, 4);
+		if (type == 0x0a0d0d0a) {
+			memcpy(&v, d + at + 8, 4);
+			if (v != 0x1a2b3c4d && v != 0x4d3c2b1a)
+				return 0;
+			if (!bom0)
+				bom0 = v;
+			else if (v != bom0)
+				return 1;
+			swapped = v == 0x4d3c2b1a;
+		}
+		memcpy(&len, d + at + 4, 4);
+		if (swapped) {
+			type = __builtin_bswap32(type);
+			len = __builtin_bswap32(len);
+		}
+		if (type == 1 || len < 12 || len % 4 || len > n - at)
+			return 0;
+		at += len;
+	}
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	run_libpcap(data, size, &a);
 	run_ours(data, size, &b);
+	if (!a.open_ok && b.open_ok && order_changes_before_idb(data, size))
+		return 0;
 	if (a.open_ok != b.open_ok)
 		__builtin_trap();
 	if (!a.open_ok)
