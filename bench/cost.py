@@ -11,6 +11,8 @@ may run beside other work, unlike the rate benchmarks).
   bridge_zerocopy / bridge_copy      pktmap bridge pipe -> pipe
   switch_2/4/8                       the switch's work per frame
   netmap_pktmap/source/binary        sender -> null: through each API
+  tx_xdp / tx_pkt                    pktmap gen -> xdp:/pkt: on a veth
+                                     (user space only; root)
 
 A refactor that must not change behaviour compares two of these files
 (bench/cost.py --compare OLD.json NEW.json: the change of each figure).
@@ -28,6 +30,7 @@ def measure():
     import netmap
     import pipe
     import switch
+    import tx_cost
     res = {
         "gen_null_fast": pipe.callgrind_null(True),
         "gen_null_stamped": pipe.callgrind_null(False),
@@ -39,6 +42,7 @@ def measure():
         res[f"switch_{p['ports']}"] = p["instructions_per_frame"]
     for way, v in netmap.instructions().items():
         res[f"netmap_{way}"] = v["instructions_per_packet"]
+    res.update(tx_cost.callgrind_tx())
     return res
 
 
