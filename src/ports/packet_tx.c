@@ -53,8 +53,79 @@ static void tx_reap(struct pm_kring *k, struct pkt_sock *s)
 	}
 }
 
+/* Hand the frame just written at tx_fill to the kernel. */
+static inline void tx_queue(struct pkt_sock *s, uint32_t flen)
+{
+	tx_set_len(s, s->tx_fill, flen);
+	status_store(tx_status(s, s->tx_fill), TP_STATUS_SEND_REQUEST);
+	s->tx_fill = s->tx_fill + 1 == s->tx_nframes ? 0 : s->tx_fill + 1;
+	s->tx_inflight++;
+}
+
+/* One frame from slot i, a chain joined, into the free kernel frame:
+ * queued, or refused (bad slots, too long, too short) and counted.
+ * Returns the slot after it, or i when the rest of the chain is not
+ * submitted yet. `*flen` is the length queued, 0 if none. */
+static uint32_t tx_copy_frame(struct pktmap_port *p, struct pm_kring *k,
+			      uint32_t i, uint32_t head, uint32_t *flenp)
+{
+	struct pkt_sock *s = k->priv;
+	struct pkt_priv *pp = p->priv;
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, e;
+	*flenp = 0;
+	if (!pm_tx_chain_end(ring, i, head, n, &e))
+		return i; /* the rest of the chain is not submitted yet */
+	uint8_t *dst = tx_frame(s, s->tx_fill) + s->tx_off;
+	uint32_t flen = 0;
+	bool drop = false, invalid = false;
+	for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
+		struct netmap_slot *sl = &ring->slot[x];
+		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
+		uint32_t len = PM_READ_ONCE(sl->len);
+		enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
+		if (pm_unlikely(v != PM_SLOT_OK)) {
+			pm_slot_reject(p, k, x, idx, len, v);
+			invalid = true;
+			continue;
+		}
+		if (drop || invalid || flen + len > s->tx_cap) {
+			drop = true;
+			continue;
+		}
+		memcpy(dst + flen, pm_region_buf(&p->region, idx), len);
+		flen += len;
+	}
+	if (invalid)
+		return e; /* counted by pm_slot_reject */
+	/* What the kernel would refuse (it would skip the frame silently):
+	 * frames above the MTU that are not VLAN-tagged, and frames shorter
+	 * than an Ethernet header. */
+	if (!drop && flen > pp->mtu + ETH_HLEN && flen >= 14 &&
+	    flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
+	    !((dst[12] == 0x81 && dst[13] == 0x00) ||
+	      (dst[12] == 0x88 && dst[13] == 0xa8)))
+		drop = true;
+	if (drop) {
+		pm_stat_add(&k->st->drop_too_long, 1);
+		return e;
+	}
+	if (flen < ETH_HLEN && p->linktype == 1) {
+		pm_stat_add(&k->st->drop_invalid, 1);
+		pm_log_ratelimited(p, &p->rl_slot, "%s: TX ring %u: frame of "
+				   "%u bytes is shorter than an Ethernet "
+				   "header: dropped", p->name, ring->ringid, flen);
+		return e;
+	}
+	tx_queue(s, flen);
+	*flenp = flen;
+	return e;
+}
+
 /* Copy submitted packets (chains joined) into free kernel frames, kick
- * the kernel once, and offer as many slots as there are free frames. */
+ * the kernel once, and offer as many slots as there are free frames. The
+ * common frame (one valid slot, an Ethernet frame within the MTU) is
+ * copied inline; anything else goes through tx_copy_frame(). */
 int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pkt_sock *s = k->priv;
@@ -65,61 +136,29 @@ int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	int ret = 0;
 
 	tx_reap(k, s);
-	while (i != head) {
-		if (s->tx_inflight == s->tx_nframes)
-			break; /* kernel ring full: the rest waits */
-		uint32_t e;
-		if (!pm_tx_chain_end(ring, i, head, n, &e))
-			break; /* the rest of the chain is not submitted yet */
-		uint8_t *dst = tx_frame(s, s->tx_fill) + s->tx_off;
-		uint32_t flen = 0;
-		bool drop = false, invalid = false;
-		for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
-			struct netmap_slot *sl = &ring->slot[x];
-			uint32_t idx = PM_READ_ONCE(sl->buf_idx);
-			uint32_t len = PM_READ_ONCE(sl->len);
-			enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
-			if (pm_unlikely(v != PM_SLOT_OK)) {
-				pm_slot_reject(p, k, x, idx, len, v);
-				invalid = true;
-				continue;
-			}
-			if (drop || invalid || flen + len > s->tx_cap) {
-				drop = true;
-				continue;
-			}
-			memcpy(dst + flen, pm_region_buf(&p->region, idx), len);
-			flen += len;
-		}
-		i = e;
-		if (invalid)
-			continue; /* counted by pm_slot_reject */
-		/* What the kernel would refuse (it would skip the frame
-		 * silently): frames above the MTU that are not VLAN-tagged,
-		 * and frames shorter than an Ethernet header. */
-		if (!drop && flen > pp->mtu + ETH_HLEN && flen >= 14 &&
-		    flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
-		    !((dst[12] == 0x81 && dst[13] == 0x00) ||
-		      (dst[12] == 0x88 && dst[13] == 0xa8)))
-			drop = true;
-		if (drop) {
-			pm_stat_add(&k->st->drop_too_long, 1);
+	const uint32_t most = s->tx_cap < pp->mtu + ETH_HLEN ?
+			      s->tx_cap : pp->mtu + ETH_HLEN;
+	while (i != head && s->tx_inflight < s->tx_nframes) {
+		const struct netmap_slot *sl = &ring->slot[i];
+		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
+		uint32_t len = PM_READ_ONCE(sl->len), flen;
+		if (pm_likely(!(PM_READ_ONCE(sl->flags) & NS_MOREFRAG) &&
+			      pm_slot_check(&p->bs, idx, len, 1) == PM_SLOT_OK &&
+			      len >= ETH_HLEN && len <= most)) {
+			memcpy(tx_frame(s, s->tx_fill) + s->tx_off,
+			       pm_region_buf(&p->region, idx), len);
+			tx_queue(s, len);
+			pkts++;
+			bytes += len;
+			i = i + 1 == n ? 0 : i + 1;
 			continue;
 		}
-		if (flen < ETH_HLEN && p->linktype == 1) {
-			pm_stat_add(&k->st->drop_invalid, 1);
-			pm_log_ratelimited(p, &p->rl_slot, "%s: TX ring %u: frame of "
-					   "%u bytes is shorter than an Ethernet "
-					   "header: dropped", p->name,
-					   ring->ringid, flen);
-			continue;
-		}
-		tx_set_len(s, s->tx_fill, flen);
-		status_store(tx_status(s, s->tx_fill), TP_STATUS_SEND_REQUEST);
-		s->tx_fill = s->tx_fill + 1 == s->tx_nframes ? 0 : s->tx_fill + 1;
-		s->tx_inflight++;
-		pkts++;
+		uint32_t e = tx_copy_frame(p, k, i, head, &flen);
+		if (e == i)
+			break;
+		pkts += flen != 0;
 		bytes += flen;
+		i = e;
 	}
 	k->hwcur = i;
 	pm_count(k, pkts, bytes);
