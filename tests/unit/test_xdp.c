@@ -1125,6 +1125,85 @@ out:
 	t_run("ip link set dev xa mtu 1500 && ip link set dev xb mtu 1500");
 }
 
+/* The sender of test_sleep: waits until the sleeper has been asleep a
+ * while (it cannot see the sleep itself: a late start only makes poll
+ * return at once, a missed wake-up makes it time out), then sends. */
+struct sleep_sender {
+	int go;                 /* a pipe's read end: one byte a round */
+	uint32_t frames;
+};
+
+static void *sleep_send(void *arg)
+{
+	struct sleep_sender *ss = arg;
+	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
+	uint32_t seq = 0;
+	char c;
+	while (tx && read(ss->go, &c, 1) == 1) {
+		usleep(200 * 1000);
+		uint32_t sent = 0;
+		while (sent < ss->frames) {
+			sent += fill_tx(tx, 0, 60, &seq, ss->frames - sent);
+			pktmap_txsync(tx);
+		}
+		tx_settle(tx);
+	}
+	pktmap_close(tx);
+	return NULL;
+}
+
+static void test_sleep(void)
+{
+	/* A port that receives and transmits sleeps in pktmap_poll() for
+	 * input: its socket joins the epoll set only for the sleep (it
+	 * leaves it after), so each round re-joins. Every round must wake
+	 * on the frames and get all of them. A missed wake-up would still
+	 * return, at the 60 s timeout (poll looks once more then): a round
+	 * must end well before it (the frames go 0.2 s after the start). */
+	struct pktmap_port *p = open_port("xdp:xb", PKTMAP_DIR_RX | PKTMAP_DIR_TX);
+	int go[2];
+	if (!p || pipe(go) != 0) {
+		pktmap_close(p);
+		return;
+	}
+	struct sleep_sender ss = { .go = go[0], .frames = 100 };
+	pthread_t th;
+	pthread_create(&th, NULL, sleep_send, &ss);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), 0);
+	uint32_t seq_ok = 0;
+	for (int round = 0; round < 3; round++) {
+		CHECK_EQ(write(go[1], "x", 1), 1);
+		uint32_t got = 0;
+		int64_t t0 = now_ms();
+		while (got < ss.frames) {
+			int rev = pktmap_poll(p, POLLIN, 60000);
+			CHECK(rev > 0 && (rev & POLLIN), "round %d: woke with %d "
+			      "after %u frames", round, rev, got);
+			if (rev <= 0)
+				break;
+			pktmap_rxsync(p);
+			while (!nm_ring_empty(r)) {
+				struct netmap_slot *sl = &r->slot[r->head];
+				uint32_t seq;
+				int v = t_frame_check((uint8_t *)NETMAP_BUF(r, sl->buf_idx),
+						      sl->len, &seq);
+				if (v == 1 && seq == round * ss.frames + got)
+					seq_ok++;
+				got += v >= 0; /* not the kernel's own frames */
+				r->head = r->cur = nm_ring_next(r, r->head);
+			}
+		}
+		CHECK_EQ(got, ss.frames);
+		CHECK(now_ms() - t0 < 30000, "round %d: no wake-up (%lld ms)",
+		      round, (long long)(now_ms() - t0));
+	}
+	CHECK_EQ(seq_ok, 3 * ss.frames);
+	close(go[1]);
+	pthread_join(th, NULL);
+	close(go[0]);
+	pktmap_close(p);
+}
+
 static void test_device_gone(void)
 {
 	/* The interface disappears under open ports: a reader sees the end
@@ -1186,6 +1265,7 @@ int main(void)
 	test_multiqueue();
 	test_shared_region();
 	test_stale_program();
+	test_sleep();
 	test_device_gone();
 	test_multibuffer();
 	test_host_rings();
