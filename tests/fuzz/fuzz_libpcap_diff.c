@@ -151,7 +151,7 @@ static int order_changes_before_idb(const uint8_t *d, size_t n)
 			type = __builtin_bswap32(type);
 			len = __builtin_bswap32(len);
 		}
-		if (type == 1 || len < 12 || len % 4 || len > n - at)
+		if (type == 1 || len < 12 || len > n - at)
 			return 0;
 		at += len;
 	}
