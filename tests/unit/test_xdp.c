@@ -1129,6 +1129,8 @@ out:
  * while (it cannot see the sleep itself: a late start only makes poll
  * return at once, a missed wake-up makes it time out), then sends. */
 struct sleep_sender {
+	struct pktmap_port *tx; /* opened by the main thread (CHECK is not
+				 * thread-safe) */
 	int go;                 /* a pipe's read end: one byte a round */
 	uint32_t frames;
 };
@@ -1136,10 +1138,10 @@ struct sleep_sender {
 static void *sleep_send(void *arg)
 {
 	struct sleep_sender *ss = arg;
-	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
+	struct pktmap_port *tx = ss->tx;
 	uint32_t seq = 0;
 	char c;
-	while (tx && read(ss->go, &c, 1) == 1) {
+	while (read(ss->go, &c, 1) == 1) {
 		usleep(200 * 1000);
 		uint32_t sent = 0;
 		while (sent < ss->frames) {
@@ -1148,7 +1150,6 @@ static void *sleep_send(void *arg)
 		}
 		tx_settle(tx);
 	}
-	pktmap_close(tx);
 	return NULL;
 }
 
@@ -1161,12 +1162,14 @@ static void test_sleep(void)
 	 * return, at the 60 s timeout (poll looks once more then): a round
 	 * must end well before it (the frames go 0.2 s after the start). */
 	struct pktmap_port *p = open_port("xdp:xb", PKTMAP_DIR_RX | PKTMAP_DIR_TX);
+	struct pktmap_port *tx = open_port("xdp:xa", PKTMAP_DIR_TX);
 	int go[2];
-	if (!p || pipe(go) != 0) {
+	if (!p || !tx || pipe(go) != 0) {
 		pktmap_close(p);
+		pktmap_close(tx);
 		return;
 	}
-	struct sleep_sender ss = { .go = go[0], .frames = 100 };
+	struct sleep_sender ss = { .tx = tx, .go = go[0], .frames = 100 };
 	pthread_t th;
 	pthread_create(&th, NULL, sleep_send, &ss);
 	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), 0);
@@ -1201,6 +1204,7 @@ static void test_sleep(void)
 	close(go[1]);
 	pthread_join(th, NULL);
 	close(go[0]);
+	pktmap_close(tx);
 	pktmap_close(p);
 }
 
