@@ -215,6 +215,9 @@ uint32_t pm_region_free_count(struct pm_region *r);
  * that is released automatically when the process dies. Returns 0 or
  * -EBUSY. */
 int pm_region_claim(struct pm_region *r, uint32_t slot);
+/* A claim several processes may hold together; it excludes (and is
+ * excluded by) pm_region_claim() on the same slot. */
+int pm_region_claim_shared(struct pm_region *r, uint32_t slot);
 void pm_region_unclaim(struct pm_region *r, uint32_t slot);
 /* True if some process (this one included) holds the claim. */
 bool pm_region_claimed(struct pm_region *r, uint32_t slot);
