@@ -530,6 +530,9 @@ const struct pm_port_ops *pm_backend_find(const char *name);
  * descriptors (8 bytes each, buf_idx first) that feed RX ring `ring` of
  * a pipe end, in the shared region: what a peer may scribble on. */
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring);
+/* When set, a pipe TX sync that moved slots stops itself (SIGSTOP) with
+ * its descriptors written and nothing published: a test kills it there. */
+extern int pm_pipe_tx_stall;
 #endif
 
 /* The back ends. */

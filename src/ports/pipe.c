@@ -761,6 +761,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 #ifdef PM_TEST_HOOKS
 /* Tests only: libpktmap_internal is built with PM_TEST_HOOKS, the
  * shipped library is not. */
+int pm_pipe_tx_stall;
+
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 {
 	struct pipe_priv *pp = p->priv;
@@ -859,6 +861,22 @@ static void pipe_tx_reload(struct pktmap_port *p, struct pm_kring *k)
 	k->ring->tail = k->hwtail;
 }
 
+/* Has process pid died (gone, or a zombie nobody reaped)? */
+static bool pid_gone(uint32_t pid)
+{
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	char path[32], st[64] = "";
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	const char *e = strrchr(st, ')'); /* after "pid (comm)" */
+	return n && e && (e[2] == 'Z' || e[2] == 'X');
+}
+
 /* Take TX ring k's sync lock: wait for its holder, or take it from a
  * holder that died (its sync left the queue as resumable as a closed
  * end's: pipe_tx_reload() takes it up). 0, 1 when taken from a dead
@@ -871,8 +889,7 @@ static int pipe_tx_lock_wait(struct pktmap_port *p, struct pm_kring *k)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		uint32_t h = atomic_load(&kp->q->tx_lock);
-		if (h == 0 || (h != pp->pid && kill((pid_t)h, 0) != 0 &&
-			       errno == ESRCH)) {
+		if (h == 0 || (h != pp->pid && pid_gone(h))) {
 			if (atomic_compare_exchange_strong(&kp->q->tx_lock, &h,
 							   pp->pid))
 				return h != 0;
@@ -992,6 +1009,10 @@ static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 		ret = -EPROTO;
 		break;
 	}
+#ifdef PM_TEST_HOOKS
+	if (pm_pipe_tx_stall && moved)
+		raise(SIGSTOP);
+#endif
 	space -= moved;
 	k->hwcur = i;
 	q->tx_hwcur = i;
