@@ -124,6 +124,7 @@ struct pipe_priv {
 	uint32_t pipe_id;
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	uint32_t pid;                  /* ours, the sync lock's holder value */
+	bool excl;                     /* PKTMAP_OPEN_EXCLUSIVE: TX claims too */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
 	int epfd[3];                   /* RX FIFOs, TX FIFOs, all (or -1) */
 	int rx_fd, tx_fd;              /* what to sleep on per direction */
@@ -567,8 +568,9 @@ static bool binds(const struct pktmap_port *p, uint32_t dir)
 }
 
 /* Claim the rings the name binds, [lo, hi), for this end, per direction.
- * A TX ring may be bound by several processes (a shared claim; their
- * syncs take turns, pipe_tx_lock()); an RX ring by one. The TX and RX
+ * A TX ring may be bound by several opens (a shared claim; their syncs
+ * take turns, pipe_txsync()) unless one asks PKTMAP_OPEN_EXCLUSIVE; an
+ * RX ring by one. The TX and RX
  * rings of an end may be bound by two processes (/T and /R). Under the
  * region lock. */
 static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
@@ -582,12 +584,15 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		uint32_t tx = claim_id(pp->uid, pp->end, PIPE_TX, r);
 		uint32_t rx = claim_id(pp->uid, pp->end, PIPE_RX, r);
-		if (binds(p, PIPE_TX) && pm_region_claim_shared(&p->region, tx))
+		if (binds(p, PIPE_TX) &&
+		    (pp->excl ? pm_region_claim(&p->region, tx) :
+				pm_region_claim_shared(&p->region, tx)))
 			return pm_open_error(p, -EBUSY,
-				"this end's TX ring %u is open in another "
-				"process that binds it alone: close it there, or "
-				"bind another ring, end (%c) or pipe number", r,
-				pp->end ? '{' : '}');
+				"this end's TX ring %u is bound by another open%s: "
+				"close it, or bind another ring, end (%c) or pipe "
+				"number", r, pp->excl ? ", and this one asks to "
+				"bind it alone (/x)" : " that asked to bind it "
+				"alone (/x)", pp->end ? '{' : '}');
 		if (binds(p, PIPE_RX) && pm_region_claim(&p->region, rx))
 			return pm_open_error(p, -EBUSY,
 				"this end's RX ring %u is already open in "
@@ -721,7 +726,6 @@ static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
 static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		     const struct pktmap_open_opts *o)
 {
-	(void)o;
 	const struct pm_conf *c = &nm->conf;
 	char err[300], regname[64], key[48];
 	uint32_t R = 1, S = PM_DEFAULT_SLOTS; /* set by pipe_check() */
@@ -736,6 +740,7 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	p->priv = pp;
 	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
 	pp->pid = (uint32_t)getpid();
+	pp->excl = o && (o->flags & PKTMAP_OPEN_EXCLUSIVE);
 	pp->pipe_id = (uint32_t)nm->pipe_id;
 
 	struct pm_region_params rp = pipe_region_params(c, R, S);

@@ -807,6 +807,62 @@ static void test_shared_tx_sigkill(void)
 	pktmap_close(p);
 }
 
+/* Open pipe:NAME SUFFIX with open flags; the error, if any, in err. */
+static int open_flags(struct pktmap_port **p, const char *suffix,
+		      uint32_t flags, char *err, size_t errlen)
+{
+	char name[128];
+	snprintf(name, sizeof(name), "pipe:%s%s", pname, suffix);
+	struct pktmap_open_opts o = { .sz = sizeof(o), .flags = flags,
+				      .errbuf = err, .errbuf_len = errlen };
+	err[0] = 0;
+	return pktmap_open(p, name, &o);
+}
+
+/* /x (PKTMAP_OPEN_EXCLUSIVE) across processes, both ways: a child binds
+ * TX ring 0 of "{25" (shared, then alone); the other binding is refused
+ * in one line that says why, and accepted once the child is gone. */
+static void test_shared_tx_exclusive(void)
+{
+	for (int child_excl = 0; child_excl < 2; child_excl++) {
+		int ready[2], go[2];
+		if (pipe(ready) || pipe(go))
+			return;
+		pid_t pid = fork();
+		if (pid == 0) {
+			char e[300];
+			struct pktmap_port *c = NULL;
+			int r = open_flags(&c, "{25/T@conf:slots=64", child_excl ?
+					   PKTMAP_OPEN_EXCLUSIVE : 0, e, sizeof(e));
+			char k = r == 0 ? 'r' : 'e';
+			if (write(ready[1], &k, 1) != 1 || read(go[0], &k, 1) != 1)
+				_exit(2);
+			pktmap_close(c);
+			_exit(r == 0 ? 0 : 1);
+		}
+		char k = 0, err[300];
+		CHECK(read(ready[0], &k, 1) == 1 && k == 'r', "child bound");
+		struct pktmap_port *x = NULL;
+		CHECK_EQ(open_flags(&x, "{25/T", child_excl ? 0 :
+				    PKTMAP_OPEN_EXCLUSIVE, err, sizeof(err)), -EBUSY);
+		CHECK(strstr(err, "TX ring 0 is bound by another open") &&
+		      strstr(err, child_excl ? "that asked to bind it alone (/x)" :
+					       "this one asks to bind it alone (/x)") &&
+		      !strchr(err, '\n'), "refused: %s", err);
+		pktmap_close(x);
+		CHECK(write(go[1], "g", 1) == 1, "go");
+		wait_ok(pid, "the child binder");
+		x = NULL;
+		CHECK_EQ(open_flags(&x, "{25/T", PKTMAP_OPEN_EXCLUSIVE, err,
+				    sizeof(err)), 0);
+		pktmap_close(x);
+		close(ready[0]);
+		close(ready[1]);
+		close(go[0]);
+		close(go[1]);
+	}
+}
+
 /* A pipe made by a pktmap that claimed whole ends ("PIP3" in its control
  * block) is refused in one line, not joined with claims it cannot see. */
 static void test_old_pipe(void)
@@ -1299,6 +1355,7 @@ int main(void)
 	test_shared_tx(2);
 	test_shared_tx(3);
 	test_shared_tx_sigkill();
+	test_shared_tx_exclusive();
 	test_old_pipe();
 	test_garbage_peer();
 	test_wakeup();
