@@ -220,6 +220,9 @@ uint32_t pm_region_free_count(struct pm_region *r);
  * that is released automatically when the process dies. Returns 0 or
  * -EBUSY. */
 int pm_region_claim(struct pm_region *r, uint32_t slot);
+/* A claim several processes may hold together; it excludes (and is
+ * excluded by) pm_region_claim() on the same slot. */
+int pm_region_claim_shared(struct pm_region *r, uint32_t slot);
 void pm_region_unclaim(struct pm_region *r, uint32_t slot);
 /* True if some process (this one included) holds the claim. */
 bool pm_region_claimed(struct pm_region *r, uint32_t slot);
@@ -532,6 +535,9 @@ const struct pm_port_ops *pm_backend_find(const char *name);
  * descriptors (8 bytes each, buf_idx first) that feed RX ring `ring` of
  * a pipe end, in the shared region: what a peer may scribble on. */
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring);
+/* When set, a pipe TX sync that moved slots stops itself (SIGSTOP) with
+ * its descriptors written and nothing published: a test kills it there. */
+extern int pm_pipe_tx_stall;
 #endif
 
 /* The back ends. */

@@ -152,6 +152,11 @@ int pm_region_claim(struct pm_region *r, uint32_t slot)
 	return pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
 }
 
+int pm_region_claim_shared(struct pm_region *r, uint32_t slot)
+{
+	return pm_ofd_lock(r->fd, F_RDLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);
+}
+
 void pm_region_unclaim(struct pm_region *r, uint32_t slot)
 {
 	(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_CLAIM_BASE + (off_t)slot, 0);

@@ -239,6 +239,7 @@ static int open_named(const struct nme_req *r, const char *name,
 	struct pktmap_open_opts o = {
 		.sz = sizeof(o),
 		.extra_bufs = r->extra_bufs,
+		.flags = r->flags & NR_EXCLUSIVE ? PKTMAP_OPEN_EXCLUSIVE : 0,
 		.errbuf = err,
 		.errbuf_len = sizeof(err),
 		.log = log_to_buf,

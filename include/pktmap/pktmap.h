@@ -79,6 +79,11 @@ typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
  * refused: no swapping. "@conf:rx=blocks" / "rx=frames" in the name win
  * over the flag. Other back ends ignore it. (docs/packet.md) */
 #define PKTMAP_OPEN_RX_BLOCKS 0x10u
+/* Bind the rings alone (netmap's NR_EXCLUSIVE, "/x"): refused while
+ * another open binds them, and other opens are refused while this one
+ * does. Pipes: their TX rings are otherwise shared by every open that
+ * binds them; an RX ring is always bound by one. (docs/netmap.md) */
+#define PKTMAP_OPEN_EXCLUSIVE 0x20u
 
 /*
  * Options for pktmap_open(). Zero means "the default" everywhere; values

@@ -29,6 +29,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,13 @@ struct pm_pipe_q {
 	uint32_t rx_hwtail;                           /* reader's, for a restart */
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t reader_sleeping;
 	_Atomic uint32_t writer_sleeping;
+	/* The writers' sync lock (pipe_txsync()): the pid of the process
+	 * in a TX sync of this queue, or 0. tx_gen counts the syncs that
+	 * moved slots (and the locks taken from dead holders): an open
+	 * whose last sync saw another reloads its view of the ring first.
+	 * Both written by any of the ring's binders. */
+	_Atomic uint32_t tx_lock;
+	_Atomic uint32_t tx_gen;
 };
 
 
@@ -97,6 +105,7 @@ struct pipe_kpriv {
 	uint32_t *shadow;              /* TX: our slots' buffers [nslots] */
 	uint32_t prod;                 /* TX: our copy of q->prod */
 	uint32_t cons;                 /* TX: last q->cons seen (cached) */
+	uint32_t gen;                  /* TX: q->tx_gen after our last sync */
 	int wake_peer_fd;              /* the peer's FIFO for this direction */
 	int wake_own_fd;               /* our FIFO for this direction */
 	/* Event-source mode (pipe_sync_event), RX: a byte is (or is about to
@@ -114,6 +123,8 @@ struct pipe_priv {
 	uint32_t end, nrings, nslots, lo, hi; /* bound ring range [lo, hi) */
 	uint32_t pipe_id;
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
+	uint32_t pid;                  /* ours, the sync lock's holder value */
+	bool excl;                     /* PKTMAP_OPEN_EXCLUSIVE: TX claims too */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
 	int epfd[3];                   /* RX FIFOs, TX FIFOs, all (or -1) */
 	int rx_fd, tx_fd;              /* what to sleep on per direction */
@@ -275,6 +286,25 @@ static int pipe_resume_tx(struct pktmap_port *p, struct pipe_priv *pp,
 	tx->ring->head = tx->ring->cur = hwcur;
 	tx->ring->tail = tx->hwtail;
 	return 0;
+}
+
+static int pipe_tx_lock_wait(struct pktmap_port *p, struct pm_kring *k);
+
+/* pipe_resume_tx() under TX ring r's sync lock: other processes may bind
+ * the ring and sync it meanwhile. */
+static int pipe_resume_tx_locked(struct pktmap_port *p, struct pipe_priv *pp,
+				 uint32_t r, uint8_t *seen)
+{
+	struct pipe_kpriv *tk = &pp->kp[r];
+	int ret = pipe_tx_lock_wait(p, pm_txkring(p, r));
+	if (ret < 0)
+		return ret;
+	if (ret > 0) /* taken from a dead holder: the others reload */
+		atomic_fetch_add(&tk->q->tx_gen, 1);
+	ret = pipe_resume_tx(p, pp, r, seen);
+	tk->gen = atomic_load(&tk->q->tx_gen);
+	atomic_store_explicit(&tk->q->tx_lock, 0, memory_order_release);
+	return ret;
 }
 
 /* Resume RX ring r of this end, with the packets its last binder had
@@ -537,10 +567,12 @@ static bool binds(const struct pktmap_port *p, uint32_t dir)
 	return p->dir & (dir == PIPE_TX ? PKTMAP_DIR_TX : PKTMAP_DIR_RX);
 }
 
-/* Claim the rings the name binds, [lo, hi), for this end, per direction:
- * a second binder of the same ring of the same end is refused; the TX
- * and RX rings of an end may be bound by two processes (/T and /R).
- * Under the region lock. */
+/* Claim the rings the name binds, [lo, hi), for this end, per direction.
+ * A TX ring may be bound by several opens (a shared claim; their syncs
+ * take turns, pipe_txsync()) unless one asks PKTMAP_OPEN_EXCLUSIVE; an
+ * RX ring by one. The TX and RX
+ * rings of an end may be bound by two processes (/T and /R). Under the
+ * region lock. */
 static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 		      const struct pm_name *nm)
 {
@@ -549,18 +581,26 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 	if (pp->lo >= pp->nrings)
 		return pm_open_error(p, -EINVAL, "ring %u does not exist (the pipe "
 				     "has %u ring pairs)", pp->lo, pp->nrings);
-	for (uint32_t r = pp->lo; r < pp->hi; r++)
-		for (uint32_t d = PIPE_TX; d <= PIPE_RX; d++)
-			if (binds(p, d) &&
-			    pm_region_claim(&p->region,
-					    claim_id(pp->uid, pp->end, d, r)))
-				return pm_open_error(p, -EBUSY,
-					"this end's %s ring %u is already open in "
-					"another process or thread: close it there, "
-					"or bind the other direction only (/%c), "
-					"the other end (%c) or another pipe number",
-					d == PIPE_TX ? "TX" : "RX", r,
-					d == PIPE_TX ? 'R' : 'T', pp->end ? '{' : '}');
+	for (uint32_t r = pp->lo; r < pp->hi; r++) {
+		uint32_t tx = claim_id(pp->uid, pp->end, PIPE_TX, r);
+		uint32_t rx = claim_id(pp->uid, pp->end, PIPE_RX, r);
+		if (binds(p, PIPE_TX) &&
+		    (pp->excl ? pm_region_claim(&p->region, tx) :
+				pm_region_claim_shared(&p->region, tx)))
+			return pm_open_error(p, -EBUSY,
+				"this end's TX ring %u is bound by another open%s: "
+				"close it, or bind another ring, end (%c) or pipe "
+				"number", r, pp->excl ? ", and this one asks to "
+				"bind it alone (/x)" : " that asked to bind it "
+				"alone (/x)", pp->end ? '{' : '}');
+		if (binds(p, PIPE_RX) && pm_region_claim(&p->region, rx))
+			return pm_open_error(p, -EBUSY,
+				"this end's RX ring %u is already open in "
+				"another process or thread (an RX ring has one "
+				"binder): close it there, or bind the other "
+				"direction only (/T), the other end (%c) or "
+				"another pipe number", r, pp->end ? '{' : '}');
+	}
 	return 0;
 }
 
@@ -595,7 +635,7 @@ static int pipe_rings(struct pktmap_port *p, struct pipe_priv *pp,
 		pm_txkring(p, r)->priv = tk;
 		pm_rxkring(p, r)->priv = rk;
 		if (binds(p, PIPE_TX))
-			ret = pipe_resume_tx(p, pp, r, seen);
+			ret = pipe_resume_tx_locked(p, pp, r, seen);
 		if (ret == 0 && binds(p, PIPE_RX))
 			ret = pipe_resume_rx(p, pp, r, seen);
 	}
@@ -686,7 +726,6 @@ static int pipe_wakeups(struct pktmap_port *p, struct pipe_priv *pp)
 static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 		     const struct pktmap_open_opts *o)
 {
-	(void)o;
 	const struct pm_conf *c = &nm->conf;
 	char err[300], regname[64], key[48];
 	uint32_t R = 1, S = PM_DEFAULT_SLOTS; /* set by pipe_check() */
@@ -700,6 +739,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	pp->epfd[0] = pp->epfd[1] = pp->epfd[2] = -1;
 	p->priv = pp;
 	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
+	pp->pid = (uint32_t)getpid();
+	pp->excl = o && (o->flags & PKTMAP_OPEN_EXCLUSIVE);
 	pp->pipe_id = (uint32_t)nm->pipe_id;
 
 	struct pm_region_params rp = pipe_region_params(c, R, S);
@@ -725,6 +766,8 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 #ifdef PM_TEST_HOOKS
 /* Tests only: libpktmap_internal is built with PM_TEST_HOOKS, the
  * shipped library is not. */
+int pm_pipe_tx_stall;
+
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 {
 	struct pipe_priv *pp = p->priv;
@@ -784,10 +827,116 @@ static inline int load_cons(struct pktmap_port *p, struct pm_kring *k,
 	return 0;
 }
 
+/* Another open synced TX ring k since we did: take its view. The slots'
+ * buffers are the shadow (each checked: a bad one leaves ours), the
+ * indices those its last sync published. Slots our application filled
+ * on the old view are dropped, and said so: a binder syncs (or polls)
+ * when its turn comes, before it fills slots. */
+static void pipe_tx_reload(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	uint32_t S = k->nslots;
+	uint32_t hwcur = PM_READ_ONCE(kp->q->tx_hwcur);
+	uint32_t prod = atomic_load(&kp->q->prod), cons = atomic_load(&kp->q->cons);
+	if (hwcur >= S || prod >= S || cons >= S) {
+		report_proto(p, k, "ring index", hwcur >= S ? hwcur :
+			     prod >= S ? prod : cons);
+		hwcur = prod = cons = 0; /* an empty ring: nothing goes out */
+	}
+	for (uint32_t s = 0; s < S; s++) {
+		uint32_t b = PM_READ_ONCE(kp->shadow[s]);
+		if (pm_buf_ok(&p->bs, b))
+			k->ring->slot[s].buf_idx = b;
+		else
+			report_proto(p, k, "buffer index", b);
+	}
+	if (k->rhead != k->hwcur)
+		pm_log_ratelimited(p, pm_rl_slot(p, 1), "%s: TX ring %u: another "
+				   "open synced it since this one did: the %u "
+				   "slots filled before this sync are dropped "
+				   "(sync or poll first, then fill)", p->name,
+				   k->ring->ringid,
+				   pm_ring_dist(k->hwcur, k->rhead, S));
+	uint32_t d = pm_ring_dist(prod, cons, S);
+	kp->prod = prod;
+	kp->cons = cons;
+	k->hwcur = k->rhead = k->rcur = hwcur;
+	k->hwtail = k->rtail = pm_ring_add(hwcur, d ? d - 1 : S - 1, S);
+	k->ring->head = k->ring->cur = hwcur;
+	k->ring->tail = k->hwtail;
+}
+
+/* Has process pid died (gone, or a zombie nobody reaped)? */
+static bool pid_gone(uint32_t pid)
+{
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	char path[32], st[64] = "";
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(st, 1, sizeof(st) - 1, f);
+	fclose(f);
+	const char *e = strrchr(st, ')'); /* after "pid (comm)" */
+	return n && e && (e[2] == 'Z' || e[2] == 'X');
+}
+
+/* Take TX ring k's sync lock: wait for its holder, or take it from a
+ * holder that died (its sync left the queue as resumable as a closed
+ * end's: pipe_tx_reload() takes it up). 0, 1 when taken from a dead
+ * holder, -EBUSY (said) after PM_LOCK_DEADLINE_MS of a live holder. */
+static int pipe_tx_lock_wait(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	struct pipe_priv *pp = p->priv;
+	struct timespec t0, now, pause = { 0, 20000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		uint32_t h = atomic_load(&kp->q->tx_lock);
+		if (h == 0 || (h != pp->pid && pid_gone(h))) {
+			if (atomic_compare_exchange_strong(&kp->q->tx_lock, &h,
+							   pp->pid))
+				return h != 0;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 +
+		    (now.tv_nsec - t0.tv_nsec) / 1000000 >= PM_LOCK_DEADLINE_MS) {
+			pm_log_ratelimited(p, pm_rl_slot(p, 1), "%s: TX ring %u: "
+					   "process %u has been syncing it for "
+					   "%d ms: stop it", p->name,
+					   k->ring->ringid, h,
+					   PM_LOCK_DEADLINE_MS);
+			return -EBUSY;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* pipe_txsync()'s slow path: wait for the lock unless held, and reload
+ * our view when another open synced last. */
+static int pipe_tx_lock_slow(struct pktmap_port *p, struct pm_kring *k,
+			     bool held)
+{
+	struct pipe_kpriv *kp = k->priv;
+	int ret = held ? 0 : pipe_tx_lock_wait(p, k);
+	if (ret < 0)
+		return ret;
+	if (ret > 0) /* the dead holder's view is the queue's */
+		atomic_fetch_add(&kp->q->tx_gen, 1);
+	uint32_t gen = atomic_load(&kp->q->tx_gen);
+	if (gen != kp->gen) {
+		pipe_tx_reload(p, k);
+		kp->gen = gen;
+	}
+	return 0;
+}
+
 /* Move submitted TX slots into the queue, swapping buffers: each slot's
  * buffer goes out in a descriptor, and the slot gets the buffer the reader
  * returned in that descriptor's place. */
-static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
+static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
@@ -865,6 +1014,10 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		ret = -EPROTO;
 		break;
 	}
+#ifdef PM_TEST_HOOKS
+	if (pm_pipe_tx_stall && moved)
+		raise(SIGSTOP);
+#endif
 	space -= moved;
 	k->hwcur = i;
 	q->tx_hwcur = i;
@@ -873,6 +1026,10 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		/* Pairs with the acquire load of prod in pipe_rxsync(): the
 		 * descriptors before prod are written. */
 		atomic_store_explicit(&q->prod, prod, memory_order_release);
+		/* Other binders of the ring reload their view (under the sync
+		 * lock: no other writer). */
+		kp->gen = atomic_load_explicit(&q->tx_gen, memory_order_relaxed) + 1;
+		atomic_store_explicit(&q->tx_gen, kp->gen, memory_order_relaxed);
 		pm_count(k, pkts, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
 		/* Look again, so that the application's tail shows the room
@@ -884,6 +1041,28 @@ static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 		space = n - 1 - pm_ring_dist(cons, prod, n);
 	}
 	k->hwtail = pm_ring_add(i, space, n);
+	return ret;
+}
+
+/* Several processes may bind a TX ring (pipe_claim()); their syncs take
+ * turns under q->tx_lock, which holds the pid of the syncing process. A
+ * lone binder pays one compare-and-swap and one store per sync. */
+static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	struct pipe_priv *pp = p->priv;
+	uint32_t free_ = 0;
+	bool held = atomic_compare_exchange_strong_explicit(
+		&kp->q->tx_lock, &free_, pp->pid, memory_order_acquire,
+		memory_order_relaxed);
+	if (pm_unlikely(!held || atomic_load_explicit(&kp->q->tx_gen,
+						      memory_order_relaxed) != kp->gen)) {
+		int ret = pipe_tx_lock_slow(p, k, held);
+		if (ret)
+			return ret;
+	}
+	int ret = pipe_txsync_locked(p, k);
+	atomic_store_explicit(&kp->q->tx_lock, 0, memory_order_release);
 	return ret;
 }
 
