@@ -25,11 +25,6 @@
 #define PM_CACHELINE PKTMAP_CACHELINE
 #define PM_DEFAULT_BUF_SIZE 2048u
 #define PM_DEFAULT_SLOTS 1024u
-/* TX slots where the kernel copies every frame (pkt:, xdp: in copy mode)
- * and sends within the kick: a deeper ring buys no batching, and the
- * frames in flight (2 KiB apart, so in few cache sets) fall out of the
- * cache before the kernel reads them (docs/performance.md). */
-#define PM_DEFAULT_COPY_TX_SLOTS 256u
 #define PM_MAX_RINGS 64u
 #define PM_MAX_SLOTS 65536u
 #define PM_NAME_MAX 256

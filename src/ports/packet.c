@@ -258,7 +258,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (ret < 0)
 		return ret;
 	uint32_t R = (uint32_t)ret;
-	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_COPY_TX_SLOTS;
+	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
 	ret = priv_alloc(p, nm, R);
 	if (ret)

@@ -508,12 +508,7 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	uint32_t bsz = (uint32_t)ret;
 
 	uint32_t rxs = c->rx_slots ? c->rx_slots : PM_DEFAULT_SLOTS;
-	/* Copy mode's depth unless zero-copy (/Z) or live frames are asked
-	 * for; a driver that binds zero-copy without the flag gets it too
-	 * (a batch still fits; @conf:tx-slots= for more). */
-	uint32_t txs = c->tx_slots ? c->tx_slots :
-		       ((nm->flags & PKTMAP_OPEN_ZEROCOPY) || c->tx_live == 1) ?
-		       PM_DEFAULT_SLOTS : PM_DEFAULT_COPY_TX_SLOTS;
+	uint32_t txs = c->tx_slots ? c->tx_slots : PM_DEFAULT_SLOTS;
 	/* The kernel's RX ring is a queue in front of the netmap ring: at
 	 * least 4096 entries absorb a burst while the application is not
 	 * scheduled (20 ms at 200 kpps). The fill ring is as large: its
