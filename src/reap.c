@@ -13,10 +13,8 @@
  * small process, forked then, that keeps the opener's credentials and
  * waits, on a pipe, for the opener to close the region (or to exit, or
  * to be killed: the pipe's end is closed either way). It then does what
- * the last user's close does (region.c's reap: under the mutex, if nobody
- * uses the region, remove its files) and exits; if others still use it,
- * one cleaner per region waits for the last of them first (who may be
- * another user that cannot remove our files). A close that finds itself
+ * the last user's close does (region.c's leave: under the mutex, if nobody
+ * uses the region, remove its files) and exits. A close that finds itself
  * the last user waits for the cleaner's answer, so that when it returns
  * nothing is left, whatever its credentials by then.
  *
@@ -44,12 +42,6 @@
 #include "internal.h"
 #include "reap.h"
 
-/* A close's word to its cleaner (one write, under PIPE_BUF). */
-struct reap_word {
-	char c;            /* 'c' */
-	uint64_t dev, ino; /* the file the close left, zero for none */
-} __attribute__((packed));
-
 /* The cleaner runs in a copy of the opener taken at any point, maybe with
  * a lock held (compat/netmap opens ports under its own mutex, and its
  * preload replaces close, dup2, open, munmap, poll... with functions that
@@ -71,20 +63,15 @@ static int sys_open(const char *path, int flags)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, 0);
 }
 
-uint64_t pm_caps_permitted(void)
+/* Could this process change its uid later (CAP_SETUID effective, or
+ * permitted and so to be raised)? */
+static bool may_change_uid(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &h, d) != 0)
-		return geteuid() == 0 ? ~(uint64_t)0 : 0;
-	return d[0].permitted | (uint64_t)d[1].permitted << 32;
-}
-
-/* Could this process change its uid later (CAP_SETUID permitted, and so
- * effective or to be raised)? */
-static bool may_change_uid(void)
-{
-	return (pm_caps_permitted() >> CAP_SETUID) & 1;
+		return geteuid() == 0;
+	return ((d[0].effective | d[0].permitted) >> CAP_SETUID) & 1;
 }
 
 /* Unmap every shared mapping the opener had: regions, AF_XDP and packet
@@ -156,26 +143,17 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 		_exit(1);
 	if (null > 4)
 		sys_close(null);
-	/* A close says which file it left: we clean that one, never a
-	 * later one of the same name. */
-	struct reap_word word = { 0 };
-	size_t got = 0;
 	ssize_t n;
-	char buf[64];
-	while ((n = read(3, buf, sizeof(buf))) != 0 && (n > 0 || errno == EINTR))
-		for (ssize_t i = 0; i < n && got < sizeof(word); i++)
-			((char *)&word)[got++] = buf[i];
-	bool closed = got == sizeof(word) && word.c == 'c';
-	if (!closed)
+	char word = 0;
+	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
+		if (n > 0)
+			word = c;
+	if (word != 'c')
 		wait_gone(pidfd);
-	else if (word.ino == 0)
-		_exit(0);
 	r->fd = sys_open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_uid == geteuid() &&
-	    (!closed || ((uint64_t)st.st_dev == word.dev &&
-			 (uint64_t)st.st_ino == word.ino)))
+	    st.st_uid == geteuid())
 		(void)leave(r);
 	_exit(0);
 }
@@ -239,14 +217,13 @@ void pm_reaper_finish(struct pm_region *r, bool wait)
 	if (!r->reaping)
 		return;
 	/* The cleaner's signal: our word that this is a close (our files
-	 * are released: no need to wait for our end) and which file we
-	 * left, then EOF. A child
+	 * are released: no need to wait for our end), then EOF. A child
 	 * forked after the open neither says it nor waits: the opener still
 	 * holds the cleaner's pipe. */
 	bool opener = r->reaping == getpid();
-	struct reap_word word = { 'c', r->reap_dev, r->reap_ino };
-	if (opener && write(r->reap_go, &word, sizeof(word)) != sizeof(word))
-		word.c = 0;
+	char c = 'c';
+	if (opener && write(r->reap_go, &c, 1) != 1)
+		c = 0;
 	close(r->reap_go);
 	if (wait && opener) {
 		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };

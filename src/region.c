@@ -41,7 +41,6 @@
 #define PM_HDR_SIZE 8192
 #define PM_LOCK_MUTEX 0
 #define PM_LOCK_USERS 1
-#define PM_LOCK_REAPER 2 /* held by the one cleaner that waits (region_reap) */
 #define PM_LOCK_CLAIM_BASE 4096
 
 struct pm_region_dirent {
@@ -278,9 +277,6 @@ struct pm_rdv {
 		 * otherwise its descriptor of the memfd */
 		int32_t pid, fd;
 	} h[PM_RDV_HOLDERS];
-	/* not shared with a group: the holder's socket (share.c), for the
-	 * joiners /proc refuses, or 0 when it serves none */
-	uint32_t nonce[PM_RDV_HOLDERS];
 };
 
 _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
@@ -288,16 +284,14 @@ _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
 /* Put ourselves in a free slot of the holder table (a slot is free when
  * nobody holds its lock byte; the kernel drops that lock when a holder
  * dies). Under the mutex. */
-static int rdv_register(struct pm_region *r, int32_t how, uint32_t nonce)
+static int rdv_register(struct pm_region *r, int32_t how)
 {
 	for (int i = 0; i < PM_RDV_HOLDERS; i++) {
 		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_HOLDER_BASE + i, 0) != 0)
 			continue;
 		int32_t ent[2] = { (int32_t)getpid(), how };
 		if (pwrite(r->fd, ent, sizeof(ent),
-			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent) ||
-		    pwrite(r->fd, &nonce, sizeof(nonce),
-			   (off_t)offsetof(struct pm_rdv, nonce[i])) != sizeof(nonce))
+			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent))
 			return -EIO;
 		return 0;
 	}
@@ -356,9 +350,7 @@ static bool memfd_matches(int fd, const struct pm_rdv *rdv)
 
 /* The memfd of holder i, or -1: a region shared with a group asks the
  * holder's serving thread (share.c), any other opens the holder's
- * descriptor through /proc (the kernel allows the same uid only, and
- * only with every capability the holder has), and if refused there asks
- * the holder's serving thread, if it has one. */
+ * descriptor through /proc (the kernel allows the same uid only). */
 static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 {
 	if (r->share)
@@ -366,10 +358,7 @@ static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 	char proc[64];
 	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)rdv->h[i].pid,
 		 (int)rdv->h[i].fd);
-	int fd = open(proc, O_RDWR | O_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM) && rdv->nonce[i])
-		fd = pm_share_fetch(rdv->h[i].pid, rdv->nonce[i]);
-	return fd;
+	return open(proc, O_RDWR | O_CLOEXEC);
 }
 
 /* Get the memfd of a region others hold. Under the mutex. */
@@ -582,13 +571,7 @@ static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 			 "group %u: %s", r->name, r->share_gid, strerror(-ret));
 		return ret;
 	}
-	/* Serving our own uid is a help, not a need: without it, joiners
-	 * that /proc refuses are refused, as before. */
-	if (!r->share && pm_share_guarded() &&
-	    pm_share_serve(r->mfd, PM_SHARE_NO_GROUP, &r->serve, &nonce) != 0)
-		nonce = 0;
-	ret = r->share ? rdv_register(r, (int32_t)nonce, 0) :
-			 rdv_register(r, r->mfd, nonce);
+	ret = rdv_register(r, r->share ? (int32_t)nonce : r->mfd);
 	if (ret)
 		snprintf(err, errlen, "region '%s': cannot register in %s: %s",
 			 r->name, r->path, strerror(-ret));
@@ -690,7 +673,7 @@ static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
 	return -EAGAIN;
 }
 
-static bool region_reap(struct pm_region *r);
+static bool region_leave(struct pm_region *r);
 
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen)
@@ -716,7 +699,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 		 * after its file exists leaves nothing (reap.c). Without one,
 		 * only a close that has kept its privileges removes the
 		 * files: not a reason to refuse the open. */
-		(void)pm_reaper_start(r, region_reap);
+		(void)pm_reaper_start(r, region_leave);
 	}
 	ret = region_acquire(r, &def, l.size, err, errlen);
 	if (ret) {
@@ -895,13 +878,6 @@ static bool region_leave(struct pm_region *r)
 	 * ports --gc' removes them once nobody holds the region. */
 	if (pm_region_lock(r) != 0)
 		return false;
-	/* A file already removed (its name may be a new region's by now)
-	 * is not ours to clean. */
-	struct stat st;
-	if (fstat(r->fd, &st) != 0 || st.st_nlink == 0) {
-		pm_region_unlock(r);
-		return false;
-	}
 	bool last = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (last)
 		region_unlink(r);
@@ -915,37 +891,6 @@ static bool region_leave(struct pm_region *r)
 	return last;
 }
 
-/* The cleaner's work (reap.c), once its opener has closed: leave as the
- * last user would. If others still use the region, one cleaner (the one
- * that holds the reaper byte) waits until they have all gone and tries
- * again: the last of them may be unable to remove our files (another
- * user, in the group of a shared region in sticky /dev/shm, or one that
- * dropped its privileges and has no cleaner). A file removed meanwhile
- * ends the wait. */
-static bool region_reap(struct pm_region *r)
-{
-	if (region_leave(r))
-		return true;
-	if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_REAPER, 0) != 0)
-		return false; /* another cleaner waits */
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-			    .l_start = PM_LOCK_USERS, .l_len = 1 };
-	struct stat st;
-	for (;;) {
-		/* Blocks for as long as the region is used: a cleaner has
-		 * nothing else to do. New users still get in meanwhile (a
-		 * waiting writer does not hold readers back). */
-		while (fcntl(r->fd, F_OFD_SETLKW, &fl) != 0)
-			if (errno != EINTR)
-				return false;
-		(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
-		if (region_leave(r))
-			return true;
-		if (fstat(r->fd, &st) != 0 || st.st_nlink == 0)
-			return false;
-	}
-}
-
 void pm_region_close(struct pm_region *r)
 {
 	if (r->fd < 0)
@@ -957,11 +902,6 @@ void pm_region_close(struct pm_region *r)
 	/* The last user removes the files; if it has since lost the right
 	 * to, its cleaner does, and we wait for it (reap.c). */
 	bool last = r->named && region_leave(r);
-	struct stat st;
-	if (fstat(r->fd, &st) == 0) { /* the file our cleaner may clean */
-		r->reap_dev = (uint64_t)st.st_dev;
-		r->reap_ino = (uint64_t)st.st_ino;
-	}
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);
