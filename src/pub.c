@@ -6,8 +6,12 @@
  * removed at close; a killed process leaves it behind, and readers remove
  * the files of dead processes (pktmap top, pktmap metrics).
  */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -41,6 +45,28 @@ static int pub_dir(char *dir, size_t len)
 	return dfd;
 }
 
+/* Remove the files of processes that are gone (killed before their
+ * close could): a port's open sweeps the directory once. */
+static void pub_sweep(int dfd)
+{
+	int d = dup(dfd);
+	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+	if (!dir) {
+		if (d >= 0)
+			close(d);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid > 0 && *end == '.' && kill((pid_t)pid, 0) != 0 &&
+		    errno == ESRCH)
+			unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(dir);
+}
+
 /* Create PID.SEQ in the user's directory. The last port of the user to
  * close removes the directory (pm_pub_close): if that happens between
  * our check and our create, the create fails (ENOENT) and we start over
@@ -55,6 +81,8 @@ static int pub_create(struct pktmap_port *p)
 		int dfd = pub_dir(dir, sizeof(dir));
 		if (dfd < 0)
 			return dfd;
+		if (attempt == 0)
+			pub_sweep(dfd);
 		const int fl = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 		fd = openat(dfd, name, fl, 0600);
 		if (fd < 0 && errno == EEXIST) {

@@ -115,6 +115,19 @@ int main(void)
 	CHECK(lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
 		      (st.st_mode & 0777) == 0700, "dir mode %o", st.st_mode & 0777);
 
+	/* A killed process's file (a pid above pid_max: gone) is swept by
+	 * the next open. */
+	char stale[96];
+	snprintf(stale, sizeof(stale), "%s/999999999.0", dir);
+	int sfd = open(stale, O_CREAT | O_WRONLY | O_EXCL, 0600);
+	CHECK(sfd >= 0, "create %s", stale);
+	if (sfd >= 0)
+		close(sfd);
+	struct pktmap_port *n = NULL;
+	CHECK(pktmap_open(&n, "null:", &o) == 0, "open null: %s", err);
+	CHECK(access(stale, F_OK) != 0, "%s swept at open", stale);
+	pktmap_close(n);
+
 	uint32_t txs = 0, rxs = 0;
 	move(a, b, 10000, 100, 300, &txs, &rxs);
 	size_t sa, sb;
