@@ -40,8 +40,8 @@ static int kernel_sender(const char *ifname)
 
 /* The kernel sends n frames of `len` out of the TAP, frame i of flow
  * i % flows (the TAP's queue is chosen by a hash of the flow); the port
- * gets them. Sends in bursts smaller than the device's queue (txqueuelen
- * 1000). */
+ * gets them. Keeps fewer frames in flight than the device's queue holds
+ * (txqueuelen 1000). */
 static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
 				 uint32_t n, uint32_t len, uint32_t flows,
 				 struct t_rx *st)
@@ -67,7 +67,8 @@ static void kernel_to_port_flows(struct pktmap_port *p, const char *ifname,
 	CHECK(st->foreign > foreign0, "the path through %s never opened", ifname);
 	uint32_t sent = 0;
 	for (int idle = 0; st->got < n && idle < 200;) {
-		for (uint32_t b = 0; b < 256 && sent < n; b++, sent++) {
+		/* At most 256 frames in flight, a quarter of the queue. */
+		for (; sent < n && sent - st->got < 256; sent++) {
 			t_frame(frame, len, sent, sent % flows);
 			if (send(fd, frame, len, 0) != (ssize_t)len) {
 				CHECK(0, "send: %s", strerror(errno));
