@@ -70,8 +70,26 @@ static bool pid_alive(int32_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+/* Is process pid in our network namespace? An interface name (pkt:,
+ * xdp:, tap:) means a device of the opener's namespace: a port of the
+ * same name in another is another port. When it cannot be told, yes. */
+static bool same_netns(int32_t pid, const struct pm_name *nm)
+{
+	static const char *const ifports[] = { "pkt", "xdp", "tap" };
+	bool ifport = false;
+	for (size_t i = 0; i < sizeof(ifports) / sizeof(ifports[0]); i++)
+		ifport |= strcmp(nm->backend, ifports[i]) == 0;
+	char path[48];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (!ifport || stat(path, &a) != 0 || stat("/proc/self/ns/net", &b) != 0)
+		return true;
+	return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
 /* Map one published file if it is a live port named like nm (the part
- * before flags and options). Returns the mapping or NULL. */
+ * before flags and options), in our network namespace when the name is
+ * an interface's. Returns the mapping or NULL. */
 static struct pm_pub_hdr *pub_match(int dfd, const char *file,
 				    const struct pm_name *nm, const char *name,
 				    size_t *size)
@@ -100,7 +118,8 @@ static struct pm_pub_hdr *pub_match(int dfd, const char *file,
 		pname[sizeof(pname) - 1] = 0;
 		ok = pm_name_parse(pname, &pn, err, sizeof(err)) == 0 && !pn.mon &&
 		     pn.port_len == nm->port_len &&
-		     memcmp(pname, name, nm->port_len) == 0;
+		     memcmp(pname, name, nm->port_len) == 0 &&
+		     same_netns(h->pid, nm);
 	}
 	if (!ok) {
 		munmap(m, (size_t)st.st_size);

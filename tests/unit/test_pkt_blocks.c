@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,11 +339,52 @@ static void test_foreign(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
-/* 4. A monitor of a port in blocks. */
+/* A child in a network namespace of its own, with a veth pb there too,
+ * holds pkt:pb open until told (a byte on *go) to close: another port of
+ * the same name, which a monitor here must not take for ours. */
+static pid_t other_netns_port(int *go)
+{
+	int ready[2];
+	if (pipe(ready) || pipe(go))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct pktmap_port *o = NULL;
+		char c = 'e';
+		if (t_enter_netns() == 0 &&
+		    t_run("ip link add pa type veth peer name pb && "
+			  "ip link set pa up && ip link set pb up") == 0 &&
+		    pktmap_open(&o, "pkt:pb", NULL) == 0)
+			c = 'r';
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) < 0)
+			_exit(2);
+		pktmap_close(o);
+		_exit(0);
+	}
+	char c = 0;
+	CHECK(read(ready[0], &c, 1) == 1 && c == 'r', "pkt:pb open in another "
+	      "network namespace");
+	close(ready[0]);
+	close(ready[1]);
+	return pid;
+}
+
+/* 4. A monitor of a port in blocks; a port of the same name in another
+ * network namespace is another port. */
 static void test_monitor(struct pktmap_port *a)
 {
+	int go[2];
+	pid_t other = other_netns_port(go);
 	struct pktmap_port *b = t_open_port("pkt:pb@conf:rx=blocks", PKTMAP_DIR_RX);
 	struct pktmap_port *m = b ? t_open_port("pkt:pb/r", 0) : NULL;
+	if (other > 0) {
+		int status = 0;
+		CHECK(write(go[1], "g", 1) == 1 && waitpid(other, &status, 0) == other &&
+		      WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the other namespace's port: status %d", status);
+		close(go[0]);
+		close(go[1]);
+	}
 	if (!m) {
 		if (b)
 			pktmap_close(b);
