@@ -533,6 +533,9 @@ uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring);
 /* When set, a pipe TX sync that moved slots stops itself (SIGSTOP) with
  * its descriptors written and nothing published: a test kills it there. */
 extern int pm_pipe_tx_stall;
+/* The same for an RX sync that received packets: it stops with its
+ * releases published and its new packets not. */
+extern int pm_pipe_rx_stall;
 #endif
 
 /* The back ends. */

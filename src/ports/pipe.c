@@ -58,16 +58,31 @@ struct pm_pipe_q {
 	uint32_t tx_hwcur;                            /* writer's, for a restart */
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t cons; /* written by the reader */
 	uint32_t rx_hwtail;                           /* reader's, for a restart */
+	/* The readers' sync word (pipe_rxsync()), as tx_sync is the
+	 * writers', and how many opens bind the RX ring (pipe_poll_disarm()).
+	 * On the readers' line: only readers write them. In what was padding
+	 * before: a pipe of the first "PIP4" library has them zero. */
+	_Atomic uint64_t rx_sync;
+	_Atomic uint32_t rx_binders;
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t reader_sleeping;
 	_Atomic uint32_t writer_sleeping;
-	/* The writers' sync lock (pipe_txsync()): the pid of the process
-	 * in a TX sync of this queue, or 0. tx_gen counts the syncs that
-	 * moved slots (and the locks taken from dead holders): an open
-	 * whose last sync saw another reloads its view of the ring first.
-	 * Both written by any of the ring's binders. */
-	_Atomic uint32_t tx_lock;
-	_Atomic uint32_t tx_gen;
+	/* The writers' sync word (pipe_txsync()): SYNC_PID, the pid of the
+	 * process in a TX sync of this queue, or 0; SYNC_GEN, a count of the
+	 * syncs that moved slots (and of the locks taken from dead holders):
+	 * an open whose last sync saw another reloads its view of the ring
+	 * first. Written by any of the ring's binders. (The bytes of the
+	 * first PIP4 library's tx_lock and tx_gen.) */
+	_Atomic uint64_t tx_sync;
 };
+
+/* A sync word: the holder's pid in the low half, the generation above. */
+#define SYNC_PID(v) ((uint32_t)(v))
+#define SYNC_GEN(v) ((uint32_t)((v) >> 32))
+
+static inline uint64_t sync_word(uint32_t gen, uint32_t pid)
+{
+	return (uint64_t)gen << 32 | pid;
+}
 
 
 /* The control block in the region. Only nrings and nslots are read by a
@@ -105,7 +120,8 @@ struct pipe_kpriv {
 	uint32_t *shadow;              /* TX: our slots' buffers [nslots] */
 	uint32_t prod;                 /* TX: our copy of q->prod */
 	uint32_t cons;                 /* TX: last q->cons seen (cached) */
-	uint32_t gen;                  /* TX: q->tx_gen after our last sync */
+	uint32_t gen;                  /* SYNC_GEN of q->tx_sync (TX) or
+	                                * q->rx_sync (RX) after our sync */
 	int wake_peer_fd;              /* the peer's FIFO for this direction */
 	int wake_own_fd;               /* our FIFO for this direction */
 	/* Event-source mode (pipe_sync_event), RX: a byte is (or is about to
@@ -124,7 +140,9 @@ struct pipe_priv {
 	uint32_t pipe_id;
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	uint32_t pid;                  /* ours, the sync lock's holder value */
-	bool excl;                     /* PKTMAP_OPEN_EXCLUSIVE: TX claims too */
+	bool excl;                     /* PKTMAP_OPEN_EXCLUSIVE: claims alone */
+	uint32_t counted;              /* RX rings [lo, lo + counted) in
+	                                * their q->rx_binders */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
 	int epfd[3];                   /* RX FIFOs, TX FIFOs, all (or -1) */
 	int rx_fd, tx_fd;              /* what to sleep on per direction */
@@ -288,25 +306,6 @@ static int pipe_resume_tx(struct pktmap_port *p, struct pipe_priv *pp,
 	return 0;
 }
 
-static int pipe_tx_lock_wait(struct pktmap_port *p, struct pm_kring *k);
-
-/* pipe_resume_tx() under TX ring r's sync lock: other processes may bind
- * the ring and sync it meanwhile. */
-static int pipe_resume_tx_locked(struct pktmap_port *p, struct pipe_priv *pp,
-				 uint32_t r, uint8_t *seen)
-{
-	struct pipe_kpriv *tk = &pp->kp[r];
-	int ret = pipe_tx_lock_wait(p, pm_txkring(p, r));
-	if (ret < 0)
-		return ret;
-	if (ret > 0) /* taken from a dead holder: the others reload */
-		atomic_fetch_add(&tk->q->tx_gen, 1);
-	ret = pipe_resume_tx(p, pp, r, seen);
-	tk->gen = atomic_load(&tk->q->tx_gen);
-	atomic_store_explicit(&tk->q->tx_lock, 0, memory_order_release);
-	return ret;
-}
-
 /* Resume RX ring r of this end, with the packets its last binder had
  * received but not released. As pipe_resume_tx(), for the RX side. */
 static int pipe_resume_rx(struct pktmap_port *p, struct pipe_priv *pp,
@@ -337,6 +336,27 @@ static int pipe_resume_rx(struct pktmap_port *p, struct pipe_priv *pp,
 	rx->ring->head = rx->ring->cur = rcons;
 	rx->ring->tail = rtail;
 	return 0;
+}
+
+static _Atomic uint64_t *sync_of(struct pm_kring *k);
+static int pipe_lock_wait(struct pktmap_port *p, struct pm_kring *k);
+static void sync_release(struct pipe_kpriv *kp, _Atomic uint64_t *w);
+
+/* Resume ring r of this end in direction dir under its sync lock: other
+ * processes may bind the ring and sync it meanwhile. */
+static int pipe_resume_locked(struct pktmap_port *p, struct pipe_priv *pp,
+			      uint32_t dir, uint32_t r, uint8_t *seen)
+{
+	struct pm_kring *k = dir == PIPE_TX ? pm_txkring(p, r) : pm_rxkring(p, r);
+	struct pipe_kpriv *kp = k->priv;
+	int ret = pipe_lock_wait(p, k);
+	if (ret < 0)
+		return ret;
+	ret = dir == PIPE_TX ? pipe_resume_tx(p, pp, r, seen) :
+			       pipe_resume_rx(p, pp, r, seen);
+	kp->gen = SYNC_GEN(atomic_load(sync_of(k)));
+	sync_release(kp, sync_of(k));
+	return ret;
 }
 
 /* Pipes by name in any memory. A pipe made in a region other than its
@@ -568,11 +588,10 @@ static bool binds(const struct pktmap_port *p, uint32_t dir)
 }
 
 /* Claim the rings the name binds, [lo, hi), for this end, per direction.
- * A TX ring may be bound by several opens (a shared claim; their syncs
- * take turns, pipe_txsync()) unless one asks PKTMAP_OPEN_EXCLUSIVE; an
- * RX ring by one. The TX and RX
- * rings of an end may be bound by two processes (/T and /R). Under the
- * region lock. */
+ * A ring may be bound by several opens (a shared claim; their syncs take
+ * turns, pipe_txsync() and pipe_rxsync()) unless one asks
+ * PKTMAP_OPEN_EXCLUSIVE. An RX ring counts its binders. Under the region
+ * lock. */
 static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 		      const struct pm_name *nm)
 {
@@ -593,13 +612,25 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 				"number", r, pp->excl ? ", and this one asks to "
 				"bind it alone (/x)" : " that asked to bind it "
 				"alone (/x)", pp->end ? '{' : '}');
-		if (binds(p, PIPE_RX) && pm_region_claim(&p->region, rx))
+		if (!binds(p, PIPE_RX))
+			continue;
+		bool others = pm_region_claimed(&p->region, rx);
+		if (pp->excl ? pm_region_claim(&p->region, rx) :
+			       pm_region_claim_shared(&p->region, rx))
 			return pm_open_error(p, -EBUSY,
-				"this end's RX ring %u is already open in "
-				"another process or thread (an RX ring has one "
-				"binder): close it there, or bind the other "
-				"direction only (/T), the other end (%c) or "
-				"another pipe number", r, pp->end ? '{' : '}');
+				"this end's RX ring %u is bound by another open%s: "
+				"close it, or bind another ring, end (%c) or pipe "
+				"number", r, pp->excl ? ", and this one asks to "
+				"bind it alone (/x)" : " that asked to bind it "
+				"alone (/x)", pp->end ? '{' : '}');
+		/* Exact while every binder closes; one killed leaves the count
+		 * high until a binder finds itself alone again. */
+		_Atomic uint32_t *nb = &pipe_q(pp, !pp->end, r)->rx_binders;
+		if (others)
+			atomic_fetch_add(nb, 1);
+		else
+			atomic_store(nb, 1);
+		pp->counted++;
 	}
 	return 0;
 }
@@ -635,9 +666,9 @@ static int pipe_rings(struct pktmap_port *p, struct pipe_priv *pp,
 		pm_txkring(p, r)->priv = tk;
 		pm_rxkring(p, r)->priv = rk;
 		if (binds(p, PIPE_TX))
-			ret = pipe_resume_tx_locked(p, pp, r, seen);
+			ret = pipe_resume_locked(p, pp, PIPE_TX, r, seen);
 		if (ret == 0 && binds(p, PIPE_RX))
-			ret = pipe_resume_rx(p, pp, r, seen);
+			ret = pipe_resume_locked(p, pp, PIPE_RX, r, seen);
 	}
 	free(seen);
 	return ret;
@@ -766,7 +797,7 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 #ifdef PM_TEST_HOOKS
 /* Tests only: libpktmap_internal is built with PM_TEST_HOOKS, the
  * shipped library is not. */
-int pm_pipe_tx_stall;
+int pm_pipe_tx_stall, pm_pipe_rx_stall;
 
 uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 {
@@ -866,6 +897,52 @@ static void pipe_tx_reload(struct pktmap_port *p, struct pm_kring *k)
 	k->ring->tail = k->hwtail;
 }
 
+/* Another open synced RX ring k since we did: take its view, the ring
+ * as that sync left it (as netmap's binders of one ring share it):
+ * packets [cons, rx_hwtail) unreleased, each descriptor checked first.
+ * Slots our application released since our last sync count only if the
+ * other open released them too: binders take turns, each syncing when
+ * its turn comes. A view that fails a check is not taken (ours stays). */
+static void pipe_rx_reload(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	uint32_t S = k->nslots;
+	uint32_t cons = atomic_load(&kp->q->cons), prod = atomic_load(&kp->q->prod);
+	uint32_t tail = PM_READ_ONCE(kp->q->rx_hwtail);
+	if (cons >= S || tail >= S || prod >= S ||
+	    pm_ring_dist(cons, tail, S) > pm_ring_dist(cons, prod, S)) {
+		report_proto(p, k, "ring index", cons >= S ? cons :
+			     tail >= S ? tail : prod);
+		return;
+	}
+	for (uint32_t s = cons; s != tail; s = s + 1 == S ? 0 : s + 1) {
+		union pm_pipe_desc d = { .word = PM_READ_ONCE(kp->desc[s].word) };
+		if (!pm_buf_ok(&p->bs, d.buf_idx) || d.len > p->bs.usable) {
+			report_proto(p, k, "buffer index", d.buf_idx);
+			return;
+		}
+	}
+	if (k->rhead != k->hwcur)
+		pm_log_ratelimited(p, pm_rl_slot(p, 0), "%s: RX ring %u: another "
+				   "open synced it since this one did: the %u "
+				   "slots released here since are released only "
+				   "if that open released them (take turns: "
+				   "sync when your turn comes)", p->name,
+				   k->ring->ringid,
+				   pm_ring_dist(k->hwcur, k->rhead, S));
+	for (uint32_t s = cons; s != tail; s = s + 1 == S ? 0 : s + 1) {
+		union pm_pipe_desc d = { .word = PM_READ_ONCE(kp->desc[s].word) };
+		struct netmap_slot *sl = &k->ring->slot[s];
+		sl->buf_idx = d.buf_idx;
+		sl->len = d.len;
+		sl->flags = (uint16_t)((d.flags & NS_MOREFRAG) | NS_BUF_CHANGED);
+	}
+	k->hwcur = k->rhead = k->rcur = cons;
+	k->hwtail = k->rtail = tail;
+	k->ring->head = k->ring->cur = cons;
+	k->ring->tail = tail;
+}
+
 /* Has process pid died (gone, or a zombie nobody reaped)? */
 static bool pid_gone(uint32_t pid)
 {
@@ -882,52 +959,82 @@ static bool pid_gone(uint32_t pid)
 	return n && e && (e[2] == 'Z' || e[2] == 'X');
 }
 
-/* Take TX ring k's sync lock: wait for its holder, or take it from a
- * holder that died (its sync left the queue as resumable as a closed
- * end's: pipe_tx_reload() takes it up). 0, 1 when taken from a dead
- * holder, -EBUSY (said) after PM_LOCK_DEADLINE_MS of a live holder. */
-static int pipe_tx_lock_wait(struct pktmap_port *p, struct pm_kring *k)
+/* Ring k's sync word: q->tx_sync or q->rx_sync. */
+static _Atomic uint64_t *sync_of(struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
+	return k->tx ? &kp->q->tx_sync : &kp->q->rx_sync;
+}
+
+/* The lock, in one compare-and-swap, if it is free and nobody synced
+ * since our last sync (the generation is ours). */
+static inline bool sync_try(struct pipe_kpriv *kp, _Atomic uint64_t *w,
+			    uint32_t pid)
+{
+	uint64_t mine = sync_word(kp->gen, 0);
+	return atomic_compare_exchange_strong_explicit(
+		w, &mine, sync_word(kp->gen, pid), memory_order_acquire,
+		memory_order_relaxed);
+}
+
+/* Unlock, with kp->gen as the generation: a sync that moved something
+ * counted it up (under the lock), so the other binders reload. */
+static void sync_release(struct pipe_kpriv *kp, _Atomic uint64_t *w)
+{
+	atomic_store_explicit(w, sync_word(kp->gen, 0), memory_order_release);
+}
+
+/* Take ring k's sync lock: wait for its holder, or take it from a
+ * holder that died (its sync left the queue as resumable as a closed
+ * end's: pipe_tx_reload() or pipe_rx_reload() takes it up). 0, 1 when
+ * taken from a dead holder, -EBUSY (said) after PM_LOCK_DEADLINE_MS of
+ * a live holder. */
+static int pipe_lock_wait(struct pktmap_port *p, struct pm_kring *k)
+{
 	struct pipe_priv *pp = p->priv;
+	_Atomic uint64_t *w = sync_of(k);
 	struct timespec t0, now, pause = { 0, 20000 };
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		uint32_t h = atomic_load(&kp->q->tx_lock);
+		uint64_t v = atomic_load(w);
+		uint32_t h = SYNC_PID(v);
 		if (h == 0 || (h != pp->pid && pid_gone(h))) {
-			if (atomic_compare_exchange_strong(&kp->q->tx_lock, &h,
-							   pp->pid))
+			/* A dead holder's view is the queue's: the others
+			 * reload (a new generation). */
+			if (atomic_compare_exchange_strong(
+				    w, &v, sync_word(SYNC_GEN(v) + (h != 0), pp->pid)))
 				return h != 0;
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - t0.tv_sec) * 1000 +
 		    (now.tv_nsec - t0.tv_nsec) / 1000000 >= PM_LOCK_DEADLINE_MS) {
-			pm_log_ratelimited(p, pm_rl_slot(p, 1), "%s: TX ring %u: "
-					   "process %u has been syncing it for "
-					   "%d ms: stop it", p->name,
-					   k->ring->ringid, h,
-					   PM_LOCK_DEADLINE_MS);
+			pm_log_ratelimited(p, pm_rl_slot(p, (int)k->tx), "%s: %s "
+					   "ring %u: process %u has been syncing "
+					   "it for %d ms: stop it", p->name,
+					   k->tx ? "TX" : "RX", k->ring->ringid,
+					   h, PM_LOCK_DEADLINE_MS);
 			return -EBUSY;
 		}
 		nanosleep(&pause, NULL);
 	}
 }
 
-/* pipe_txsync()'s slow path: wait for the lock unless held, and reload
- * our view when another open synced last. */
-static int pipe_tx_lock_slow(struct pktmap_port *p, struct pm_kring *k,
-			     bool held)
+/* The syncs' slow path (sync_try() failed): wait for the lock, and
+ * reload our view when another open synced last. */
+static int pipe_lock_slow(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
-	int ret = held ? 0 : pipe_tx_lock_wait(p, k);
+	int ret = pipe_lock_wait(p, k);
 	if (ret < 0)
 		return ret;
-	if (ret > 0) /* the dead holder's view is the queue's */
-		atomic_fetch_add(&kp->q->tx_gen, 1);
-	uint32_t gen = atomic_load(&kp->q->tx_gen);
+	uint32_t gen = SYNC_GEN(atomic_load_explicit(sync_of(k),
+						     memory_order_relaxed));
 	if (gen != kp->gen) {
-		pipe_tx_reload(p, k);
+		if (k->tx)
+			pipe_tx_reload(p, k);
+		else
+			pipe_rx_reload(p, k);
 		kp->gen = gen;
 	}
 	return 0;
@@ -1026,10 +1133,7 @@ static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 		/* Pairs with the acquire load of prod in pipe_rxsync(): the
 		 * descriptors before prod are written. */
 		atomic_store_explicit(&q->prod, prod, memory_order_release);
-		/* Other binders of the ring reload their view (under the sync
-		 * lock: no other writer). */
-		kp->gen = atomic_load_explicit(&q->tx_gen, memory_order_relaxed) + 1;
-		atomic_store_explicit(&q->tx_gen, kp->gen, memory_order_relaxed);
+		kp->gen++; /* the other binders reload (sync_release()) */
 		pm_count(k, pkts, bytes);
 		wake_if_sleeping(p, &q->reader_sleeping, kp->wake_peer_fd);
 		/* Look again, so that the application's tail shows the room
@@ -1045,30 +1149,61 @@ static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 }
 
 /* Several processes may bind a TX ring (pipe_claim()); their syncs take
- * turns under q->tx_lock, which holds the pid of the syncing process. A
+ * turns under q->tx_sync, which holds the pid of the syncing process. A
  * lone binder pays one compare-and-swap and one store per sync. */
 static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pipe_priv *pp = p->priv;
-	uint32_t free_ = 0;
-	bool held = atomic_compare_exchange_strong_explicit(
-		&kp->q->tx_lock, &free_, pp->pid, memory_order_acquire,
-		memory_order_relaxed);
-	if (pm_unlikely(!held || atomic_load_explicit(&kp->q->tx_gen,
-						      memory_order_relaxed) != kp->gen)) {
-		int ret = pipe_tx_lock_slow(p, k, held);
+	if (pm_unlikely(!sync_try(kp, &kp->q->tx_sync, pp->pid))) {
+		int ret = pipe_lock_slow(p, k);
 		if (ret)
 			return ret;
 	}
 	int ret = pipe_txsync_locked(p, k);
-	atomic_store_explicit(&kp->q->tx_lock, 0, memory_order_release);
+	sync_release(kp, &kp->q->tx_sync);
 	return ret;
+}
+
+/* Give the released slots [i, head) back to the writer through their
+ * descriptors. Usually a released slot still holds the buffer its
+ * descriptor brought: then the descriptor says so already, and not
+ * writing it leaves its cache line clean for the writer. The application
+ * may have swapped another buffer in: the writer will take it, so it
+ * must be one of the pool. Returns where it stopped: head, or a bad slot
+ * (*ret -EINVAL, reported). */
+static inline uint32_t rx_give_back(struct pktmap_port *p, struct pm_kring *k,
+				    const struct pm_bufspace *bs, uint32_t i,
+				    uint32_t head, int *ret)
+{
+	struct pipe_kpriv *kp = k->priv;
+	union pm_pipe_desc *desc = kp->desc;
+	struct netmap_slot *slot = k->ring->slot;
+	uint32_t n = k->nslots;
+	while (i != head) {
+		/* Runs of untouched slots, four at a time. */
+		uint32_t run = head > i ? head - i : n - i;
+		i = pm_ring_add(i, pipe_release_same(&desc[i], &slot[i], run), n);
+		if (i == head)
+			break;
+		uint32_t idx = slot[i].buf_idx;
+		if (pm_unlikely(PM_READ_ONCE(desc[i].buf_idx) != idx)) {
+			if (pm_unlikely(!pm_buf_ok(bs, idx))) {
+				pm_slot_reject(p, k, i, idx, slot[i].len,
+					       PM_SLOT_BAD_IDX);
+				*ret = -EINVAL;
+				break;
+			}
+			desc[i].buf_idx = idx;
+		}
+		i = i + 1 == n ? 0 : i + 1;
+	}
+	return i;
 }
 
 /* Give back released RX slots, then expose newly arrived whole packets:
  * each descriptor is read once, checked, and copied into our ring. */
-static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
+static int pipe_rxsync_locked(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pm_pipe_q *q = kp->q;
@@ -1079,31 +1214,10 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	int ret = 0;
 
 	if (i != head) {
-		/* Usually a released slot still holds the buffer its
-		 * descriptor brought: then the descriptor says so already, and
-		 * not writing it leaves its cache line clean for the writer.
-		 * The application may have swapped another buffer in: the
-		 * writer will take it, so it must be one of the pool. */
-		while (i != head) {
-			/* Runs of untouched slots, four at a time. */
-			uint32_t run = head > i ? head - i : n - i;
-			i = pm_ring_add(i, pipe_release_same(&desc[i], &slot[i], run), n);
-			if (i == head)
-				break;
-			uint32_t idx = slot[i].buf_idx;
-			if (pm_unlikely(PM_READ_ONCE(desc[i].buf_idx) != idx)) {
-				if (pm_unlikely(!pm_buf_ok(&bs, idx))) {
-					pm_slot_reject(p, k, i, idx, slot[i].len,
-						       PM_SLOT_BAD_IDX);
-					ret = -EINVAL;
-					break;
-				}
-				desc[i].buf_idx = idx;
-			}
-			i = i + 1 == n ? 0 : i + 1;
-		}
+		i = rx_give_back(p, k, &bs, i, head, &ret);
 		if (i != k->hwcur) {
 			k->hwcur = i;
+			kp->gen++; /* the other binders reload (sync_release()) */
 			/* Pairs with the acquire load of cons in pipe_txsync(). */
 			atomic_store_explicit(&q->cons, i, memory_order_release);
 			wake_if_sleeping(p, &q->writer_sleeping, kp->wake_peer_fd);
@@ -1177,11 +1291,33 @@ static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 		done_bytes = bytes;
 		pm_stat_add(&k->st->drop_too_long, 1);
 	}
+#ifdef PM_TEST_HOOKS
+	if (pm_pipe_rx_stall && end != k->hwtail)
+		raise(SIGSTOP);
+#endif
+	kp->gen += end != k->hwtail;
 	k->hwtail = end;
 	q->rx_hwtail = end;
 	pm_count(k, pkts, done_bytes);
 	if (k->ring->flags & NR_TIMESTAMP)
 		gettimeofday(&k->ring->ts, NULL);
+	return ret;
+}
+
+/* Several opens may bind an RX ring (pipe_claim()); their syncs take
+ * turns under q->rx_sync, as pipe_txsync()'s, and one that finds
+ * another synced last takes its view first (pipe_rx_reload()). */
+static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	struct pipe_priv *pp = p->priv;
+	if (pm_unlikely(!sync_try(kp, &kp->q->rx_sync, pp->pid))) {
+		int ret = pipe_lock_slow(p, k);
+		if (ret)
+			return ret;
+	}
+	int ret = pipe_rxsync_locked(p, k);
+	sync_release(kp, &kp->q->rx_sync);
 	return ret;
 }
 
@@ -1435,8 +1571,14 @@ static void pipe_poll_disarm(struct pktmap_port *p, short events)
 		events &= (short)~POLLOUT;
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		if (events & POLLIN) {
-			atomic_store_explicit(&pipe_q(pp, !pp->end, r)->reader_sleeping,
-					      0, memory_order_relaxed);
+			/* Another binder of the ring may sleep on the flag:
+			 * then it stays, and the writer's next sync clears it
+			 * (with one wake-up too many, drained here next time). */
+			struct pm_pipe_q *q = pipe_q(pp, !pp->end, r);
+			if (atomic_load_explicit(&q->rx_binders,
+						 memory_order_relaxed) <= 1)
+				atomic_store_explicit(&q->reader_sleeping, 0,
+						      memory_order_relaxed);
 			while (read(pp->kp[pp->nrings + r].wake_own_fd, buf,
 				    sizeof(buf)) == sizeof(buf))
 				;
@@ -1485,6 +1627,12 @@ static void pipe_close(struct pktmap_port *p)
 	struct pipe_priv *pp = p->priv;
 	if (!pp)
 		return;
+	for (uint32_t r = pp->lo; r < pp->lo + pp->counted; r++) {
+		_Atomic uint32_t *nb = &pipe_q(pp, !pp->end, r)->rx_binders;
+		uint32_t v = atomic_load(nb);
+		while (v && !atomic_compare_exchange_weak(nb, &v, v - 1))
+			;
+	}
 	if (pp->kp) {
 		for (uint32_t i = 0; i < 2 * pp->nrings; i++) {
 			if (pp->kp[i].wake_own_fd >= 0)

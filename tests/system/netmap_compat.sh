@@ -156,10 +156,11 @@ wait_for "$TMP/dir.a.rx" '^ready'
 bg "${RUN[@]}" "$RAW" recv "netmap:$D}0/R" "$N" 200 epoll >"$TMP/dir.b.rx" 2>&1
 brx=$BG_PID
 wait_for "$TMP/dir.b.rx" '^ready'
-# the end's RX ring is bound: a second binder of it is refused, one line
-out=$(PKTMAP_NETMAP_QUIET=0 "$LIB" recv "netmap:$D{0" 1 100 poll 2>&1 || true)
-echo "$out" | grep -q "RX ring 0 is already open in another process" ||
-	fail "a second binder of $D{0's RX ring: $out"
+# the end's RX ring is bound: a second binder that asks to bind it alone
+# (/x) is refused, one line (without /x it would share the ring)
+out=$(PKTMAP_NETMAP_QUIET=0 "$LIB" recv "netmap:$D{0/x" 1 100 poll 2>&1 || true)
+echo "$out" | grep -q "RX ring 0 is bound by another open, and this one asks to bind it alone (/x)" ||
+	fail "an exclusive binder of $D{0's RX ring: $out"
 bg "${RUN[@]}" "$TMP/nmt_pc_raw" gen "netmap:$D{0/T" "$N" 200 select >"$TMP/dir.a.tx" 2>&1
 atx=$BG_PID
 "$TMP/nmt_pc" gen "netmap:$D}0/T" "$N" 100 poll >"$TMP/dir.b.tx" 2>&1 ||

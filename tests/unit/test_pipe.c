@@ -164,14 +164,23 @@ static void test_basic(void)
 	CHECK_EQ(sa.tx_packets, sb.rx_packets);
 	CHECK_EQ(sa.tx_bytes, sb.rx_bytes);
 
-	/* A second open of the same end is refused while it is open. */
+	/* A second open of the same end binds the same rings (netmap's
+	 * shared bindings); one that asks to bind them alone is refused. */
 	char err[300] = "", name[128];
 	snprintf(name, sizeof(name), "pipe:%s{0", pname);
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
 				      .errbuf_len = sizeof(err) };
 	struct pktmap_port *c = NULL;
-	CHECK(pktmap_open(&c, name, &o) == -EBUSY, "second open refused");
-	CHECK(strstr(err, "already open") != NULL, "message: %s", err);
+	CHECK_EQ(pktmap_open(&c, name, &o), 0);
+	pktmap_close(c);
+	c = NULL;
+	o.flags = PKTMAP_OPEN_EXCLUSIVE;
+	struct pktmap_port *c2 = NULL;
+	CHECK_EQ(pktmap_open(&c2, name, &o), -EBUSY);
+	CHECK(strstr(err, "ring 0 is bound by another open") &&
+	      strstr(err, "this one asks to bind it alone (/x)"),
+	      "message: %s", err);
+	pktmap_close(c2);
 
 	pktmap_close(a);
 	CHECK(pktmap_info(b, &info) == 0 && (info.flags & PKTMAP_INFO_PEER_GONE),
@@ -519,14 +528,22 @@ static void test_split_processes(void)
 	char err[300] = "", name[128];
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
 				      .errbuf_len = sizeof(err) };
-	const char *busy[2][2] = { { "{11-1/R", "RX ring 1" },
-				   { "{11-1", "RX ring 1" } };
+	/* The rings the children bind may be bound again (shared bindings,
+	 * test_shared_rx), but not alone. */
+	const char *busy[2] = { "{11-1/R", "{11-1" };
+	for (int i = 0; i < 2; i++) {
+		struct pktmap_port *y = NULL;
+		snprintf(name, sizeof(name), "pipe:%s%s", pname, busy[i]);
+		CHECK(pktmap_open(&y, name, &o) == 0, "shared %s: %s", name, err);
+		pktmap_close(y);
+	}
+	o.flags = PKTMAP_OPEN_EXCLUSIVE;
 	for (int i = 0; i < 2; i++) {
 		struct pktmap_port *x = NULL;
 		err[0] = 0;
-		snprintf(name, sizeof(name), "pipe:%s%s", pname, busy[i][0]);
+		snprintf(name, sizeof(name), "pipe:%s%s", pname, busy[i]);
 		CHECK(pktmap_open(&x, name, &o) == -EBUSY, "%s refused", name);
-		CHECK(strstr(err, busy[i][1]) && strstr(err, "already open"),
+		CHECK(strstr(err, "ring 1 is bound by another open"),
 		      "%s: %s", name, err);
 		pktmap_close(x);
 	}
@@ -665,7 +682,44 @@ struct turn_proc {
 	int cmd, reply;
 };
 
-static int turn_fork(struct turn_proc *c, const char *suffix)
+/* A binder of RX ring 0 of end "{" that receives when told: it reads
+ * a command and the sequence number it should see first, syncs (to take
+ * the ring as the others left it), checks every frame in order, and
+ * writes back the number after the last. 'R' releases what it read and
+ * syncs again to give it back; 'H' holds it (no release); 'K' sets
+ * pm_pipe_rx_stall first: the sync stops itself inside, holding the sync
+ * lock. 'Q' writes its rx_packets back and exits. */
+static void turn_rx_child(const char *suffix, int cmd, int reply)
+{
+	struct pktmap_port *p = open_end(suffix, 1);
+	uint32_t m[2] = { p ? 'r' : 'e', 0 };
+	if (write(reply, m, sizeof(m)) != sizeof(m) || !p)
+		_exit(2);
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(p), 0);
+	while (read(cmd, m, sizeof(m)) == sizeof(m) && m[0] != 'Q') {
+		pm_pipe_rx_stall = m[0] == 'K';
+		pktmap_rxsync(p);
+		uint64_t bytes = 0;
+		uint32_t head = r->head;
+		recv_check(p, &m[1], &bytes);
+		if (m[0] == 'H')
+			r->head = r->cur = head;
+		else
+			pktmap_rxsync(p);
+		if (write(reply, m, sizeof(m)) != sizeof(m))
+			_exit(3);
+	}
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	pktmap_stats(p, &st);
+	m[1] = (uint32_t)st.rx_packets;
+	if (write(reply, m, sizeof(m)) != sizeof(m))
+		_exit(3);
+	pktmap_close(p);
+	_exit(t_failed ? 1 : 0);
+}
+
+static int turn_fork_as(struct turn_proc *c, const char *suffix,
+			void (*child)(const char *, int, int))
 {
 	int cmd[2], reply[2];
 	if (pipe(cmd) || pipe(reply))
@@ -674,7 +728,7 @@ static int turn_fork(struct turn_proc *c, const char *suffix)
 	if (c->pid == 0) {
 		close(cmd[1]);
 		close(reply[0]);
-		turn_child(suffix, cmd[0], reply[1]);
+		child(suffix, cmd[0], reply[1]);
 	}
 	close(cmd[0]);
 	close(reply[1]);
@@ -684,6 +738,11 @@ static int turn_fork(struct turn_proc *c, const char *suffix)
 	CHECK(read(c->reply, m, sizeof(m)) == sizeof(m) && m[0] == 'r',
 	      "child %s opened", suffix);
 	return m[0] == 'r' ? 0 : -1;
+}
+
+static int turn_fork(struct turn_proc *c, const char *suffix)
+{
+	return turn_fork_as(c, suffix, turn_child);
 }
 
 /* Tell c to send from *seq; returns 0 and moves *seq on its answer. */
@@ -703,7 +762,22 @@ static void turn_end(struct turn_proc *c, uint64_t *tx_packets)
 	CHECK(write(c->cmd, m, sizeof(m)) == sizeof(m) &&
 	      read(c->reply, m, sizeof(m)) == sizeof(m), "child's count");
 	*tx_packets += m[1];
-	wait_ok(c->pid, "a TX binder");
+	wait_ok(c->pid, "a binder");
+	close(c->cmd);
+	close(c->reply);
+}
+
+/* Send c the 'K' command (its sync stops itself inside, holding the
+ * lock), wait until it has stopped, and kill it there. */
+static void kill_inside_sync(struct turn_proc *c, uint32_t seq)
+{
+	uint32_t m[2] = { 'K', seq };
+	CHECK(write(c->cmd, m, sizeof(m)) == sizeof(m), "stall");
+	int status = 0;
+	waitpid(c->pid, &status, WUNTRACED);
+	CHECK(WIFSTOPPED(status), "stopped inside its sync: %d", status);
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
 	close(c->cmd);
 	close(c->reply);
 }
@@ -780,15 +854,8 @@ static void test_shared_tx_sigkill(void)
 	for (int round = 0; round < 20; round++) {
 		if (turn_fork(&b, "{24/T"))
 			break;
-		uint32_t m[2] = { 'K', seq }, s2 = seq;
-		CHECK(write(b.cmd, m, sizeof(m)) == sizeof(m), "stall");
-		int status = 0;
-		waitpid(b.pid, &status, WUNTRACED);
-		CHECK(WIFSTOPPED(status), "stopped inside its sync: %d", status);
-		kill(b.pid, SIGKILL);
-		waitpid(b.pid, NULL, 0);
-		close(b.cmd);
-		close(b.reply);
+		uint32_t s2 = seq;
+		kill_inside_sync(&b, seq);
 		/* a sends from the same number: b's frames must not arrive. */
 		for (int t = 0; t < 3; t++)
 			CHECK(turn(&a, 'S', &s2) == 0, "a's turn");
@@ -804,6 +871,87 @@ static void test_shared_tx_sigkill(void)
 	      "sent %u (a counted %llu), received %u", seq,
 	      (unsigned long long)sent, got);
 	conserved(p, "{24", free0);
+	pktmap_close(p);
+}
+
+/* n processes bind the same RX ring and receive in turns (each syncs
+ * when its turn comes): every frame reaches exactly one of them, bytes
+ * and order intact, their counts add up; a frame one holds unreleased is
+ * seen by the next (one ring, as on netmap), which releases it; every
+ * buffer is accounted for. */
+static void test_shared_rx(uint32_t n)
+{
+	const uint32_t N = 20000;
+	char tx[64], rx[32];
+	snprintf(tx, sizeof(tx), "}%u@conf:slots=64", 30 + n);
+	snprintf(rx, sizeof(rx), "{%u/R", 30 + n);
+	struct pktmap_port *p = open_end(tx, 1);
+	struct turn_proc c[3];
+	uint32_t forked = 0;
+	while (p && forked < n && turn_fork_as(&c[forked], rx, turn_rx_child) == 0)
+		forked++;
+	uint32_t free0 = p ? pm_region_free_count(&p->region) : 0;
+	uint32_t seq = 0, expect = 0, held = 0;
+	uint64_t got = 0;
+	for (uint32_t t = 0; forked == n && seq < N; t++) {
+		uint32_t k = 1 + (t * 7) % 50, from = expect;
+		pktmap_txsync(p);
+		send_seq(p, &seq, k, 0);
+		pktmap_txsync(p);
+		/* Every fifth turn holds its frames: the next turn sees them
+		 * again, from the same number, and releases them. */
+		uint32_t what = t % 5 == 4 ? 'H' : 'R';
+		CHECK(turn(&c[t % n], what, &expect) == 0 && expect == seq,
+		      "turn %u (%c): read up to %u, sent %u", t, what, expect, seq);
+		if (what == 'H') {
+			held += seq - from;
+			expect = from;
+		}
+	}
+	if (p)
+		pktmap_txsync(p);
+	/* A frame counts where a sync took it from the queue: once. */
+	for (uint32_t i = 0; i < forked; i++)
+		turn_end(&c[i], &got);
+	CHECK(seq >= N && expect == seq && got == seq && held > 0,
+	      "%u processes: sent %u, received %llu (%u seen twice)", n, seq,
+	      (unsigned long long)got, held);
+	if (p && forked == n) {
+		snprintf(rx, sizeof(rx), "{%u", 30 + n);
+		conserved(p, rx, free0);
+	}
+	pktmap_close(p);
+}
+
+/* Two binders of one RX ring; the second, replaced each round, stops
+ * inside its sync holding the sync lock, with new frames taken and not
+ * yet shown, and is killed there, 20 times: the first takes the lock
+ * from the dead one and gets those frames, once, in order; every buffer
+ * is accounted for. */
+static void test_shared_rx_sigkill(void)
+{
+	struct pktmap_port *p = open_end("}34@conf:slots=64", 1);
+	struct turn_proc a, b;
+	if (!p || turn_fork_as(&a, "{34/R", turn_rx_child))
+		return;
+	uint32_t free0 = pm_region_free_count(&p->region);
+	uint32_t seq = 0, expect = 0;
+	uint64_t counted = 0;
+	for (int round = 0; round < 20; round++) {
+		if (turn_fork_as(&b, "{34/R", turn_rx_child))
+			break;
+		pktmap_txsync(p);
+		send_seq(p, &seq, 40, 0);
+		pktmap_txsync(p);
+		kill_inside_sync(&b, expect);
+		CHECK(turn(&a, 'R', &expect) == 0 && expect == seq,
+		      "round %d: a read up to %u, sent %u", round, expect, seq);
+	}
+	pktmap_txsync(p);
+	turn_end(&a, &counted);
+	CHECK(seq == 20 * 40 && expect == seq && counted == seq,
+	      "sent %u, a received %llu", seq, (unsigned long long)counted);
+	conserved(p, "{34", free0);
 	pktmap_close(p);
 }
 
@@ -1356,6 +1504,9 @@ int main(void)
 	test_shared_tx(3);
 	test_shared_tx_sigkill();
 	test_shared_tx_exclusive();
+	test_shared_rx(2);
+	test_shared_rx(3);
+	test_shared_rx_sigkill();
 	test_old_pipe();
 	test_garbage_peer();
 	test_wakeup();
