@@ -13,8 +13,10 @@
  * small process, forked then, that keeps the opener's credentials and
  * waits, on a pipe, for the opener to close the region (or to exit, or
  * to be killed: the pipe's end is closed either way). It then does what
- * the last user's close does (region.c's leave: under the mutex, if nobody
- * uses the region, remove its files) and exits. A close that finds itself
+ * the last user's close does (region.c's reap: under the mutex, if nobody
+ * uses the region, remove its files) and exits; if others still use it,
+ * one cleaner per region waits for the last of them first (who may be
+ * another user that cannot remove our files). A close that finds itself
  * the last user waits for the cleaner's answer, so that when it returns
  * nothing is left, whatever its credentials by then.
  *

@@ -13,7 +13,8 @@ struct pm_region;
 /* After a successful open of a named region by a process that can change
  * its uid: fork the cleaner (and set r->reaping to our pid), which will
  * call leave(r) (region.c: under the mutex, the last user removes the
- * files) once the opener has closed. Returns 0 (also when none is
+ * files; if others still use the region, wait for the last of them) once
+ * the opener has closed. Returns 0 (also when none is
  * needed) or -errno. */
 int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r));
 

@@ -41,6 +41,7 @@
 #define PM_HDR_SIZE 8192
 #define PM_LOCK_MUTEX 0
 #define PM_LOCK_USERS 1
+#define PM_LOCK_REAPER 2 /* held by the one cleaner that waits (region_reap) */
 #define PM_LOCK_CLAIM_BASE 4096
 
 struct pm_region_dirent {
@@ -673,7 +674,7 @@ static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
 	return -EAGAIN;
 }
 
-static bool region_leave(struct pm_region *r);
+static bool region_reap(struct pm_region *r);
 
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen)
@@ -699,7 +700,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 		 * after its file exists leaves nothing (reap.c). Without one,
 		 * only a close that has kept its privileges removes the
 		 * files: not a reason to refuse the open. */
-		(void)pm_reaper_start(r, region_leave);
+		(void)pm_reaper_start(r, region_reap);
 	}
 	ret = region_acquire(r, &def, l.size, err, errlen);
 	if (ret) {
@@ -878,6 +879,13 @@ static bool region_leave(struct pm_region *r)
 	 * ports --gc' removes them once nobody holds the region. */
 	if (pm_region_lock(r) != 0)
 		return false;
+	/* A file already removed (its name may be a new region's by now)
+	 * is not ours to clean. */
+	struct stat st;
+	if (fstat(r->fd, &st) != 0 || st.st_nlink == 0) {
+		pm_region_unlock(r);
+		return false;
+	}
 	bool last = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (last)
 		region_unlink(r);
@@ -889,6 +897,37 @@ static bool region_leave(struct pm_region *r)
 		(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
 	pm_region_unlock(r);
 	return last;
+}
+
+/* The cleaner's work (reap.c), once its opener has closed: leave as the
+ * last user would. If others still use the region, one cleaner (the one
+ * that holds the reaper byte) waits until they have all gone and tries
+ * again: the last of them may be unable to remove our files (another
+ * user, in the group of a shared region in sticky /dev/shm, or one that
+ * dropped its privileges and has no cleaner). A file removed meanwhile
+ * ends the wait. */
+static bool region_reap(struct pm_region *r)
+{
+	if (region_leave(r))
+		return true;
+	if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_REAPER, 0) != 0)
+		return false; /* another cleaner waits */
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = PM_LOCK_USERS, .l_len = 1 };
+	struct stat st;
+	for (;;) {
+		/* Blocks for as long as the region is used: a cleaner has
+		 * nothing else to do. New users still get in meanwhile (a
+		 * waiting writer does not hold readers back). */
+		while (fcntl(r->fd, F_OFD_SETLKW, &fl) != 0)
+			if (errno != EINTR)
+				return false;
+		(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
+		if (region_leave(r))
+			return true;
+		if (fstat(r->fd, &st) != 0 || st.st_nlink == 0)
+			return false;
+	}
 }
 
 void pm_region_close(struct pm_region *r)
