@@ -278,6 +278,9 @@ struct pm_rdv {
 		 * otherwise its descriptor of the memfd */
 		int32_t pid, fd;
 	} h[PM_RDV_HOLDERS];
+	/* not shared with a group: the holder's socket (share.c), for the
+	 * joiners /proc refuses, or 0 when it serves none */
+	uint32_t nonce[PM_RDV_HOLDERS];
 };
 
 _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
@@ -285,14 +288,16 @@ _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
 /* Put ourselves in a free slot of the holder table (a slot is free when
  * nobody holds its lock byte; the kernel drops that lock when a holder
  * dies). Under the mutex. */
-static int rdv_register(struct pm_region *r, int32_t how)
+static int rdv_register(struct pm_region *r, int32_t how, uint32_t nonce)
 {
 	for (int i = 0; i < PM_RDV_HOLDERS; i++) {
 		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_HOLDER_BASE + i, 0) != 0)
 			continue;
 		int32_t ent[2] = { (int32_t)getpid(), how };
 		if (pwrite(r->fd, ent, sizeof(ent),
-			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent))
+			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent) ||
+		    pwrite(r->fd, &nonce, sizeof(nonce),
+			   (off_t)offsetof(struct pm_rdv, nonce[i])) != sizeof(nonce))
 			return -EIO;
 		return 0;
 	}
@@ -351,7 +356,9 @@ static bool memfd_matches(int fd, const struct pm_rdv *rdv)
 
 /* The memfd of holder i, or -1: a region shared with a group asks the
  * holder's serving thread (share.c), any other opens the holder's
- * descriptor through /proc (the kernel allows the same uid only). */
+ * descriptor through /proc (the kernel allows the same uid only, and
+ * only with every capability the holder has), and if refused there asks
+ * the holder's serving thread, if it has one. */
 static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 {
 	if (r->share)
@@ -359,7 +366,10 @@ static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 	char proc[64];
 	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)rdv->h[i].pid,
 		 (int)rdv->h[i].fd);
-	return open(proc, O_RDWR | O_CLOEXEC);
+	int fd = open(proc, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && rdv->nonce[i])
+		fd = pm_share_fetch(rdv->h[i].pid, rdv->nonce[i]);
+	return fd;
 }
 
 /* Get the memfd of a region others hold. Under the mutex. */
@@ -566,13 +576,18 @@ static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 	if (ret)
 		return ret;
 	uint32_t nonce = 0;
-	if (r->share && (ret = pm_share_serve(r->mfd, r->share_gid, &r->serve,
-					      &nonce)) != 0) {
+	if ((r->share || pm_share_guarded()) &&
+	    (ret = pm_share_serve(r->mfd, r->share ? r->share_gid :
+						     PM_SHARE_NO_GROUP,
+				  &r->serve, &nonce)) != 0) {
 		snprintf(err, errlen, "region '%s': cannot serve its memory to "
-			 "group %u: %s", r->name, r->share_gid, strerror(-ret));
+			 "%s: %s", r->name, r->share ? "its group" :
+			 "its user's processes without capabilities",
+			 strerror(-ret));
 		return ret;
 	}
-	ret = rdv_register(r, r->share ? (int32_t)nonce : r->mfd);
+	ret = r->share ? rdv_register(r, (int32_t)nonce, 0) :
+			 rdv_register(r, r->mfd, nonce);
 	if (ret)
 		snprintf(err, errlen, "region '%s': cannot register in %s: %s",
 			 r->name, r->path, strerror(-ret));

@@ -17,17 +17,27 @@
  *
  * Abstract names belong to a network namespace: the partners of a shared
  * region must be in one (they already share /dev/shm).
+ *
+ * A region not shared with a group is served the same way, to our own uid
+ * (and root) only, by a holder that some process of its own uid may be
+ * refused in /proc: one that holds capabilities (the kernel lets a caller
+ * into /proc/PID/fd only if it has every capability the holder has, so
+ * dumpcap, root without capabilities, cannot join root's full pipe) or
+ * that is not dumpable. The joiner asks it when /proc says no.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -54,14 +64,18 @@ static socklen_t share_addr(struct sockaddr_un *a, uint32_t nonce, int32_t pid)
 
 /* May the process at the other end of c have the memory: our uid, root
  * (which could take it from /proc anyway), or a member (primary or
- * supplementary) of the group the region is shared with? */
+ * supplementary) of the group the region is shared with, if any? */
 static bool peer_allowed(int c, uint32_t gid)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
 	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
 		return false;
-	if (cr.uid == geteuid() || cr.uid == 0 || cr.gid == gid)
+	if (cr.uid == geteuid() || cr.uid == 0)
+		return true;
+	if (gid == PM_SHARE_NO_GROUP)
+		return false;
+	if (cr.gid == gid)
 		return true;
 	gid_t few[64], *groups = few;
 	len = sizeof(few);
@@ -149,6 +163,15 @@ static int serve_bind(struct pm_serve *s, uint32_t *nonce)
 			return -errno;
 	}
 	return -EADDRINUSE;
+}
+
+bool pm_share_guarded(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return true;
+	return d[0].permitted || d[1].permitted || prctl(PR_GET_DUMPABLE) != 1;
 }
 
 int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,

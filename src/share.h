@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Handing a region's sealed memfd to the members of the group it is
- * shared with, over an abstract unix socket (share.c).
+ * shared with, or to our own uid when /proc may refuse it, over an
+ * abstract unix socket (share.c).
  */
 #ifndef PKTMAP_SHARE_H
 #define PKTMAP_SHARE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,11 +15,20 @@
  * next. */
 #define PM_SHARE_WAIT_MS 1000
 
+/* The gid of no group: serve our uid (and root) only. */
+#define PM_SHARE_NO_GROUP UINT32_MAX
+
 struct pm_serve;
 
-/* Serve the sealed memfd mfd, from a thread of its own, to our uid and to
- * members of group gid. Returns 0 with the server in *out and the random
- * part of its socket's name in *nonce, or -errno. */
+/* Could a process of our own uid be refused our memfd in /proc/PID/fd
+ * (we hold capabilities, or are not dumpable)? Then a region not shared
+ * with a group is served too. */
+bool pm_share_guarded(void);
+
+/* Serve the sealed memfd mfd, from a thread of its own, to our uid, root
+ * and members of group gid (none for PM_SHARE_NO_GROUP). Returns 0 with
+ * the server in *out and the random part of its socket's name in *nonce,
+ * or -errno. */
 int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,
 		   uint32_t *nonce);
 

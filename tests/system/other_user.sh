@@ -13,7 +13,8 @@
 # and, with no attacker, the last close of pipe:X must not delete the
 # files of pipe:X.y. Sharing on purpose (@conf:share=group:) works, and
 # leaves nothing behind whoever closes last (9: root first, then nobody).
-# After every case nothing of the test's pipes is left in /dev/shm.
+# After every case nothing of the test's pipes is left in /dev/shm. And
+# root without capabilities (dumpcap) joins full root's pipe (10).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -244,4 +245,23 @@ expect_eq "9. nobody's recv: packets, gaps, reordered" "$(json "$TMP/h1.json" pa
 $(json "$TMP/h1.json" gaps) $(json "$TMP/h1.json" reordered)" "100 0 0"
 no_shm_left "case 9"
 echo "9. shared pipe, root closes first and nobody last: nothing left"
+
+# 10. Not another user: root that has dropped every capability (as dumpcap
+# does) joins a pipe made by root with all of them, so the kernel refuses
+# it the holder's memfd in /proc (ptrace access mode). It gets it from the
+# holder's socket instead, and its frames all arrive, bytes and all.
+nocaps() { setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all "$@"; }
+nocaps grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status || fail "10. setpriv left capabilities"
+c="pipe:${PIPE}c"
+BG_TIMEOUT=60 bg sh -c '"$1" recv -i "$2}0" -n 1000 -T 0 --json >"$3"' sh "$PKTMAP" "$c" "$TMP/c.json"
+cr=$BG_PID
+for _ in $(seq 200); do [ -e "/dev/shm/pktmap-0/pipe.${PIPE}c" ] && break; sleep 0.05; done
+nocaps "$PKTMAP" gen -i "$c{0" -n 1000 -l 100 -T 0 -q 2>"$TMP/c.err" ||
+	fail "10. gen without capabilities: $(cat "$TMP/c.err")"
+wait_bg "$cr"
+expect_eq "10. recv exit" "$WAIT_RC" 0
+expect_eq "10. recv: packets, bytes, gaps, reordered" "$(json "$TMP/c.json" packets) \
+$(json "$TMP/c.json" bytes) $(json "$TMP/c.json" gaps) $(json "$TMP/c.json" reordered)" "1000 100000 0 0"
+no_shm_left "case 10"
+echo "10. root without capabilities joins full root's pipe: every frame arrives"
 echo "other_user: ok"
