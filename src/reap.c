@@ -65,15 +65,20 @@ static int sys_open(const char *path, int flags)
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, 0);
 }
 
-/* Could this process change its uid later (CAP_SETUID effective, or
- * permitted and so to be raised)? */
-static bool may_change_uid(void)
+uint64_t pm_caps_permitted(void)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
 	if (syscall(SYS_capget, &h, d) != 0)
-		return geteuid() == 0;
-	return ((d[0].effective | d[0].permitted) >> CAP_SETUID) & 1;
+		return geteuid() == 0 ? ~(uint64_t)0 : 0;
+	return d[0].permitted | (uint64_t)d[1].permitted << 32;
+}
+
+/* Could this process change its uid later (CAP_SETUID permitted, and so
+ * effective or to be raised)? */
+static bool may_change_uid(void)
+{
+	return (pm_caps_permitted() >> CAP_SETUID) & 1;
 }
 
 /* Unmap every shared mapping the opener had: regions, AF_XDP and packet

@@ -7,8 +7,13 @@
 #define PKTMAP_REAP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct pm_region;
+
+/* This process's permitted capabilities (bit CAP_X), all of them for
+ * root if the kernel will not say. */
+uint64_t pm_caps_permitted(void);
 
 /* After a successful open of a named region by a process that can change
  * its uid: fork the cleaner (and set r->reaping to our pid), which will

@@ -576,16 +576,17 @@ static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 	if (ret)
 		return ret;
 	uint32_t nonce = 0;
-	if ((r->share || pm_share_guarded()) &&
-	    (ret = pm_share_serve(r->mfd, r->share ? r->share_gid :
-						     PM_SHARE_NO_GROUP,
-				  &r->serve, &nonce)) != 0) {
+	if (r->share && (ret = pm_share_serve(r->mfd, r->share_gid, &r->serve,
+					      &nonce)) != 0) {
 		snprintf(err, errlen, "region '%s': cannot serve its memory to "
-			 "%s: %s", r->name, r->share ? "its group" :
-			 "its user's processes without capabilities",
-			 strerror(-ret));
+			 "group %u: %s", r->name, r->share_gid, strerror(-ret));
 		return ret;
 	}
+	/* Serving our own uid is a help, not a need: without it, joiners
+	 * that /proc refuses are refused, as before. */
+	if (!r->share && pm_share_guarded() &&
+	    pm_share_serve(r->mfd, PM_SHARE_NO_GROUP, &r->serve, &nonce) != 0)
+		nonce = 0;
 	ret = r->share ? rdv_register(r, (int32_t)nonce, 0) :
 			 rdv_register(r, r->mfd, nonce);
 	if (ret)

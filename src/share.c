@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,11 +36,11 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "reap.h"
 #include "share.h"
 
 struct pm_serve {
@@ -167,11 +166,7 @@ static int serve_bind(struct pm_serve *s, uint32_t *nonce)
 
 bool pm_share_guarded(void)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) != 0)
-		return true;
-	return d[0].permitted || d[1].permitted || prctl(PR_GET_DUMPABLE) != 1;
+	return pm_caps_permitted() != 0 || prctl(PR_GET_DUMPABLE) != 1;
 }
 
 int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,
