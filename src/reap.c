@@ -44,6 +44,12 @@
 #include "internal.h"
 #include "reap.h"
 
+/* A close's word to its cleaner (one write, under PIPE_BUF). */
+struct reap_word {
+	char c;            /* 'c' */
+	uint64_t dev, ino; /* the file the close left, zero for none */
+} __attribute__((packed));
+
 /* The cleaner runs in a copy of the opener taken at any point, maybe with
  * a lock held (compat/netmap opens ports under its own mutex, and its
  * preload replaces close, dup2, open, munmap, poll... with functions that
@@ -150,17 +156,26 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 		_exit(1);
 	if (null > 4)
 		sys_close(null);
+	/* A close says which file it left: we clean that one, never a
+	 * later one of the same name. */
+	struct reap_word word = { 0 };
+	size_t got = 0;
 	ssize_t n;
-	char word = 0;
-	while ((n = read(3, &c, 1)) != 0 && (n > 0 || errno == EINTR))
-		if (n > 0)
-			word = c;
-	if (word != 'c')
+	char buf[64];
+	while ((n = read(3, buf, sizeof(buf))) != 0 && (n > 0 || errno == EINTR))
+		for (ssize_t i = 0; i < n && got < sizeof(word); i++)
+			((char *)&word)[got++] = buf[i];
+	bool closed = got == sizeof(word) && word.c == 'c';
+	if (!closed)
 		wait_gone(pidfd);
+	else if (word.ino == 0)
+		_exit(0);
 	r->fd = sys_open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	if (r->fd >= 0 && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_uid == geteuid())
+	    st.st_uid == geteuid() &&
+	    (!closed || ((uint64_t)st.st_dev == word.dev &&
+			 (uint64_t)st.st_ino == word.ino)))
 		(void)leave(r);
 	_exit(0);
 }
@@ -224,13 +239,14 @@ void pm_reaper_finish(struct pm_region *r, bool wait)
 	if (!r->reaping)
 		return;
 	/* The cleaner's signal: our word that this is a close (our files
-	 * are released: no need to wait for our end), then EOF. A child
+	 * are released: no need to wait for our end) and which file we
+	 * left, then EOF. A child
 	 * forked after the open neither says it nor waits: the opener still
 	 * holds the cleaner's pipe. */
 	bool opener = r->reaping == getpid();
-	char c = 'c';
-	if (opener && write(r->reap_go, &c, 1) != 1)
-		c = 0;
+	struct reap_word word = { 'c', r->reap_dev, r->reap_ino };
+	if (opener && write(r->reap_go, &word, sizeof(word)) != sizeof(word))
+		word.c = 0;
 	close(r->reap_go);
 	if (wait && opener) {
 		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };

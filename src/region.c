@@ -957,6 +957,11 @@ void pm_region_close(struct pm_region *r)
 	/* The last user removes the files; if it has since lost the right
 	 * to, its cleaner does, and we wait for it (reap.c). */
 	bool last = r->named && region_leave(r);
+	struct stat st;
+	if (fstat(r->fd, &st) == 0) { /* the file our cleaner may clean */
+		r->reap_dev = (uint64_t)st.st_dev;
+		r->reap_ino = (uint64_t)st.st_ino;
+	}
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);
