@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -43,10 +44,12 @@
 
 #include "internal.h"
 #include "reap.h"
+#include "share.h"
 
-/* A close's word to its cleaner (one write, under PIPE_BUF). */
+/* A message to the cleaner (one datagram on its socket): 's', serve: the
+ * listening socket and the memfd come with it (SCM_RIGHTS); 'c', a close. */
 struct reap_word {
-	char c;            /* 'c' */
+	char c;            /* 's' or 'c' */
 	uint64_t dev, ino; /* the file the close left, zero for none */
 } __attribute__((packed));
 
@@ -69,15 +72,6 @@ static int sys_dup2(int fd, int to)
 static int sys_open(const char *path, int flags)
 {
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, 0);
-}
-
-uint64_t pm_caps_permitted(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) != 0)
-		return geteuid() == 0 ? ~(uint64_t)0 : 0;
-	return d[0].permitted | (uint64_t)d[1].permitted << 32;
 }
 
 /* Could this process change its uid later (CAP_SETUID permitted, and so
@@ -107,11 +101,8 @@ static void drop_mappings(void)
 	fclose(f);
 }
 
-/* The cleaner's life (never returns): wait for EOF on go (and, if the
- * opener died, for it to be gone), then leave the region as its last
- * user would, then close done (the opener's answer). */
 /* The opener's end of go closed without its word (a 'c' first): it died
- * or exec'd. A dying process's files are released after its pipe's end
+ * or exec'd. A dying process's files are released after its socket's end
  * may already show EOF (the kernel does not order them), and its locks
  * with them: wait until it is gone (its pidfd says so), or, if it lives
  * on (exec), until its descriptors are closed, which the deadline covers. */
@@ -126,13 +117,14 @@ static void wait_gone(int pidfd)
 		;
 }
 
-static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
-		    pid_t opener, int go, int done)
+/* The cleaner's first steps: let go of the opener's descriptors (but go,
+ * now fd 3, and done, fd 4) and shared mappings: until then we share its
+ * open files, and with them its locks (a peer would see a closed end
+ * still claimed) and sockets (an AF_XDP queue would stay bound). Then
+ * tell the opener, which waits for this, and leave its session and its
+ * signals. Returns a pidfd of the opener, or -1. */
+static int cleaner_setup(pid_t opener, int go, int done)
 {
-	/* First of all, let go of the opener's descriptors and shared
-	 * mappings: until then we share its open files, and with them its
-	 * locks (a peer would see a closed end still claimed) and sockets
-	 * (an AF_XDP queue would stay bound). The opener waits for this. */
 	int g = (int)syscall(SYS_fcntl, go, F_DUPFD, 5);
 	int d = (int)syscall(SYS_fcntl, done, F_DUPFD, 5);
 	if (g < 0 || d < 0 || sys_dup2(g, 3) < 0 || sys_dup2(d, 4) < 0)
@@ -156,16 +148,94 @@ static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
 		_exit(1);
 	if (null > 4)
 		sys_close(null);
+	return pidfd;
+}
+
+/* Take one message off the opener's socket (fd 3) into *w, and the
+ * descriptors it carries into fds (-1 for none). Returns its length, 0
+ * at EOF (every copy of the opener's end is closed), or -errno. */
+static ssize_t take_word(struct reap_word *w, int fds[2])
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} u;
+	struct iovec iov = { .iov_base = w, .iov_len = sizeof(*w) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	memset(w, 0, sizeof(*w));
+	fds[0] = fds[1] = -1;
+	ssize_t n = syscall(SYS_recvmsg, 3, &m, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int)))
+			memcpy(fds, CMSG_DATA(cm),
+			       cm->cmsg_len >= CMSG_LEN(2 * sizeof(int)) ?
+				       2 * sizeof(int) : sizeof(int));
+	return n;
+}
+
+/* Until EOF on the opener's socket: keep a close's word in *word, and
+ * once the opener has handed us its listening socket and memfd ('s'),
+ * answer the joiners of its uid there (share.c). Then let go of both:
+ * the region's memory must not outlive its users for us. Returns whether
+ * a close's word came. */
+static bool serve_until_closed(struct reap_word *word)
+{
+	int lfd = -1, mfd = -1;
+	bool closed = false;
+	for (;;) {
+		struct pollfd pf[2] = { { .fd = 3, .events = POLLIN },
+					{ .fd = lfd, .events = POLLIN } };
+		if (syscall(SYS_ppoll, pf, lfd >= 0 ? 2 : 1, NULL, NULL, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents & POLLIN)
+			pm_share_answer(lfd, mfd, PM_SHARE_NO_GROUP);
+		else if (pf[1].revents) { /* a broken listener: serve no more */
+			sys_close(lfd);
+			lfd = -1;
+		}
+		if (!pf[0].revents)
+			continue;
+		struct reap_word w;
+		int fds[2];
+		ssize_t n = take_word(&w, fds);
+		if (n == sizeof(w) && w.c == 's' && lfd < 0 && mfd < 0 &&
+		    fds[0] >= 0 && fds[1] >= 0) {
+			lfd = fds[0];
+			mfd = fds[1];
+			continue;
+		}
+		sys_close(fds[0]);
+		sys_close(fds[1]);
+		if (n == sizeof(w) && w.c == 'c') {
+			*word = w;
+			closed = true;
+		} else if (n == 0 || (n < 0 && n != -EINTR)) {
+			break;
+		}
+	}
+	sys_close(lfd);
+	sys_close(mfd);
+	return closed;
+}
+
+/* The cleaner's life (never returns): serve and wait for EOF on go (and,
+ * if the opener died, for it to be gone), then leave the region as its
+ * last user would, then close done (the opener's answer). */
+static void cleaner(struct pm_region *r, bool (*leave)(struct pm_region *r),
+		    pid_t opener, int go, int done)
+{
+	int pidfd = cleaner_setup(opener, go, done);
 	/* A close says which file it left: we clean that one, never a
 	 * later one of the same name. */
 	struct reap_word word = { 0 };
-	size_t got = 0;
-	ssize_t n;
-	char buf[64];
-	while ((n = read(3, buf, sizeof(buf))) != 0 && (n > 0 || errno == EINTR))
-		for (ssize_t i = 0; i < n && got < sizeof(word); i++)
-			((char *)&word)[got++] = buf[i];
-	bool closed = got == sizeof(word) && word.c == 'c';
+	bool closed = serve_until_closed(&word);
 	if (!closed)
 		wait_gone(pidfd);
 	else if (word.ino == 0)
@@ -193,10 +263,10 @@ static bool ready(int done, char *c)
 
 int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 {
-	if (!r->named || !may_change_uid())
+	if (!r->named || !(may_change_uid() || (!r->share && pm_share_guarded())))
 		return 0;
 	int go[2], done[2];
-	if (pipe2(go, O_CLOEXEC) != 0)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) != 0)
 		return -errno;
 	if (pipe2(done, O_CLOEXEC) != 0) {
 		int e = errno;
@@ -234,19 +304,57 @@ int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 	return 0;
 }
 
+/* One message to the cleaner, with n descriptors (0 to 2). Never blocks
+ * (the cleaner reads each at once), never raises SIGPIPE (a cleaner may
+ * have been killed). Returns 0 or -errno. */
+static int tell(int go, char what, uint64_t dev, uint64_t ino,
+		const int *fds, int n)
+{
+	struct reap_word w = { what, dev, ino };
+	struct iovec iov = { .iov_base = &w, .iov_len = sizeof(w) };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (n > 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	}
+	ssize_t sent = sendmsg(go, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return sent == sizeof(w) ? 0 : sent < 0 ? -errno : -EIO;
+}
+
+int pm_reaper_serve(struct pm_region *r, uint32_t *nonce)
+{
+	if (r->reaping != getpid())
+		return -ENOENT;
+	int lfd = pm_share_listen(nonce);
+	if (lfd < 0)
+		return lfd;
+	int fds[2] = { lfd, r->mfd };
+	int ret = tell(r->reap_go, 's', 0, 0, fds, 2);
+	close(lfd); /* the cleaner's copy listens on */
+	return ret;
+}
+
 void pm_reaper_finish(struct pm_region *r, bool wait)
 {
 	if (!r->reaping)
 		return;
 	/* The cleaner's signal: our word that this is a close (our files
 	 * are released: no need to wait for our end) and which file we
-	 * left, then EOF. A child
-	 * forked after the open neither says it nor waits: the opener still
-	 * holds the cleaner's pipe. */
+	 * left, then EOF. A child forked after the open neither says it
+	 * nor waits: the opener still holds the cleaner's socket. */
 	bool opener = r->reaping == getpid();
-	struct reap_word word = { 'c', r->reap_dev, r->reap_ino };
-	if (opener && write(r->reap_go, &word, sizeof(word)) != sizeof(word))
-		word.c = 0;
+	if (opener)
+		(void)tell(r->reap_go, 'c', r->reap_dev, r->reap_ino, NULL, 0);
 	close(r->reap_go);
 	if (wait && opener) {
 		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };

@@ -278,8 +278,8 @@ struct pm_rdv {
 		 * otherwise its descriptor of the memfd */
 		int32_t pid, fd;
 	} h[PM_RDV_HOLDERS];
-	/* not shared with a group: the holder's socket (share.c), for the
-	 * joiners /proc refuses, or 0 when it serves none */
+	/* not shared with a group: the socket of the holder's cleaner
+	 * (reap.c), for the joiners /proc refuses, or 0 for none */
 	uint32_t nonce[PM_RDV_HOLDERS];
 };
 
@@ -358,7 +358,7 @@ static bool memfd_matches(int fd, const struct pm_rdv *rdv)
  * holder's serving thread (share.c), any other opens the holder's
  * descriptor through /proc (the kernel allows the same uid only, and
  * only with every capability the holder has), and if refused there asks
- * the holder's serving thread, if it has one. */
+ * the holder's cleaner (reap.c), if it has one. */
 static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 {
 	if (r->share)
@@ -564,10 +564,11 @@ static int region_file(struct pm_region *r, const struct pm_region_params *p,
 	return ret;
 }
 
-/* Under the mutex: the memory of a named region, a new
- * sealed memfd (fresh: nobody else uses the file) or the one its holders
- * have; then we hold it too, and, shared with a group, serve it. What
- * the opener asked for decides how, never what the file says. */
+/* Under the mutex: the memory of a named region, a new sealed memfd
+ * (fresh: nobody else uses the file) or the one its holders have; then we
+ * hold it too, and serve it (shared with a group; otherwise our cleaner
+ * serves our uid, whom /proc may refuse). What the opener asked for
+ * decides how, never what the file says. */
 static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 			 size_t size, bool fresh, char *err, size_t errlen)
 {
@@ -582,10 +583,9 @@ static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 			 "group %u: %s", r->name, r->share_gid, strerror(-ret));
 		return ret;
 	}
-	/* Serving our own uid is a help, not a need: without it, joiners
-	 * that /proc refuses are refused, as before. */
-	if (!r->share && pm_share_guarded() &&
-	    pm_share_serve(r->mfd, PM_SHARE_NO_GROUP, &r->serve, &nonce) != 0)
+	/* Our cleaner serves our own uid, if we have one (reap.c): a help,
+	 * not a need: without it, joiners that /proc refuses are refused. */
+	if (!r->share && pm_reaper_serve(r, &nonce) != 0)
 		nonce = 0;
 	ret = r->share ? rdv_register(r, (int32_t)nonce, 0) :
 			 rdv_register(r, r->mfd, nonce);

@@ -19,14 +19,24 @@
  * region must be in one (they already share /dev/shm).
  *
  * A region not shared with a group is served the same way, to our own uid
- * (and root) only, by a holder that some process of its own uid may be
+ * (and root) only, for a holder that some process of its own uid may be
  * refused in /proc: one that holds capabilities (the kernel lets a caller
  * into /proc/PID/fd only if it has every capability the holder has, so
  * dumpcap, root without capabilities, cannot join root's full pipe) or
- * that is not dumpable. The joiner asks it when /proc says no.
+ * that is not dumpable. The joiner asks there when /proc says no. That
+ * serving is no thread of the holder's (a thread in every process with
+ * capabilities makes each of them multi-threaded, and a program that
+ * forks after opening a port then forks a multi-threaded process, which
+ * ThreadSanitizer does not support): the holder binds the socket and
+ * hands it and the memfd to its cleaner, a process (reap.c), which
+ * answers with pm_share_answer(). Its calls are the system calls
+ * themselves: the cleaner is a copy of the holder taken at any point,
+ * whose libc may hold locks, under a preload that replaces close and
+ * poll (reap.c).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,11 +46,11 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "reap.h"
 #include "share.h"
 
 struct pm_serve {
@@ -63,12 +73,14 @@ static socklen_t share_addr(struct sockaddr_un *a, uint32_t nonce, int32_t pid)
 
 /* May the process at the other end of c have the memory: our uid, root
  * (which could take it from /proc anyway), or a member (primary or
- * supplementary) of the group the region is shared with, if any? */
+ * supplementary) of the group the region is shared with, if any? Without
+ * a group, only system calls (the cleaner's case); a long list of groups
+ * takes malloc (the serving thread's). */
 static bool peer_allowed(int c, uint32_t gid)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+	if (syscall(SYS_getsockopt, c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
 		return false;
 	if (cr.uid == geteuid() || cr.uid == 0)
 		return true;
@@ -107,7 +119,18 @@ static void send_fd(int c, int fd)
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	/* Never blocks: one byte into an empty socket. A caller that does not
 	 * read costs it nothing. */
-	(void)sendmsg(c, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)syscall(SYS_sendmsg, c, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+void pm_share_answer(int lfd, int mfd, uint32_t gid)
+{
+	int c = (int)syscall(SYS_accept4, lfd, NULL, NULL,
+			     SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (c < 0)
+		return;
+	if (peer_allowed(c, gid))
+		send_fd(c, mfd);
+	(void)syscall(SYS_close, c);
 }
 
 /* The serving thread: answer every caller at once, until told to stop. */
@@ -124,12 +147,7 @@ static void *serve_main(void *arg)
 		}
 		if (pf[1].revents)
 			break;
-		int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (c < 0)
-			continue;
-		if (peer_allowed(c, s->gid))
-			send_fd(c, s->mfd);
-		close(c);
+		pm_share_answer(s->lfd, s->mfd, s->gid);
 	}
 	return NULL;
 }
@@ -146,22 +164,41 @@ static void serve_free(struct pm_serve *s)
 }
 
 /* Bind a fresh random name (a taken one is someone else's: draw again). */
-static int serve_bind(struct pm_serve *s, uint32_t *nonce)
+static int share_bind(int lfd, uint32_t *nonce)
 {
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0)
-		return -errno;
 	for (int tries = 0; tries < 8; tries++) {
 		struct sockaddr_un a;
 		if (getrandom(nonce, sizeof(*nonce), 0) != sizeof(*nonce))
 			return -EIO;
 		socklen_t al = share_addr(&a, *nonce, (int32_t)getpid());
-		if (bind(s->lfd, (struct sockaddr *)&a, al) == 0)
-			return listen(s->lfd, 64) == 0 ? 0 : -errno;
+		if (bind(lfd, (struct sockaddr *)&a, al) == 0)
+			return listen(lfd, 64) == 0 ? 0 : -errno;
 		if (errno != EADDRINUSE)
 			return -errno;
 	}
 	return -EADDRINUSE;
+}
+
+int pm_share_listen(uint32_t *nonce)
+{
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0)
+		return -errno;
+	int ret = share_bind(lfd, nonce);
+	if (ret) {
+		close(lfd);
+		return ret;
+	}
+	return lfd;
+}
+
+uint64_t pm_caps_permitted(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0 ? ~(uint64_t)0 : 0;
+	return d[0].permitted | (uint64_t)d[1].permitted << 32;
 }
 
 bool pm_share_guarded(void)
@@ -179,9 +216,9 @@ int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,
 	s->mfd = mfd;
 	s->gid = gid;
 	s->pid = getpid();
-	int ret = serve_bind(s, nonce);
-	if (ret == 0 && pipe2(s->stop, O_CLOEXEC) != 0)
-		ret = -errno;
+	int ret = s->lfd = pm_share_listen(nonce);
+	if (ret >= 0)
+		ret = pipe2(s->stop, O_CLOEXEC) != 0 ? -errno : 0;
 	if (ret) {
 		serve_free(s);
 		return ret;
