@@ -11,8 +11,8 @@
  * process of that uid may be left to do it. So an opener that can change
  * its uid (CAP_SETUID, as root has) leaves a cleaner behind at open: a
  * small process, forked then, that keeps the opener's credentials and
- * waits, on a pipe, for the opener to close the region (or to exit, or
- * to be killed: the pipe's end is closed either way). It then does what
+ * waits, on a socket, for the opener to close the region (or to exit, or
+ * to be killed: the socket's end is closed either way). It then does what
  * the last user's close does (region.c's reap: under the mutex, if nobody
  * uses the region, remove its files) and exits; if others still use it,
  * one cleaner per region waits for the last of them first (who may be
@@ -20,11 +20,21 @@
  * the last user waits for the cleaner's answer, so that when it returns
  * nothing is left, whatever its credentials by then.
  *
+ * Meanwhile the cleaner serves the region's memfd to the opener's uid (a
+ * region not shared with a group; share.c): the kernel refuses it in
+ * /proc/PID/fd to a process of that uid with fewer capabilities (dumpcap)
+ * or when the opener is not dumpable. So an opener that holds any
+ * capability, or is not dumpable, has a cleaner too. Once the memfd
+ * exists the opener binds the socket and sends it and the memfd over
+ * ('s'); the cleaner answers there until the close (a process, not a
+ * thread of the opener's: a program that forks after opening must not
+ * find itself multi-threaded).
+ *
  * The cleaner is in a session of its own (no terminal signal reaches it),
- * with no descriptor of the opener's but its pipes (the open returns only
- * once it has closed the rest: a description it shared would keep the
- * opener's locks), and none of its pktmap mappings (it must not keep
- * another region's memory alive).
+ * with no descriptor of the opener's but its socket and pipe (the open
+ * returns only once it has closed the rest: a description it shared
+ * would keep the opener's locks), and none of its pktmap mappings (it
+ * must not keep another region's memory alive).
  */
 #include <errno.h>
 #include <fcntl.h>
