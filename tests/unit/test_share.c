@@ -12,17 +12,24 @@
  * sealed memfd too: a member of the group that truncates its file
  * (nobody in G, against root's pipe) costs the partners nothing.
  *
+ * Root without capabilities (dumpcap) joins a pipe that root with all of
+ * them opened: the kernel refuses it the holder's memfd in /proc, and the
+ * holder's cleaner process serves it, to the holder's uid only; the
+ * holder starts no thread for that, and nothing serves after its close.
+ *
  * Also: the per-user directory is the caller's, mode 0700.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,16 +180,15 @@ static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n)
 	return sent;
 }
 
-/* The joiner of the shared pipe, as nobody in group gid: receive n
- * frames and check each (sequence, length, payload). Exit 0 when all
- * arrived intact, 6 on a bad frame, 7 when they stopped coming. */
-static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
+/* Join name, say so on up, receive n frames and check each (sequence,
+ * length, payload). Exit 0 when all arrived intact, 6 on a bad frame, 7
+ * when they stopped coming, 8 when the open failed. */
+static void join_and_receive(const char *name, uint32_t n, int up)
 {
 	char err[400];
 	struct pktmap_port *p;
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
 				      .errbuf_len = sizeof(err) };
-	become_nobody(gid);
 	if (pktmap_open(&p, name, &o) != 0) {
 		fprintf(stderr, "joiner: %s\n", err);
 		_exit(8);
@@ -209,6 +215,13 @@ static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
 	}
 	pktmap_close(p);
 	_exit(0);
+}
+
+/* The joiner of the shared pipe, as nobody in group gid. */
+static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
+{
+	become_nobody(gid);
+	join_and_receive(name, n, up);
 }
 
 /* A member of the group truncates the shared file under the joiner. */
@@ -254,6 +267,54 @@ static int fetch_as_nobody(pid_t holder, uint32_t nonce, gid_t gid)
 	int st = 0;
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* Send n sequenced frames on tx. Returns how many went. */
+static uint32_t send_all(struct pktmap_port *tx, uint32_t n)
+{
+	uint32_t seq = 0;
+	while (seq < n && pktmap_poll(tx, POLLOUT, 10000) > 0) {
+		send_seq(tx, &seq, n - seq);
+		pktmap_txsync(tx);
+	}
+	return seq;
+}
+
+/* Threads of this process. */
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Root without capabilities, as dumpcap runs: wait for a byte on go,
+ * then join pipe NAME}0 and receive n frames (join_and_receive). */
+static void capless_joiner(const char *name, uint32_t n, int go, int up)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	char c;
+	if (syscall(SYS_capset, &h, d) != 0 || read(go, &c, 1) != 1)
+		_exit(9);
+	join_and_receive(name, n, up);
+}
+
+/* Wait for child pid; CHECK that it exited 0. */
+static void check_child(pid_t pid, const char *who)
+{
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "%s: %s %d (6: a bad frame, 7: frames stopped, 8: no join)", who,
+	      WIFSIGNALED(st) ? "killed by signal" : "exit",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
 
 /* issue 17: a region shared with a group (root's, joined by nobody as a
@@ -302,18 +363,8 @@ static void test_truncate_shared(void)
 	CHECK_EQ(truncate_as_member(flat2, gid), 0);
 	struct stat sb;
 	CHECK(stat(flat2, &sb) == 0 && sb.st_size == 0, "not truncated");
-	uint32_t seq = 0;
-	while (seq < n && pktmap_poll(tx, POLLOUT, 10000) > 0) {
-		send_seq(tx, &seq, n - seq);
-		pktmap_txsync(tx);
-	}
-	CHECK_EQ(seq, n);
-	int st = 0;
-	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "joiner: %s %d (6: a bad frame, 7: frames stopped, 8: no join)",
-	      WIFSIGNALED(st) ? "killed by signal" : "exit",
-	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	CHECK_EQ(send_all(tx, n), n);
+	check_child(pid, "joiner");
 	close(up[0]);
 	pktmap_close(tx);
 	CHECK_EQ(shm_files(base), 0);
@@ -390,6 +441,55 @@ static void test_dropped_privileges(void)
 	CHECK_EQ(files_with("/dev/shm", key), 0);
 }
 
+/* A pipe root opened with every capability (not shared with a group):
+ * root without capabilities, whom the kernel refuses our memfd in /proc,
+ * joins it and gets every frame; the memfd is served by our cleaner (no
+ * thread of ours), to root and our uid only (nobody is refused), and
+ * nothing serves once we have closed. */
+static void test_capless_joiner(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_capless_joiner: needs root\n");
+		return;
+	}
+	const uint32_t n = 5000;
+	char name[160], err[400];
+	int go[2], up[2];
+	CHECK(pipe(go) == 0 && pipe(up) == 0, "pipe");
+	snprintf(name, sizeof(name), "pipe:%sc}0", pname);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(up[0]);
+		capless_joiner(name, n, go[0], up[1]);
+	}
+	close(go[0]);
+	close(up[1]);
+	snprintf(name, sizeof(name), "pipe:%sc{0", pname);
+	struct pktmap_port *tx;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	CHECK(pktmap_open(&tx, name, &o) == 0, "owner: %s", err);
+	CHECK_EQ(threads(), 1);
+	uint32_t nonce = serving_nonce(getpid());
+	CHECK(nonce != 0, "no serving socket of ours in /proc/net/unix");
+	CHECK_EQ(fetch_as_nobody(getpid(), nonce, 65534), 1);
+	char c = 'g';
+	CHECK(write(go[1], &c, 1) == 1, "go");
+	CHECK(read(up[0], &c, 1) == 1, "the joiner did not join");
+	if (tx)
+		CHECK_EQ(send_all(tx, n), n);
+	check_child(pid, "capless joiner");
+	close(go[1]);
+	close(up[0]);
+	pktmap_close(tx);
+	CHECK_EQ(serving_nonce(getpid()), 0);
+	char base[80];
+	snprintf(base, sizeof(base), "%sc", pname);
+	CHECK_EQ(files_with(udir, base), 0);
+}
+
 static void test_user_dir(void)
 {
 	struct stat st;
@@ -410,5 +510,6 @@ int main(void)
 	test_joiner_ignores_file_region();
 	test_truncate_shared();
 	test_dropped_privileges();
+	test_capless_joiner();
 	return t_done("share");
 }
