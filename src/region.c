@@ -9,8 +9,9 @@
  * with a group: /dev/shm/pktmap.NAME), joinable by name with no broker.
  * Its memory is a memfd sealed against shrinking and growing, which
  * joiners take from a live holder (see "The sealed pool" below): through
- * /proc, or, shared with a group, from the holder's serving thread
- * (share.c). The file is only the rendezvous. An unnamed region is a
+ * /proc (refused there, from the holder's cleaner, reap.c), or, shared
+ * with a group, from the holder's serving thread (share.c). The file is
+ * only the rendezvous. An unnamed region is a
  * memfd private to its port.
  *
  * Lifetime is tracked with open-file-description locks, which the kernel
@@ -258,7 +259,8 @@ static int region_hdr_sane(const struct pm_region_hdr *h, size_t fsize)
  * duplicates the memfd of a live holder through /proc/PID/fd/FD (the
  * kernel checks that it may: the same uid), or, for a region shared with
  * a group, asks the holder's serving thread for it (share.c, which checks
- * the caller's uid and groups), and accepts it only if it is the very
+ * the caller's uid and groups; a joiner /proc refuses asks the holder's
+ * cleaner the same way, reap.c), and accepts it only if it is the very
  * memfd the table names (device and inode), of the size it names, and
  * sealed. Truncating the rendezvous only stops later joins. */
 

@@ -249,7 +249,8 @@ echo "9. shared pipe, root closes first and nobody last: nothing left"
 # 10. Not another user: root that has dropped every capability (as dumpcap
 # does) joins a pipe made by root with all of them, so the kernel refuses
 # it the holder's memfd in /proc (ptrace access mode). It gets it from the
-# holder's socket instead, and its frames all arrive, bytes and all.
+# holder's cleaner process instead (its socket), and its frames all
+# arrive, bytes and all.
 nocaps() { setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all "$@"; }
 nocaps grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status || fail "10. setpriv left capabilities"
 c="pipe:${PIPE}c"
