@@ -204,9 +204,9 @@ static bool serve_until_closed(struct reap_word *word)
 				continue;
 			break;
 		}
-		if (pf[1].revents & POLLIN)
+		if (pf[1].revents & POLLIN) {
 			pm_share_answer(lfd, mfd, PM_SHARE_NO_GROUP);
-		else if (pf[1].revents) { /* a broken listener: serve no more */
+		} else if (pf[1].revents) { /* a broken listener: serve no more */
 			sys_close(lfd);
 			lfd = -1;
 		}
