@@ -153,8 +153,8 @@ expect_eq "6: preload" "$(recv_file "$TMP/l.pcap")" "1000 0 0"
 if command -v tshark >/dev/null 2>&1; then
 	echo "6. tshark -c $N -w, started after gen made the pipe"
 	# gen (root, every capability) makes the pipe's region first; dumpcap,
-	# which drops its capabilities, joins it through the socket of gen's cleaner
-	# (docs/libpcap.md, docs/design.md), and gets every frame.
+	# which drops its capabilities, joins it through the socket of gen's
+	# cleaner (docs/libpcap.md, docs/design.md), and gets every frame.
 	BG_TIMEOUT=120 bg "$PKTMAP" gen -i "pipe:${PIPE}t{0" -n "$N" -R 100k -T 0 -q
 	gpid=$BG_PID
 	for _ in $(seq 600); do
