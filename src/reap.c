@@ -161,32 +161,6 @@ static int cleaner_setup(pid_t opener, int go, int done)
 	return pidfd;
 }
 
-/* Take one message off the opener's socket (fd 3) into *w, and the
- * descriptors it carries into fds (-1 for none). Returns its length, 0
- * at EOF (every copy of the opener's end is closed), or -errno. */
-static ssize_t take_word(struct reap_word *w, int fds[2])
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} u;
-	struct iovec iov = { .iov_base = w, .iov_len = sizeof(*w) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	memset(w, 0, sizeof(*w));
-	fds[0] = fds[1] = -1;
-	ssize_t n = syscall(SYS_recvmsg, 3, &m, MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(int)))
-			memcpy(fds, CMSG_DATA(cm),
-			       cm->cmsg_len >= CMSG_LEN(2 * sizeof(int)) ?
-				       2 * sizeof(int) : sizeof(int));
-	return n;
-}
-
 /* Until EOF on the opener's socket: keep a close's word in *word, and
  * once the opener has handed us its listening socket and memfd ('s'),
  * answer the joiners of its uid there (share.c). Then let go of both:
@@ -212,9 +186,9 @@ static bool serve_until_closed(struct reap_word *word)
 		}
 		if (!pf[0].revents)
 			continue;
-		struct reap_word w;
+		struct reap_word w = { 0 };
 		int fds[2];
-		ssize_t n = take_word(&w, fds);
+		ssize_t n = pm_share_recv(3, &w, sizeof(w), fds, 2);
 		if (n == sizeof(w) && w.c == 's' && lfd < 0 && mfd < 0 &&
 		    fds[0] >= 0 && fds[1] >= 0) {
 			lfd = fds[0];
@@ -226,7 +200,7 @@ static bool serve_until_closed(struct reap_word *word)
 		if (n == sizeof(w) && w.c == 'c') {
 			*word = w;
 			closed = true;
-		} else if (n == 0 || (n < 0 && n != -EINTR)) {
+		} else if (n == 0 || (n < 0 && n != -EINTR && n != -EAGAIN)) {
 			break;
 		}
 	}
@@ -314,33 +288,6 @@ int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 	return 0;
 }
 
-/* One message to the cleaner, with n descriptors (0 to 2). Never blocks
- * (the cleaner reads each at once), never raises SIGPIPE (a cleaner may
- * have been killed). Returns 0 or -errno. */
-static int tell(int go, char what, uint64_t dev, uint64_t ino,
-		const int *fds, int n)
-{
-	struct reap_word w = { what, dev, ino };
-	struct iovec iov = { .iov_base = &w, .iov_len = sizeof(w) };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (n > 0) {
-		m.msg_control = u.buf;
-		m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
-	}
-	ssize_t sent = sendmsg(go, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return sent == sizeof(w) ? 0 : sent < 0 ? -errno : -EIO;
-}
-
 int pm_reaper_serve(struct pm_region *r, uint32_t *nonce)
 {
 	if (r->reaping != getpid())
@@ -348,8 +295,9 @@ int pm_reaper_serve(struct pm_region *r, uint32_t *nonce)
 	int lfd = pm_share_listen(nonce);
 	if (lfd < 0)
 		return lfd;
+	struct reap_word w = { 's', 0, 0 };
 	int fds[2] = { lfd, r->mfd };
-	int ret = tell(r->reap_go, 's', 0, 0, fds, 2);
+	int ret = pm_share_send(r->reap_go, &w, sizeof(w), fds, 2);
 	close(lfd); /* the cleaner's copy listens on */
 	return ret;
 }
@@ -363,8 +311,9 @@ void pm_reaper_finish(struct pm_region *r, bool wait)
 	 * left, then EOF. A child forked after the open neither says it
 	 * nor waits: the opener still holds the cleaner's socket. */
 	bool opener = r->reaping == getpid();
+	struct reap_word w = { 'c', r->reap_dev, r->reap_ino };
 	if (opener)
-		(void)tell(r->reap_go, 'c', r->reap_dev, r->reap_ino, NULL, 0);
+		(void)pm_share_send(r->reap_go, &w, sizeof(w), NULL, 0);
 	close(r->reap_go);
 	if (wait && opener) {
 		struct pollfd pf = { .fd = r->reap_done, .events = POLLIN };

@@ -101,25 +101,51 @@ static bool peer_allowed(int c, uint32_t gid)
 	return member;
 }
 
-static void send_fd(int c, int fd)
+/* Room for the most descriptors one message carries. */
+union share_cmsg {
+	struct cmsghdr h;
+	char buf[CMSG_SPACE(PM_SHARE_MAX_FDS * sizeof(int))];
+};
+
+int pm_share_send(int sock, const void *data, size_t len, const int *fds,
+		  int n)
 {
-	char byte = 'm';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	union share_cmsg u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (n > 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	}
+	long sent = syscall(SYS_sendmsg, sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return sent == (long)len ? 0 : sent < 0 ? -errno : -EIO;
+}
+
+ssize_t pm_share_recv(int sock, void *data, size_t len, int *fds, int n)
+{
+	struct iovec iov = { .iov_base = data, .iov_len = len };
+	union share_cmsg u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int)) };
+	for (int i = 0; i < n; i++)
+		fds[i] = -1;
+	long got = syscall(SYS_recvmsg, sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (got < 0)
+		return -errno;
+	/* Descriptors beyond n were not installed (MSG_CTRUNC): the kernel
+	 * drops them. */
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	/* Never blocks: one byte into an empty socket. A caller that does not
-	 * read costs it nothing. */
-	(void)syscall(SYS_sendmsg, c, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		memcpy(fds, CMSG_DATA(cm), (k < (size_t)n ? k : (size_t)n) * sizeof(int));
+	}
+	return got;
 }
 
 void pm_share_answer(int lfd, int mfd, uint32_t gid)
@@ -128,8 +154,10 @@ void pm_share_answer(int lfd, int mfd, uint32_t gid)
 			     SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c < 0)
 		return;
+	/* Never blocks: one byte into an empty socket. A caller that does not
+	 * read costs it nothing. */
 	if (peer_allowed(c, gid))
-		send_fd(c, mfd);
+		(void)pm_share_send(c, "m", 1, &mfd, 1);
 	(void)syscall(SYS_close, c);
 }
 
@@ -262,21 +290,12 @@ static int recv_fd(int c)
 	if (n <= 0)
 		return n == 0 ? -ETIMEDOUT : -errno;
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	if (recvmsg(c, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -EPROTO;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || (m.msg_flags & MSG_CTRUNC))
-		return -EPROTO;
 	int fd;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (pm_share_recv(c, &byte, 1, &fd, 1) != 1 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
 	return fd;
 }
 

@@ -33,6 +33,21 @@ bool pm_share_guarded(void);
  * with the random part of its name in *nonce, or -errno. */
 int pm_share_listen(uint32_t *nonce);
 
+/* The most descriptors one message of pm_share_send() carries. */
+#define PM_SHARE_MAX_FDS 2
+
+/* Send len bytes of data and n descriptors (0 to PM_SHARE_MAX_FDS) in one
+ * message on the unix socket sock, never blocking, never raising SIGPIPE,
+ * with system calls only. Returns 0 or -errno (-EIO when cut short). */
+int pm_share_send(int sock, const void *data, size_t len, const int *fds,
+		  int n);
+
+/* Take one message (up to len bytes) off sock, never blocking, with
+ * system calls only: the descriptors it carries go to fds[0..n) (n at
+ * most PM_SHARE_MAX_FDS; -1 where none came; close-on-exec), any more
+ * are dropped. Returns its length (0 at end of stream) or -errno. */
+ssize_t pm_share_recv(int sock, void *data, size_t len, int *fds, int n);
+
 /* Accept one caller on lfd (nonblocking: none waiting is fine) and, if it
  * is our uid, root or a member of group gid (none for PM_SHARE_NO_GROUP),
  * pass it mfd; then close the connection. Nothing but system calls when
