@@ -181,9 +181,10 @@ static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n)
 }
 
 /* Join name, say so on up, receive n frames and check each (sequence,
- * length, payload). Exit 0 when all arrived intact, 6 on a bad frame, 7
- * when they stopped coming, 8 when the open failed. */
-static void join_and_receive(const char *name, uint32_t n, int up)
+ * length, payload); with hold >= 0, say so on up again and keep the port
+ * open until a byte (or EOF) on hold. Exit 0 when all arrived intact, 6
+ * on a bad frame, 7 when they stopped coming, 8 when the open failed. */
+static void join_and_receive(const char *name, uint32_t n, int up, int hold)
 {
 	char err[400];
 	struct pktmap_port *p;
@@ -213,6 +214,8 @@ static void join_and_receive(const char *name, uint32_t n, int up)
 			expect++;
 		}
 	}
+	if (hold >= 0 && (write(up, &c, 1) != 1 || read(hold, &c, 1) < 0))
+		_exit(5);
 	pktmap_close(p);
 	_exit(0);
 }
@@ -221,7 +224,7 @@ static void join_and_receive(const char *name, uint32_t n, int up)
 static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
 {
 	become_nobody(gid);
-	join_and_receive(name, n, up);
+	join_and_receive(name, n, up, -1);
 }
 
 /* A member of the group truncates the shared file under the joiner. */
@@ -294,7 +297,8 @@ static int threads(void)
 }
 
 /* Root without capabilities, as dumpcap runs: wait for a byte on go,
- * then join pipe NAME}0 and receive n frames (join_and_receive). */
+ * then join pipe NAME}0, receive n frames and hold the port until the
+ * next byte on go (join_and_receive). */
 static void capless_joiner(const char *name, uint32_t n, int go, int up)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -303,7 +307,7 @@ static void capless_joiner(const char *name, uint32_t n, int go, int up)
 	char c;
 	if (syscall(SYS_capset, &h, d) != 0 || read(go, &c, 1) != 1)
 		_exit(9);
-	join_and_receive(name, n, up);
+	join_and_receive(name, n, up, go);
 }
 
 /* Wait for child pid; CHECK that it exited 0. */
@@ -441,11 +445,24 @@ static void test_dropped_privileges(void)
 	CHECK_EQ(files_with("/dev/shm", key), 0);
 }
 
+/* Has holder pid stopped serving (no socket of its name in
+ * /proc/net/unix) within 10 s? */
+static bool stops_serving(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (serving_nonce(pid) == 0)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 /* A pipe root opened with every capability (not shared with a group):
  * root without capabilities, whom the kernel refuses our memfd in /proc,
  * joins it and gets every frame; the memfd is served by our cleaner (no
- * thread of ours), to root and our uid only (nobody is refused), and
- * nothing serves once we have closed. */
+ * thread of ours), to root and our uid only (nobody is refused), and no
+ * more once we have closed, though the joiner still holds the region
+ * (the cleaner stays, to remove the files if the joiner cannot). */
 static void test_capless_joiner(void)
 {
 	if (geteuid() != 0) {
@@ -480,11 +497,13 @@ static void test_capless_joiner(void)
 	CHECK(read(up[0], &c, 1) == 1, "the joiner did not join");
 	if (tx)
 		CHECK_EQ(send_all(tx, n), n);
+	CHECK(read(up[0], &c, 1) == 1, "the joiner did not receive");
+	pktmap_close(tx);
+	CHECK(stops_serving(getpid()), "our cleaner serves after our close");
+	CHECK(write(go[1], &c, 1) == 1, "go");
 	check_child(pid, "capless joiner");
 	close(go[1]);
 	close(up[0]);
-	pktmap_close(tx);
-	CHECK_EQ(serving_nonce(getpid()), 0);
 	char base[80];
 	snprintf(base, sizeof(base), "%sc", pname);
 	CHECK_EQ(files_with(udir, base), 0);
