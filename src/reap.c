@@ -173,14 +173,16 @@ static bool serve_until_closed(struct reap_word *word)
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = 3, .events = POLLIN },
 					{ .fd = lfd, .events = POLLIN } };
-		if (syscall(SYS_ppoll, pf, lfd >= 0 ? 2 : 1, NULL, NULL, 0) < 0) {
+		unsigned long npf = lfd >= 0 ? 2 : 1;
+		if (syscall(SYS_ppoll, pf, npf, NULL, NULL, 0) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (pf[1].revents & POLLIN) {
 			pm_share_answer(lfd, mfd, PM_SHARE_NO_GROUP);
-		} else if (pf[1].revents) { /* a broken listener: serve no more */
+		} else if (pf[1].revents) {
+			/* a broken listener: serve no more */
 			sys_close(lfd);
 			lfd = -1;
 		}
@@ -247,7 +249,8 @@ static bool ready(int done, char *c)
 
 int pm_reaper_start(struct pm_region *r, bool (*leave)(struct pm_region *r))
 {
-	if (!r->named || !(may_change_uid() || (!r->share && pm_share_guarded())))
+	if (!r->named ||
+	    !(may_change_uid() || (!r->share && pm_share_guarded())))
 		return 0;
 	int go[2], done[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) != 0)

@@ -129,21 +129,24 @@ int pm_share_send(int sock, const void *data, size_t len, const int *fds,
 
 ssize_t pm_share_recv(int sock, void *data, size_t len, int *fds, int n)
 {
+	size_t room = (size_t)n * sizeof(int);
 	struct iovec iov = { .iov_base = data, .iov_len = len };
 	union share_cmsg u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			    .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int)) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = CMSG_SPACE(room) };
 	for (int i = 0; i < n; i++)
 		fds[i] = -1;
-	long got = syscall(SYS_recvmsg, sock, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	long got = syscall(SYS_recvmsg, sock, &m,
+			   MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (got < 0)
 		return -errno;
 	/* Descriptors beyond n were not installed (MSG_CTRUNC): the kernel
 	 * drops them. */
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		memcpy(fds, CMSG_DATA(cm), (k < (size_t)n ? k : (size_t)n) * sizeof(int));
+		size_t k = cm->cmsg_len - CMSG_LEN(0);
+		memcpy(fds, CMSG_DATA(cm), k < room ? k : room);
 	}
 	return got;
 }
@@ -209,7 +212,8 @@ static int share_bind(int lfd, uint32_t *nonce)
 
 int pm_share_listen(uint32_t *nonce)
 {
-	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			 0);
 	if (lfd < 0)
 		return -errno;
 	int ret = share_bind(lfd, nonce);

@@ -16,6 +16,7 @@
  * them opened: the kernel refuses it the holder's memfd in /proc, and the
  * holder's cleaner process serves it, to the holder's uid only; the
  * holder starts no thread for that, and nothing serves after its close.
+ * The same for a holder that is not dumpable (nobody's, joined by nobody).
  *
  * Also: the per-user directory is the caller's, mode 0700.
  */
@@ -28,6 +29,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -301,7 +303,9 @@ static int threads(void)
  * next byte on go (join_and_receive). */
 static void capless_joiner(const char *name, uint32_t n, int go, int up)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
 	struct __user_cap_data_struct d[2];
 	memset(d, 0, sizeof(d));
 	char c;
@@ -310,13 +314,17 @@ static void capless_joiner(const char *name, uint32_t n, int go, int up)
 	join_and_receive(name, n, up, go);
 }
 
-/* Wait for child pid; CHECK that it exited 0. */
+/* join_and_receive()'s exit codes. */
+static const char joiner_codes[] =
+	"joiner (6: a bad frame, 7: frames stopped, 8: no join)";
+
+/* Wait for child pid; CHECK that it exited 0 (who: what it is and what
+ * its codes mean). */
 static void check_child(pid_t pid, const char *who)
 {
 	int st = 0;
 	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "%s: %s %d (6: a bad frame, 7: frames stopped, 8: no join)", who,
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s %d", who,
 	      WIFSIGNALED(st) ? "killed by signal" : "exit",
 	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
@@ -368,7 +376,7 @@ static void test_truncate_shared(void)
 	struct stat sb;
 	CHECK(stat(flat2, &sb) == 0 && sb.st_size == 0, "not truncated");
 	CHECK_EQ(send_all(tx, n), n);
-	check_child(pid, "joiner");
+	check_child(pid, joiner_codes);
 	close(up[0]);
 	pktmap_close(tx);
 	CHECK_EQ(shm_files(base), 0);
@@ -501,12 +509,81 @@ static void test_capless_joiner(void)
 	pktmap_close(tx);
 	CHECK(stops_serving(getpid()), "our cleaner serves after our close");
 	CHECK(write(go[1], &c, 1) == 1, "go");
-	check_child(pid, "capless joiner");
+	check_child(pid, joiner_codes);
 	close(go[1]);
 	close(up[0]);
 	char base[80];
 	snprintf(base, sizeof(base), "%sc", pname);
 	CHECK_EQ(files_with(udir, base), 0);
+}
+
+/* The holder that is not dumpable: as nobody, open pipe NAME{0, say so
+ * on up, wait for a byte on go, send n frames and close. Exit 0 when all
+ * went, 2 when the open failed, 3 when they did not all go. */
+static void undumpable_holder(const char *name, uint32_t n, int go, int up)
+{
+	char err[400], c = 'o';
+	struct pktmap_port *tx;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	become_nobody(65534);
+	if (prctl(PR_SET_DUMPABLE, 0) != 0)
+		_exit(9);
+	if (pktmap_open(&tx, name, &o) != 0) {
+		fprintf(stderr, "holder: %s\n", err);
+		_exit(2);
+	}
+	if (write(up, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(5);
+	uint32_t sent = send_all(tx, n);
+	pktmap_close(tx);
+	_exit(sent == n ? 0 : 3);
+}
+
+/* A holder that is not dumpable (nobody's, as a process that changed its
+ * uid is): the kernel refuses its memfd in /proc to another process of
+ * nobody's, which gets it from the holder's cleaner, and every frame. */
+static void test_undumpable_holder(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_undumpable_holder: needs root\n");
+		return;
+	}
+	const uint32_t n = 5000;
+	char name[160], key[64], c;
+	int go[2], up[2], jup[2];
+	CHECK(pipe(go) == 0 && pipe(up) == 0, "pipe");
+	snprintf(key, sizeof(key), "%su", pname);
+	snprintf(name, sizeof(name), "pipe:%s{0", key);
+	pid_t holder = fork();
+	if (holder == 0) {
+		close(go[1]);
+		close(up[0]);
+		undumpable_holder(name, n, go[0], up[1]);
+	}
+	close(go[0]);
+	close(up[1]);
+	CHECK(read(up[0], &c, 1) == 1, "the holder did not open");
+	CHECK(pipe(jup) == 0, "pipe");
+	snprintf(name, sizeof(name), "pipe:%s}0", key);
+	pid_t joiner = fork();
+	if (joiner == 0) {
+		close(jup[0]);
+		close(go[1]);
+		close(up[0]);
+		become_nobody(65534);
+		join_and_receive(name, n, jup[1], -1);
+	}
+	close(jup[1]);
+	CHECK(read(jup[0], &c, 1) == 1, "the joiner did not join");
+	CHECK(write(go[1], &c, 1) == 1, "go");
+	check_child(joiner, joiner_codes);
+	check_child(holder, "holder (2: no open, 3: frames did not all go)");
+	close(go[1]);
+	close(up[0]);
+	close(jup[0]);
+	CHECK_EQ(files_with("/dev/shm/pktmap-65534", key), 0);
 }
 
 static void test_user_dir(void)
@@ -530,5 +607,6 @@ int main(void)
 	test_truncate_shared();
 	test_dropped_privileges();
 	test_capless_joiner();
+	test_undumpable_holder();
 	return t_done("share");
 }
