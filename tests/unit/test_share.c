@@ -453,6 +453,26 @@ static void test_dropped_privileges(void)
 	CHECK_EQ(files_with("/dev/shm", key), 0);
 }
 
+/* Fork child(name, n, go, up) with two pipes: a byte from us on go, one
+ * from it on up. Returns its pid, with our ends in *go and *up. */
+static pid_t fork_child(void (*child)(const char *, uint32_t, int, int),
+			const char *name, uint32_t n, int *go, int *up)
+{
+	int g[2], u[2];
+	CHECK(pipe(g) == 0 && pipe(u) == 0, "pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(g[1]);
+		close(u[0]);
+		child(name, n, g[0], u[1]);
+	}
+	close(g[0]);
+	close(u[1]);
+	*go = g[1];
+	*up = u[0];
+	return pid;
+}
+
 /* Has holder pid stopped serving (no socket of its name in
  * /proc/net/unix) within 10 s? */
 static bool stops_serving(pid_t pid)
@@ -480,17 +500,9 @@ static void test_capless_joiner(void)
 	}
 	const uint32_t n = 5000;
 	char name[160], err[400];
-	int go[2], up[2];
-	CHECK(pipe(go) == 0 && pipe(up) == 0, "pipe");
+	int go, up;
 	snprintf(name, sizeof(name), "pipe:%sc}0", pname);
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		close(up[0]);
-		capless_joiner(name, n, go[0], up[1]);
-	}
-	close(go[0]);
-	close(up[1]);
+	pid_t pid = fork_child(capless_joiner, name, n, &go, &up);
 	snprintf(name, sizeof(name), "pipe:%sc{0", pname);
 	struct pktmap_port *tx;
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
@@ -501,17 +513,17 @@ static void test_capless_joiner(void)
 	CHECK(nonce != 0, "no serving socket of ours in /proc/net/unix");
 	CHECK_EQ(fetch_as_nobody(getpid(), nonce, 65534), 1);
 	char c = 'g';
-	CHECK(write(go[1], &c, 1) == 1, "go");
-	CHECK(read(up[0], &c, 1) == 1, "the joiner did not join");
+	CHECK(write(go, &c, 1) == 1, "go");
+	CHECK(read(up, &c, 1) == 1, "the joiner did not join");
 	if (tx)
 		CHECK_EQ(send_all(tx, n), n);
-	CHECK(read(up[0], &c, 1) == 1, "the joiner did not receive");
+	CHECK(read(up, &c, 1) == 1, "the joiner did not receive");
 	pktmap_close(tx);
 	CHECK(stops_serving(getpid()), "our cleaner serves after our close");
-	CHECK(write(go[1], &c, 1) == 1, "go");
+	CHECK(write(go, &c, 1) == 1, "go");
 	check_child(pid, joiner_codes);
-	close(go[1]);
-	close(up[0]);
+	close(go);
+	close(up);
 	char base[80];
 	snprintf(base, sizeof(base), "%sc", pname);
 	CHECK_EQ(files_with(udir, base), 0);
@@ -552,36 +564,28 @@ static void test_undumpable_holder(void)
 	}
 	const uint32_t n = 5000;
 	char name[160], key[64], c;
-	int go[2], up[2], jup[2];
-	CHECK(pipe(go) == 0 && pipe(up) == 0, "pipe");
+	int go, up, jup[2];
 	snprintf(key, sizeof(key), "%su", pname);
 	snprintf(name, sizeof(name), "pipe:%s{0", key);
-	pid_t holder = fork();
-	if (holder == 0) {
-		close(go[1]);
-		close(up[0]);
-		undumpable_holder(name, n, go[0], up[1]);
-	}
-	close(go[0]);
-	close(up[1]);
-	CHECK(read(up[0], &c, 1) == 1, "the holder did not open");
+	pid_t holder = fork_child(undumpable_holder, name, n, &go, &up);
+	CHECK(read(up, &c, 1) == 1, "the holder did not open");
 	CHECK(pipe(jup) == 0, "pipe");
 	snprintf(name, sizeof(name), "pipe:%s}0", key);
 	pid_t joiner = fork();
 	if (joiner == 0) {
 		close(jup[0]);
-		close(go[1]);
-		close(up[0]);
+		close(go);
+		close(up);
 		become_nobody(65534);
 		join_and_receive(name, n, jup[1], -1);
 	}
 	close(jup[1]);
 	CHECK(read(jup[0], &c, 1) == 1, "the joiner did not join");
-	CHECK(write(go[1], &c, 1) == 1, "go");
+	CHECK(write(go, &c, 1) == 1, "go");
 	check_child(joiner, joiner_codes);
 	check_child(holder, "holder (2: no open, 3: frames did not all go)");
-	close(go[1]);
-	close(up[0]);
+	close(go);
+	close(up);
 	close(jup[0]);
 	CHECK_EQ(files_with("/dev/shm/pktmap-65534", key), 0);
 }
