@@ -29,8 +29,9 @@ uint64_t pm_caps_permitted(void);
  * with a group is served too, by our cleaner (reap.c). */
 bool pm_share_guarded(void);
 
-/* A listening socket (close-on-exec) at a fresh name of ours. Returns it,
- * with the random part of its name in *nonce, or -errno. */
+/* A listening socket (close-on-exec, nonblocking) at a fresh name of
+ * ours. Returns it, with the random part of its name in *nonce, or
+ * -errno. */
 int pm_share_listen(uint32_t *nonce);
 
 /* The most descriptors one message of pm_share_send() carries. */
