@@ -129,6 +129,7 @@ struct pm_region {
 	pid_t reaping;       /* pid of the opener whose cleaner waits on
 	                      * reap_go (reap.c), or 0 */
 	int reap_go, reap_done;
+	uint64_t reap_dev, reap_ino; /* the file a close left, for its cleaner */
 	char name[64];
 	char path[128];
 };

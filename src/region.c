@@ -9,8 +9,9 @@
  * with a group: /dev/shm/pktmap.NAME), joinable by name with no broker.
  * Its memory is a memfd sealed against shrinking and growing, which
  * joiners take from a live holder (see "The sealed pool" below): through
- * /proc, or, shared with a group, from the holder's serving thread
- * (share.c). The file is only the rendezvous. An unnamed region is a
+ * /proc (refused there, from the holder's cleaner, reap.c), or, shared
+ * with a group, from the holder's serving thread (share.c). The file is
+ * only the rendezvous. An unnamed region is a
  * memfd private to its port.
  *
  * Lifetime is tracked with open-file-description locks, which the kernel
@@ -41,6 +42,7 @@
 #define PM_HDR_SIZE 8192
 #define PM_LOCK_MUTEX 0
 #define PM_LOCK_USERS 1
+#define PM_LOCK_REAPER 2 /* held by the one cleaner that waits (region_reap) */
 #define PM_LOCK_CLAIM_BASE 4096
 
 struct pm_region_dirent {
@@ -257,7 +259,8 @@ static int region_hdr_sane(const struct pm_region_hdr *h, size_t fsize)
  * duplicates the memfd of a live holder through /proc/PID/fd/FD (the
  * kernel checks that it may: the same uid), or, for a region shared with
  * a group, asks the holder's serving thread for it (share.c, which checks
- * the caller's uid and groups), and accepts it only if it is the very
+ * the caller's uid and groups; a joiner /proc refuses asks the holder's
+ * cleaner the same way, reap.c), and accepts it only if it is the very
  * memfd the table names (device and inode), of the size it names, and
  * sealed. Truncating the rendezvous only stops later joins. */
 
@@ -277,6 +280,9 @@ struct pm_rdv {
 		 * otherwise its descriptor of the memfd */
 		int32_t pid, fd;
 	} h[PM_RDV_HOLDERS];
+	/* not shared with a group: the socket of the holder's cleaner
+	 * (reap.c), for the joiners /proc refuses, or 0 for none */
+	uint32_t nonce[PM_RDV_HOLDERS];
 };
 
 _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
@@ -284,14 +290,16 @@ _Static_assert(sizeof(struct pm_rdv) <= PM_RDV_SIZE, "rendezvous size");
 /* Put ourselves in a free slot of the holder table (a slot is free when
  * nobody holds its lock byte; the kernel drops that lock when a holder
  * dies). Under the mutex. */
-static int rdv_register(struct pm_region *r, int32_t how)
+static int rdv_register(struct pm_region *r, int32_t how, uint32_t nonce)
 {
 	for (int i = 0; i < PM_RDV_HOLDERS; i++) {
 		if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_HOLDER_BASE + i, 0) != 0)
 			continue;
 		int32_t ent[2] = { (int32_t)getpid(), how };
 		if (pwrite(r->fd, ent, sizeof(ent),
-			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent))
+			   (off_t)offsetof(struct pm_rdv, h[i])) != sizeof(ent) ||
+		    pwrite(r->fd, &nonce, sizeof(nonce),
+			   (off_t)offsetof(struct pm_rdv, nonce[i])) != sizeof(nonce))
 			return -EIO;
 		return 0;
 	}
@@ -350,7 +358,9 @@ static bool memfd_matches(int fd, const struct pm_rdv *rdv)
 
 /* The memfd of holder i, or -1: a region shared with a group asks the
  * holder's serving thread (share.c), any other opens the holder's
- * descriptor through /proc (the kernel allows the same uid only). */
+ * descriptor through /proc (the kernel allows the same uid only, and
+ * only with every capability the holder has), and if refused there asks
+ * the holder's cleaner (reap.c), if it has one. */
 static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 {
 	if (r->share)
@@ -358,7 +368,10 @@ static int holder_fd(const struct pm_region *r, const struct pm_rdv *rdv, int i)
 	char proc[64];
 	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", (int)rdv->h[i].pid,
 		 (int)rdv->h[i].fd);
-	return open(proc, O_RDWR | O_CLOEXEC);
+	int fd = open(proc, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM) && rdv->nonce[i])
+		fd = pm_share_fetch(rdv->h[i].pid, rdv->nonce[i]);
+	return fd;
 }
 
 /* Get the memfd of a region others hold. Under the mutex. */
@@ -553,10 +566,11 @@ static int region_file(struct pm_region *r, const struct pm_region_params *p,
 	return ret;
 }
 
-/* Under the mutex: the memory of a named region, a new
- * sealed memfd (fresh: nobody else uses the file) or the one its holders
- * have; then we hold it too, and, shared with a group, serve it. What
- * the opener asked for decides how, never what the file says. */
+/* Under the mutex: the memory of a named region, a new sealed memfd
+ * (fresh: nobody else uses the file) or the one its holders have; then we
+ * hold it too, and serve it (shared with a group; otherwise our cleaner
+ * serves our uid, whom /proc may refuse). What the opener asked for
+ * decides how, never what the file says. */
 static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 			 size_t size, bool fresh, char *err, size_t errlen)
 {
@@ -571,7 +585,12 @@ static int region_memory(struct pm_region *r, const struct pm_region_params *p,
 			 "group %u: %s", r->name, r->share_gid, strerror(-ret));
 		return ret;
 	}
-	ret = rdv_register(r, r->share ? (int32_t)nonce : r->mfd);
+	/* Our cleaner serves our own uid, if we have one (reap.c): a help,
+	 * not a need: without it, joiners that /proc refuses are refused. */
+	if (!r->share && pm_reaper_serve(r, &nonce) != 0)
+		nonce = 0;
+	ret = r->share ? rdv_register(r, (int32_t)nonce, 0) :
+			 rdv_register(r, r->mfd, nonce);
 	if (ret)
 		snprintf(err, errlen, "region '%s': cannot register in %s: %s",
 			 r->name, r->path, strerror(-ret));
@@ -673,7 +692,7 @@ static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
 	return -EAGAIN;
 }
 
-static bool region_leave(struct pm_region *r);
+static bool region_reap(struct pm_region *r);
 
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen)
@@ -699,7 +718,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 		 * after its file exists leaves nothing (reap.c). Without one,
 		 * only a close that has kept its privileges removes the
 		 * files: not a reason to refuse the open. */
-		(void)pm_reaper_start(r, region_leave);
+		(void)pm_reaper_start(r, region_reap);
 	}
 	ret = region_acquire(r, &def, l.size, err, errlen);
 	if (ret) {
@@ -878,6 +897,13 @@ static bool region_leave(struct pm_region *r)
 	 * ports --gc' removes them once nobody holds the region. */
 	if (pm_region_lock(r) != 0)
 		return false;
+	/* A file already removed (its name may be a new region's by now)
+	 * is not ours to clean. */
+	struct stat st;
+	if (fstat(r->fd, &st) != 0 || st.st_nlink == 0) {
+		pm_region_unlock(r);
+		return false;
+	}
 	bool last = pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (last)
 		region_unlink(r);
@@ -891,6 +917,37 @@ static bool region_leave(struct pm_region *r)
 	return last;
 }
 
+/* The cleaner's work (reap.c), once its opener has closed: leave as the
+ * last user would. If others still use the region, one cleaner (the one
+ * that holds the reaper byte) waits until they have all gone and tries
+ * again: the last of them may be unable to remove our files (another
+ * user, in the group of a shared region in sticky /dev/shm, or one that
+ * dropped its privileges and has no cleaner). A file removed meanwhile
+ * ends the wait. */
+static bool region_reap(struct pm_region *r)
+{
+	if (region_leave(r))
+		return true;
+	if (pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_REAPER, 0) != 0)
+		return false; /* another cleaner waits */
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = PM_LOCK_USERS, .l_len = 1 };
+	struct stat st;
+	for (;;) {
+		/* Blocks for as long as the region is used: a cleaner has
+		 * nothing else to do. New users still get in meanwhile (a
+		 * waiting writer does not hold readers back). */
+		while (fcntl(r->fd, F_OFD_SETLKW, &fl) != 0)
+			if (errno != EINTR)
+				return false;
+		(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_USERS, 0);
+		if (region_leave(r))
+			return true;
+		if (fstat(r->fd, &st) != 0 || st.st_nlink == 0)
+			return false;
+	}
+}
+
 void pm_region_close(struct pm_region *r)
 {
 	if (r->fd < 0)
@@ -902,6 +959,11 @@ void pm_region_close(struct pm_region *r)
 	/* The last user removes the files; if it has since lost the right
 	 * to, its cleaner does, and we wait for it (reap.c). */
 	bool last = r->named && region_leave(r);
+	struct stat st;
+	if (fstat(r->fd, &st) == 0) { /* the file our cleaner may clean */
+		r->reap_dev = (uint64_t)st.st_dev;
+		r->reap_ino = (uint64_t)st.st_ino;
+	}
 	if (r->mfd >= 0 && r->mfd != r->fd)
 		close(r->mfd);
 	close(r->fd);

@@ -17,17 +17,36 @@
  *
  * Abstract names belong to a network namespace: the partners of a shared
  * region must be in one (they already share /dev/shm).
+ *
+ * A region not shared with a group is served the same way, to our own uid
+ * (and root) only, for a holder that some process of its own uid may be
+ * refused in /proc: one that holds capabilities (the kernel lets a caller
+ * into /proc/PID/fd only if it has every capability the holder has, so
+ * dumpcap, root without capabilities, cannot join root's full pipe) or
+ * that is not dumpable. The joiner asks there when /proc says no. That
+ * serving is no thread of the holder's (a thread in every process with
+ * capabilities makes each of them multi-threaded, and a program that
+ * forks after opening a port then forks a multi-threaded process, which
+ * ThreadSanitizer does not support): the holder binds the socket and
+ * hands it and the memfd to its cleaner, a process (reap.c), which
+ * answers with pm_share_answer(). Its calls are the system calls
+ * themselves: the cleaner is a copy of the holder taken at any point,
+ * whose libc may hold locks, under a preload that replaces close and
+ * poll (reap.c).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -54,14 +73,20 @@ static socklen_t share_addr(struct sockaddr_un *a, uint32_t nonce, int32_t pid)
 
 /* May the process at the other end of c have the memory: our uid, root
  * (which could take it from /proc anyway), or a member (primary or
- * supplementary) of the group the region is shared with? */
+ * supplementary) of the group the region is shared with, if any? Without
+ * a group, only system calls (the cleaner's case); a long list of groups
+ * takes malloc (the serving thread's). */
 static bool peer_allowed(int c, uint32_t gid)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+	if (syscall(SYS_getsockopt, c, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
 		return false;
-	if (cr.uid == geteuid() || cr.uid == 0 || cr.gid == gid)
+	if (cr.uid == geteuid() || cr.uid == 0)
+		return true;
+	if (gid == PM_SHARE_NO_GROUP)
+		return false;
+	if (cr.gid == gid)
 		return true;
 	gid_t few[64], *groups = few;
 	len = sizeof(few);
@@ -76,25 +101,67 @@ static bool peer_allowed(int c, uint32_t gid)
 	return member;
 }
 
-static void send_fd(int c, int fd)
+/* Room for the most descriptors one message carries. */
+union share_cmsg {
+	struct cmsghdr h;
+	char buf[CMSG_SPACE(PM_SHARE_MAX_FDS * sizeof(int))];
+};
+
+int pm_share_send(int sock, const void *data, size_t len, const int *fds,
+		  int n)
 {
-	char byte = 'm';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+	union share_cmsg u;
 	memset(&u, 0, sizeof(u));
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (n > 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
+	}
+	long sent = syscall(SYS_sendmsg, sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return sent == (long)len ? 0 : sent < 0 ? -errno : -EIO;
+}
+
+ssize_t pm_share_recv(int sock, void *data, size_t len, int *fds, int n)
+{
+	size_t room = (size_t)n * sizeof(int);
+	struct iovec iov = { .iov_base = data, .iov_len = len };
+	union share_cmsg u;
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+			    .msg_control = u.buf,
+			    .msg_controllen = CMSG_SPACE(room) };
+	for (int i = 0; i < n; i++)
+		fds[i] = -1;
+	long got = syscall(SYS_recvmsg, sock, &m,
+			   MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (got < 0)
+		return -errno;
+	/* Descriptors beyond n were not installed (MSG_CTRUNC): the kernel
+	 * drops them. */
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+		size_t k = cm->cmsg_len - CMSG_LEN(0);
+		memcpy(fds, CMSG_DATA(cm), k < room ? k : room);
+	}
+	return got;
+}
+
+void pm_share_answer(int lfd, int mfd, uint32_t gid)
+{
+	int c = (int)syscall(SYS_accept4, lfd, NULL, NULL,
+			     SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (c < 0)
+		return;
 	/* Never blocks: one byte into an empty socket. A caller that does not
 	 * read costs it nothing. */
-	(void)sendmsg(c, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (peer_allowed(c, gid))
+		(void)pm_share_send(c, "m", 1, &mfd, 1);
+	(void)syscall(SYS_close, c);
 }
 
 /* The serving thread: answer every caller at once, until told to stop. */
@@ -111,12 +178,7 @@ static void *serve_main(void *arg)
 		}
 		if (pf[1].revents)
 			break;
-		int c = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (c < 0)
-			continue;
-		if (peer_allowed(c, s->gid))
-			send_fd(c, s->mfd);
-		close(c);
+		pm_share_answer(s->lfd, s->mfd, s->gid);
 	}
 	return NULL;
 }
@@ -133,22 +195,47 @@ static void serve_free(struct pm_serve *s)
 }
 
 /* Bind a fresh random name (a taken one is someone else's: draw again). */
-static int serve_bind(struct pm_serve *s, uint32_t *nonce)
+static int share_bind(int lfd, uint32_t *nonce)
 {
-	s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s->lfd < 0)
-		return -errno;
 	for (int tries = 0; tries < 8; tries++) {
 		struct sockaddr_un a;
 		if (getrandom(nonce, sizeof(*nonce), 0) != sizeof(*nonce))
 			return -EIO;
 		socklen_t al = share_addr(&a, *nonce, (int32_t)getpid());
-		if (bind(s->lfd, (struct sockaddr *)&a, al) == 0)
-			return listen(s->lfd, 64) == 0 ? 0 : -errno;
+		if (bind(lfd, (struct sockaddr *)&a, al) == 0)
+			return listen(lfd, 64) == 0 ? 0 : -errno;
 		if (errno != EADDRINUSE)
 			return -errno;
 	}
 	return -EADDRINUSE;
+}
+
+int pm_share_listen(uint32_t *nonce)
+{
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			 0);
+	if (lfd < 0)
+		return -errno;
+	int ret = share_bind(lfd, nonce);
+	if (ret) {
+		close(lfd);
+		return ret;
+	}
+	return lfd;
+}
+
+uint64_t pm_caps_permitted(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0 ? ~(uint64_t)0 : 0;
+	return d[0].permitted | (uint64_t)d[1].permitted << 32;
+}
+
+bool pm_share_guarded(void)
+{
+	return pm_caps_permitted() != 0 || prctl(PR_GET_DUMPABLE) != 1;
 }
 
 int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,
@@ -161,9 +248,9 @@ int pm_share_serve(int mfd, uint32_t gid, struct pm_serve **out,
 	s->mfd = mfd;
 	s->gid = gid;
 	s->pid = getpid();
-	int ret = serve_bind(s, nonce);
-	if (ret == 0 && pipe2(s->stop, O_CLOEXEC) != 0)
-		ret = -errno;
+	int ret = s->lfd = pm_share_listen(nonce);
+	if (ret >= 0)
+		ret = pipe2(s->stop, O_CLOEXEC) != 0 ? -errno : 0;
 	if (ret) {
 		serve_free(s);
 		return ret;
@@ -207,21 +294,12 @@ static int recv_fd(int c)
 	if (n <= 0)
 		return n == 0 ? -ETIMEDOUT : -errno;
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	if (recvmsg(c, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return -EPROTO;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || (m.msg_flags & MSG_CTRUNC))
-		return -EPROTO;
 	int fd;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (pm_share_recv(c, &byte, 1, &fd, 1) != 1 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
 	return fd;
 }
 

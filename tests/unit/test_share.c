@@ -12,17 +12,26 @@
  * sealed memfd too: a member of the group that truncates its file
  * (nobody in G, against root's pipe) costs the partners nothing.
  *
+ * Root without capabilities (dumpcap) joins a pipe that root with all of
+ * them opened: the kernel refuses it the holder's memfd in /proc, and the
+ * holder's cleaner process serves it, to the holder's uid only; the
+ * holder starts no thread for that, and nothing serves after its close.
+ * The same for a holder that is not dumpable (nobody's, joined by nobody).
+ *
  * Also: the per-user directory is the caller's, mode 0700.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,16 +182,16 @@ static uint32_t send_seq(struct pktmap_port *p, uint32_t *seq, uint32_t n)
 	return sent;
 }
 
-/* The joiner of the shared pipe, as nobody in group gid: receive n
- * frames and check each (sequence, length, payload). Exit 0 when all
- * arrived intact, 6 on a bad frame, 7 when they stopped coming. */
-static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
+/* Join name, say so on up, receive n frames and check each (sequence,
+ * length, payload); with hold >= 0, say so on up again and keep the port
+ * open until a byte (or EOF) on hold. Exit 0 when all arrived intact, 6
+ * on a bad frame, 7 when they stopped coming, 8 when the open failed. */
+static void join_and_receive(const char *name, uint32_t n, int up, int hold)
 {
 	char err[400];
 	struct pktmap_port *p;
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
 				      .errbuf_len = sizeof(err) };
-	become_nobody(gid);
 	if (pktmap_open(&p, name, &o) != 0) {
 		fprintf(stderr, "joiner: %s\n", err);
 		_exit(8);
@@ -207,8 +216,17 @@ static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
 			expect++;
 		}
 	}
+	if (hold >= 0 && (write(up, &c, 1) != 1 || read(hold, &c, 1) < 0))
+		_exit(5);
 	pktmap_close(p);
 	_exit(0);
+}
+
+/* The joiner of the shared pipe, as nobody in group gid. */
+static void shared_joiner(const char *name, gid_t gid, uint32_t n, int up)
+{
+	become_nobody(gid);
+	join_and_receive(name, n, up, -1);
 }
 
 /* A member of the group truncates the shared file under the joiner. */
@@ -254,6 +272,61 @@ static int fetch_as_nobody(pid_t holder, uint32_t nonce, gid_t gid)
 	int st = 0;
 	waitpid(pid, &st, 0);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* Send n sequenced frames on tx. Returns how many went. */
+static uint32_t send_all(struct pktmap_port *tx, uint32_t n)
+{
+	uint32_t seq = 0;
+	while (seq < n && pktmap_poll(tx, POLLOUT, 10000) > 0) {
+		send_seq(tx, &seq, n - seq);
+		pktmap_txsync(tx);
+	}
+	return seq;
+}
+
+/* Threads of this process. */
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Root without capabilities, as dumpcap runs: wait for a byte on go,
+ * then join pipe NAME}0, receive n frames and hold the port until the
+ * next byte on go (join_and_receive). */
+static void capless_joiner(const char *name, uint32_t n, int go, int up)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	char c;
+	if (syscall(SYS_capset, &h, d) != 0 || read(go, &c, 1) != 1)
+		_exit(9);
+	join_and_receive(name, n, up, go);
+}
+
+/* join_and_receive()'s exit codes. */
+static const char joiner_codes[] =
+	"joiner (6: a bad frame, 7: frames stopped, 8: no join)";
+
+/* Wait for child pid; CHECK that it exited 0 (who: what it is and what
+ * its codes mean). */
+static void check_child(pid_t pid, const char *who)
+{
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s %d", who,
+	      WIFSIGNALED(st) ? "killed by signal" : "exit",
+	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
 
 /* issue 17: a region shared with a group (root's, joined by nobody as a
@@ -302,18 +375,8 @@ static void test_truncate_shared(void)
 	CHECK_EQ(truncate_as_member(flat2, gid), 0);
 	struct stat sb;
 	CHECK(stat(flat2, &sb) == 0 && sb.st_size == 0, "not truncated");
-	uint32_t seq = 0;
-	while (seq < n && pktmap_poll(tx, POLLOUT, 10000) > 0) {
-		send_seq(tx, &seq, n - seq);
-		pktmap_txsync(tx);
-	}
-	CHECK_EQ(seq, n);
-	int st = 0;
-	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "joiner: %s %d (6: a bad frame, 7: frames stopped, 8: no join)",
-	      WIFSIGNALED(st) ? "killed by signal" : "exit",
-	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	CHECK_EQ(send_all(tx, n), n);
+	check_child(pid, joiner_codes);
 	close(up[0]);
 	pktmap_close(tx);
 	CHECK_EQ(shm_files(base), 0);
@@ -390,6 +453,144 @@ static void test_dropped_privileges(void)
 	CHECK_EQ(files_with("/dev/shm", key), 0);
 }
 
+/* Fork child(name, n, go, up) with two pipes: a byte from us on go, one
+ * from it on up. Returns its pid, with our ends in *go and *up. */
+static pid_t fork_child(void (*child)(const char *, uint32_t, int, int),
+			const char *name, uint32_t n, int *go, int *up)
+{
+	int g[2], u[2];
+	CHECK(pipe(g) == 0 && pipe(u) == 0, "pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(g[1]);
+		close(u[0]);
+		child(name, n, g[0], u[1]);
+	}
+	close(g[0]);
+	close(u[1]);
+	*go = g[1];
+	*up = u[0];
+	return pid;
+}
+
+/* Has holder pid stopped serving (no socket of its name in
+ * /proc/net/unix) within 10 s? */
+static bool stops_serving(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		if (serving_nonce(pid) == 0)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* A pipe root opened with every capability (not shared with a group):
+ * root without capabilities, whom the kernel refuses our memfd in /proc,
+ * joins it and gets every frame; the memfd is served by our cleaner (no
+ * thread of ours), to root and our uid only (nobody is refused), and no
+ * more once we have closed, though the joiner still holds the region
+ * (the cleaner stays, to remove the files if the joiner cannot). */
+static void test_capless_joiner(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_capless_joiner: needs root\n");
+		return;
+	}
+	const uint32_t n = 5000;
+	char name[160], err[400];
+	int go, up;
+	snprintf(name, sizeof(name), "pipe:%sc}0", pname);
+	pid_t pid = fork_child(capless_joiner, name, n, &go, &up);
+	snprintf(name, sizeof(name), "pipe:%sc{0", pname);
+	struct pktmap_port *tx;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	int before = threads();
+	CHECK(pktmap_open(&tx, name, &o) == 0, "owner: %s", err);
+	CHECK_EQ(threads(), before); /* the open started none */
+	uint32_t nonce = serving_nonce(getpid());
+	CHECK(nonce != 0, "no serving socket of ours in /proc/net/unix");
+	CHECK_EQ(fetch_as_nobody(getpid(), nonce, 65534), 1);
+	char c = 'g';
+	CHECK(write(go, &c, 1) == 1, "go");
+	CHECK(read(up, &c, 1) == 1, "the joiner did not join");
+	if (tx)
+		CHECK_EQ(send_all(tx, n), n);
+	CHECK(read(up, &c, 1) == 1, "the joiner did not receive");
+	pktmap_close(tx);
+	CHECK(stops_serving(getpid()), "our cleaner serves after our close");
+	CHECK(write(go, &c, 1) == 1, "go");
+	check_child(pid, joiner_codes);
+	close(go);
+	close(up);
+	char base[80];
+	snprintf(base, sizeof(base), "%sc", pname);
+	CHECK_EQ(files_with(udir, base), 0);
+}
+
+/* The holder that is not dumpable: as nobody, open pipe NAME{0, say so
+ * on up, wait for a byte on go, send n frames and close. Exit 0 when all
+ * went, 2 when the open failed, 3 when they did not all go. */
+static void undumpable_holder(const char *name, uint32_t n, int go, int up)
+{
+	char err[400], c = 'o';
+	struct pktmap_port *tx;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	become_nobody(65534);
+	if (prctl(PR_SET_DUMPABLE, 0) != 0)
+		_exit(9);
+	if (pktmap_open(&tx, name, &o) != 0) {
+		fprintf(stderr, "holder: %s\n", err);
+		_exit(2);
+	}
+	if (write(up, &c, 1) != 1 || read(go, &c, 1) != 1)
+		_exit(5);
+	uint32_t sent = send_all(tx, n);
+	pktmap_close(tx);
+	_exit(sent == n ? 0 : 3);
+}
+
+/* A holder that is not dumpable (nobody's, as a process that changed its
+ * uid is): the kernel refuses its memfd in /proc to another process of
+ * nobody's, which gets it from the holder's cleaner, and every frame. */
+static void test_undumpable_holder(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_undumpable_holder: needs root\n");
+		return;
+	}
+	const uint32_t n = 5000;
+	char name[160], key[64], c;
+	int go, up, jup[2];
+	snprintf(key, sizeof(key), "%su", pname);
+	snprintf(name, sizeof(name), "pipe:%s{0", key);
+	pid_t holder = fork_child(undumpable_holder, name, n, &go, &up);
+	CHECK(read(up, &c, 1) == 1, "the holder did not open");
+	CHECK(pipe(jup) == 0, "pipe");
+	snprintf(name, sizeof(name), "pipe:%s}0", key);
+	pid_t joiner = fork();
+	if (joiner == 0) {
+		close(jup[0]);
+		close(go);
+		close(up);
+		become_nobody(65534);
+		join_and_receive(name, n, jup[1], -1);
+	}
+	close(jup[1]);
+	CHECK(read(jup[0], &c, 1) == 1, "the joiner did not join");
+	CHECK(write(go, &c, 1) == 1, "go");
+	check_child(joiner, joiner_codes);
+	check_child(holder, "holder (2: no open, 3: frames did not all go)");
+	close(go);
+	close(up);
+	close(jup[0]);
+	CHECK_EQ(files_with("/dev/shm/pktmap-65534", key), 0);
+}
+
 static void test_user_dir(void)
 {
 	struct stat st;
@@ -410,5 +611,7 @@ int main(void)
 	test_joiner_ignores_file_region();
 	test_truncate_shared();
 	test_dropped_privileges();
+	test_capless_joiner();
+	test_undumpable_holder();
 	return t_done("share");
 }
