@@ -81,8 +81,8 @@ typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
 #define PKTMAP_OPEN_RX_BLOCKS 0x10u
 /* Bind the rings alone (netmap's NR_EXCLUSIVE, "/x"): refused while
  * another open binds them, and other opens are refused while this one
- * does. Pipes: their TX rings are otherwise shared by every open that
- * binds them; an RX ring is always bound by one. (docs/netmap.md) */
+ * does. Pipes: their rings are otherwise shared by every open that
+ * binds them, whose syncs take turns. (docs/netmap.md) */
 #define PKTMAP_OPEN_EXCLUSIVE 0x20u
 
 /*
