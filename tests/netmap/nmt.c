@@ -884,9 +884,9 @@ static int lb(const char *in_name, const char *out, unsigned n, uint64_t count,
 		/* wait for packets (when all are taken) and for room where
 		 * a ring is full */
 		struct port *ps[LB_MAX + 1];
-		short evs[LB_MAX + 1];
+		short evs[LB_MAX + 1], any;
 		ps[0] = &in;
-		evs[0] = (short)(nm_ring_empty(rx) ? POLLIN : 0);
+		any = evs[0] = (short)(nm_ring_empty(rx) ? POLLIN : 0);
 		for (unsigned k = 0; k < n; k++) {
 			struct netmap_ring *tx = NETMAP_TXRING(o[k].nifp, o[k].first_tx);
 			sent += lb_flush(&q[k], tx, in.nifp);
@@ -894,8 +894,11 @@ static int lb(const char *in_name, const char *out, unsigned n, uint64_t count,
 				die("%s: NIOCTXSYNC: %s", names[k], strerror(errno));
 			ps[k + 1] = &o[k];
 			evs[k + 1] = (short)(!nm_ring_space(tx) ? POLLOUT : 0);
+			any |= evs[k + 1];
 		}
-		if (sent < count && wait_ports(ps, evs, (int)n + 1) == 0)
+		/* Nothing to wait for (the flush above freed extra buffers and
+		 * every ring has room): go round, do not sleep for nothing. */
+		if (sent < count && any && wait_ports(ps, evs, (int)n + 1) == 0)
 			die("lb: stuck for 10 s after %" PRIu64 " packets", sent);
 	}
 	for (unsigned k = 0; k < n; k++)
