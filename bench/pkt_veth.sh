@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# TX on a veth pair: `pktmap gen -i pkt:vethA` beside netsniff-ng's trafgen
+# TX on a veth pair: `pktmap gen -i pkt:vethA` (and `--fast`, no stamp
+# written per frame: pktmap_pkt_fast) beside netsniff-ng's trafgen
 # (AF_PACKET TX_RING, with and without qdisc bypass) sending byte-identical
 # frames, counted by the receiving veth's kernel counter (rx_packets).
 #
@@ -61,7 +62,9 @@ EOF
 }
 
 declare -A RES CPUNS SYSK
-TOOLS="pktmap_pkt trafgen trafgen_qdisc"
+# pktmap_pkt_fast: gen --fast, a fixed frame as trafgen sends (no
+# sequence stamped into each); TOOLS="..." (env) picks a subset.
+TOOLS=${TOOLS:-"pktmap_pkt pktmap_pkt_fast trafgen trafgen_qdisc"}
 for size in $SIZES; do
 	make_cfg "$size"
 	# Tools interleaved within each run: load from elsewhere on a shared
@@ -70,6 +73,7 @@ for size in $SIZES; do
 		for tool in $TOOLS; do
 			case $tool in
 			pktmap_pkt) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -T 0 -q) ;;
+			pktmap_pkt_fast) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -T 0 -q --fast) ;;
 			trafgen) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1) ;;
 			trafgen_qdisc) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1 --qdisc-path) ;;
 			esac
