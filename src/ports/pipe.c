@@ -1295,10 +1295,12 @@ static int pipe_rxsync_locked(struct pktmap_port *p, struct pm_kring *k)
 	if (pm_pipe_rx_stall && end != k->hwtail)
 		raise(SIGSTOP);
 #endif
-	kp->gen += end != k->hwtail;
-	k->hwtail = end;
-	q->rx_hwtail = end;
-	pm_count(k, pkts, done_bytes);
+	if (end != k->hwtail) {
+		kp->gen++; /* the other binders reload (sync_release()) */
+		k->hwtail = end;
+		q->rx_hwtail = end;
+		pm_count(k, pkts, done_bytes);
+	}
 	if (k->ring->flags & NR_TIMESTAMP)
 		gettimeofday(&k->ring->ts, NULL);
 	return ret;
