@@ -899,10 +899,12 @@ static void pipe_tx_reload(struct pktmap_port *p, struct pm_kring *k)
 
 /* Another open synced RX ring k since we did: take its view, the ring
  * as that sync left it (as netmap's binders of one ring share it):
- * packets [cons, rx_hwtail) unreleased, each descriptor checked first.
- * Slots our application released since our last sync count only if the
- * other open released them too: binders take turns, each syncing when
- * its turn comes. A view that fails a check is not taken (ours stays). */
+ * packets [cons, rx_hwtail) unreleased. Slots our application released
+ * since our last sync count only if the other open released them too:
+ * binders take turns, each syncing when its turn comes. Each descriptor
+ * is read once and checked before it reaches a slot; at the first that
+ * fails, our indices stay as they were (slots already filled hold
+ * checked buffers). */
 static void pipe_rx_reload(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
@@ -915,13 +917,6 @@ static void pipe_rx_reload(struct pktmap_port *p, struct pm_kring *k)
 			     tail >= S ? tail : prod);
 		return;
 	}
-	for (uint32_t s = cons; s != tail; s = s + 1 == S ? 0 : s + 1) {
-		union pm_pipe_desc d = { .word = PM_READ_ONCE(kp->desc[s].word) };
-		if (!pm_buf_ok(&p->bs, d.buf_idx) || d.len > p->bs.usable) {
-			report_proto(p, k, "buffer index", d.buf_idx);
-			return;
-		}
-	}
 	if (k->rhead != k->hwcur)
 		pm_log_ratelimited(p, pm_rl_slot(p, 0), "%s: RX ring %u: another "
 				   "open synced it since this one did: the %u "
@@ -932,6 +927,10 @@ static void pipe_rx_reload(struct pktmap_port *p, struct pm_kring *k)
 				   pm_ring_dist(k->hwcur, k->rhead, S));
 	for (uint32_t s = cons; s != tail; s = s + 1 == S ? 0 : s + 1) {
 		union pm_pipe_desc d = { .word = PM_READ_ONCE(kp->desc[s].word) };
+		if (!pm_buf_ok(&p->bs, d.buf_idx) || d.len > p->bs.usable) {
+			report_proto(p, k, "buffer index", d.buf_idx);
+			return;
+		}
 		struct netmap_slot *sl = &k->ring->slot[s];
 		sl->buf_idx = d.buf_idx;
 		sl->len = d.len;
@@ -1148,21 +1147,31 @@ static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 	return ret;
 }
 
-/* Several processes may bind a TX ring (pipe_claim()); their syncs take
- * turns under q->tx_sync, which holds the pid of the syncing process. A
- * lone binder pays one compare-and-swap and one store per sync. */
-static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
+/* Several opens may bind a ring (pipe_claim()); the syncs of one side
+ * take turns under its sync word w (q->tx_sync or q->rx_sync), which
+ * holds the pid of the syncing process, and one that finds another
+ * synced last takes its view first (pipe_tx_reload(), pipe_rx_reload()).
+ * A lone binder pays one compare-and-swap and one store per sync. */
+static inline int pipe_sync_turn(struct pktmap_port *p, struct pm_kring *k,
+				 _Atomic uint64_t *w,
+				 int (*locked)(struct pktmap_port *, struct pm_kring *))
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pipe_priv *pp = p->priv;
-	if (pm_unlikely(!sync_try(kp, &kp->q->tx_sync, pp->pid))) {
+	if (pm_unlikely(!sync_try(kp, w, pp->pid))) {
 		int ret = pipe_lock_slow(p, k);
 		if (ret)
 			return ret;
 	}
-	int ret = pipe_txsync_locked(p, k);
-	sync_release(kp, &kp->q->tx_sync);
+	int ret = locked(p, k);
+	sync_release(kp, w);
 	return ret;
+}
+
+static int pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pipe_kpriv *kp = k->priv;
+	return pipe_sync_turn(p, k, &kp->q->tx_sync, pipe_txsync_locked);
 }
 
 /* Give the released slots [i, head) back to the writer through their
@@ -1306,21 +1315,10 @@ static int pipe_rxsync_locked(struct pktmap_port *p, struct pm_kring *k)
 	return ret;
 }
 
-/* Several opens may bind an RX ring (pipe_claim()); their syncs take
- * turns under q->rx_sync, as pipe_txsync()'s, and one that finds
- * another synced last takes its view first (pipe_rx_reload()). */
 static int pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_kpriv *kp = k->priv;
-	struct pipe_priv *pp = p->priv;
-	if (pm_unlikely(!sync_try(kp, &kp->q->rx_sync, pp->pid))) {
-		int ret = pipe_lock_slow(p, k);
-		if (ret)
-			return ret;
-	}
-	int ret = pipe_rxsync_locked(p, k);
-	sync_release(kp, &kp->q->rx_sync);
-	return ret;
+	return pipe_sync_turn(p, k, &kp->q->rx_sync, pipe_rxsync_locked);
 }
 
 /* ---- pktmap_fd() as an event source ---------------------------------

@@ -1063,6 +1063,36 @@ static void test_garbage_peer(void)
 	pktmap_close(b);
 }
 
+/* A binder that takes another binder's view of a shared RX ring reads
+ * each descriptor once and checks it: one a peer scribbled on after the
+ * first binder received it never reaches the second's slots. */
+static void test_garbage_view(void)
+{
+	struct pktmap_port *t = open_end("}41/T", 1), *a = open_end("{41/R", 1);
+	struct pktmap_port *b = open_end("{41/R", 1);
+	if (t && a && b) {
+		uint32_t seq = 0;
+		send_seq(t, &seq, 10, 0);
+		pktmap_txsync(t);
+		pktmap_rxsync(a); /* a holds all ten */
+		CHECK_EQ(nm_ring_space(NETMAP_RXRING(pktmap_nifp(a), 0)), 10);
+		pm_pipe_peer_desc(a, 0)[5 * 2] = 0xdeadbeef;
+		pktmap_rxsync(b); /* b takes a's view */
+		struct netmap_ring *rb = NETMAP_RXRING(pktmap_nifp(b), 0);
+		uint32_t bad = 0;
+		for (uint32_t i = 0; i < rb->num_slots; i++)
+			bad += rb->slot[i].buf_idx == 0xdeadbeef;
+		CHECK_EQ(bad, 0);
+		CHECK(nm_ring_space(rb) <= 5, "%u slots shown", nm_ring_space(rb));
+		struct pktmap_stats st = { .sz = sizeof(st) };
+		pktmap_stats(b, &st);
+		CHECK(st.drop_invalid >= 1, "counted");
+	}
+	pktmap_close(b);
+	pktmap_close(a);
+	pktmap_close(t);
+}
+
 /* A reader sleeping in poll is woken by the writer. */
 struct waiter {
 	struct pktmap_port *p;
@@ -1509,6 +1539,7 @@ int main(void)
 	test_shared_rx_sigkill();
 	test_old_pipe();
 	test_garbage_peer();
+	test_garbage_view();
 	test_wakeup();
 	test_multi_ring();
 	test_shared_region();
