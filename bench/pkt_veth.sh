@@ -63,7 +63,8 @@ EOF
 
 declare -A RES CPUNS SYSK
 # pktmap_pkt_fast: gen --fast, a fixed frame as trafgen sends (no
-# sequence stamped into each); TOOLS="..." (env) picks a subset.
+# sequence stamped into each); pktmap_pkt@CONF: the port with
+# @conf:CONF (pktmap_pkt@tx-slots=256); TOOLS="..." (env) picks a subset.
 TOOLS=${TOOLS:-"pktmap_pkt pktmap_pkt_fast trafgen trafgen_qdisc"}
 for size in $SIZES; do
 	make_cfg "$size"
@@ -74,6 +75,7 @@ for size in $SIZES; do
 			case $tool in
 			pktmap_pkt) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -T 0 -q) ;;
 			pktmap_pkt_fast) v=$(measure "$PKTMAP" gen -i pkt:vethA -l "$size" -T 0 -q --fast) ;;
+			pktmap_pkt@*) v=$(measure "$PKTMAP" gen -i "pkt:vethA@conf:${tool#pktmap_pkt@}" -l "$size" -T 0 -q) ;;
 			trafgen) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1) ;;
 			trafgen_qdisc) v=$(measure trafgen -o vethA -i "$TMP/f$size.cfg" -P 1 --qdisc-path) ;;
 			esac

@@ -5,7 +5,10 @@ callgrind: the difference between two runs of different lengths divided
 by the difference in packets, so start-up cancels out. The kernel's work
 is not counted (callgrind sees user space only).
 
-    tx_cost.callgrind_tx() -> {"tx_xdp": N, "tx_pkt": N}
+    tx_cost.callgrind_tx() -> {"tx_xdp": N, "tx_pkt": N, "tx_pkt_copy": N}
+
+(gen's pkt: TX sends from the kernel's frames, tx=frames; tx_pkt_copy is
+the copying TX beside it.)
 
 The veth pair lives in two namespaces of this process's own (pid-named),
 removed at the end; frames go to a foreign unicast MAC, as in the rate
@@ -55,7 +58,8 @@ def callgrind_tx():
     res = {}
     _setup()
     try:
-        for key, port in (("tx_xdp", "xdp:vethA"), ("tx_pkt", "pkt:vethA")):
+        for key, port in (("tx_xdp", "xdp:vethA"), ("tx_pkt", "pkt:vethA"),
+                          ("tx_pkt_copy", "pkt:vethA@conf:tx=copy")):
             a, b = _instr(port, 200_000), _instr(port, 600_000)
             res[key] = (b - a) / 400_000
             print(f"gen -> {port:10s} {res[key]:.2f} instructions/packet (callgrind)")

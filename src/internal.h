@@ -62,6 +62,7 @@ struct pm_conf {
 	int spin_set;                      /* spin_us was given */
 	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
 	int rx_blocks;                     /* pkt: rx=blocks (1), rx=frames (0), -1 unset */
+	int tx_frames;                     /* pkt: tx=frames (1), tx=copy (0), -1 unset */
 	uint32_t block_ms;                 /* pkt: block-ms (0 = unset) */
 	char region[64];                   /* "" = the back end's choice */
 	bool share;                        /* share=group:G given */

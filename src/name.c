@@ -218,17 +218,22 @@ static int conf_word(const char *key, const char *val, size_t vlen,
 			return err_out(err, errlen, name, "%s", "'@conf:rx=': "
 				       "blocks (pkt: RX in the kernel's TPACKET_V3 "
 				       "blocks) or frames");
-	} else { /* tx: how xdp's TX reaches the device (docs/xdp.md) */
+	} else { /* tx: how xdp's TX reaches the device (docs/xdp.md),
+		  * where pkt:'s TX frames are (docs/packet.md) */
 		if (vlen == 4 && memcmp(val, "live", 4) == 0) {
 			c->tx_live = 1;
 		} else if (vlen == 3 && memcmp(val, "xsk", 3) == 0) {
 			c->tx_live = 0;
+		} else if (vlen == 6 && memcmp(val, "frames", 6) == 0) {
+			c->tx_frames = 1;
+		} else if (vlen == 4 && memcmp(val, "copy", 4) == 0) {
+			c->tx_frames = 0;
 		} else {
 			char what[32];
 			snprintf(what, sizeof(what), "%.*s", (int)vlen, val);
 			return err_out(err, errlen, name, "'@conf:tx=%s': "
-				       "expected live (BPF_PROG_RUN live frames) "
-				       "or xsk (AF_XDP)", what);
+				       "expected live or xsk (xdp:), frames or "
+				       "copy (pkt:)", what);
 		}
 	}
 	return 0;
@@ -296,6 +301,7 @@ static void name_init(struct pm_name *out)
 	out->reg = NR_REG_ALL_NIC;
 	out->conf.tx_live = -1;
 	out->conf.rx_blocks = -1;
+	out->conf.tx_frames = -1;
 	out->conf.hugepages = -1;
 	out->conf.nanosec = -1;
 	out->conf.role = -1;

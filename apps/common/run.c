@@ -145,6 +145,10 @@ int run_open(struct run *r, uint32_t dir)
 		memset(&o, 0, sizeof(o));
 		o.sz = sizeof(o);
 		o.dir = dir;
+		/* gen writes its slots' buffers in place and swaps none:
+		 * pkt: may send them from the kernel's frames. */
+		if (dir == PKTMAP_DIR_TX)
+			o.flags = PKTMAP_OPEN_TX_FRAMES;
 		o.errbuf = errbuf;
 		o.errbuf_len = sizeof(errbuf);
 		rc = pktmap_open(&w->port, w->st->port, &o);

@@ -84,6 +84,13 @@ typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
  * does. Pipes: their rings are otherwise shared by every open that
  * binds them, whose syncs take turns. (docs/netmap.md) */
 #define PKTMAP_OPEN_EXCLUSIVE 0x20u
+/* pkt: ports, for senders that write into their TX slots' buffers and
+ * swap none (pktmap gen): each TX slot's buffer is a frame of the
+ * kernel's TX ring, sent where it was written (no copy). A slot whose
+ * buffer was swapped (another index than its own) is refused, and gets
+ * its own back. "@conf:tx=frames" / "tx=copy" in the name win over the
+ * flag. Other back ends ignore it. (docs/packet.md) */
+#define PKTMAP_OPEN_TX_FRAMES 0x40u
 
 /*
  * Options for pktmap_open(). Zero means "the default" everywhere; values

@@ -173,6 +173,66 @@ static void choose_blocks(struct pktmap_port *p, struct pkt_priv *pp,
 	pp->block_ms = c->block_ms < 60000 ? c->block_ms : 60000;
 }
 
+/* TX in the kernel's frames (tx=frames, PKTMAP_OPEN_TX_FRAMES) when
+ * asked for and possible: the port's own region (the frames stay the TX
+ * slots' buffers for good), an Ethernet link (a refused slot's frame goes
+ * out empty, and the kernel skips a frame shorter than a link header
+ * under PACKET_LOSS), RX, if any, in place too (one TPACKET_V2 socket),
+ * and a buffer stride that holds the largest frame after the headroom:
+ * each frame is then one buffer of the index space, the slot's data at
+ * the headroom (PACKET_TX_HAS_OFF). *txs is rounded up to whole blocks of
+ * frames (slot i is frame i). */
+static void choose_tx_frames(struct pktmap_port *p, struct pkt_priv *pp,
+			     const struct pm_name *nm, struct pm_conf *conf,
+			     uint32_t *txs)
+{
+	const struct pm_conf *c = &nm->conf;
+	bool asked = c->tx_frames == 1;
+	bool want = c->tx_frames >= 0 ? asked :
+					(nm->flags & PKTMAP_OPEN_TX_FRAMES) != 0;
+	if (!want || !(p->dir & PKTMAP_DIR_TX))
+		return;
+	uint32_t bs = conf->buf_size ? conf->buf_size : PM_DEFAULT_BUF_SIZE;
+	uint32_t min_off = TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
+	uint32_t hroom = conf->headroom > min_off ? conf->headroom : min_off;
+	const char *why = NULL;
+	if (conf->region[0])
+		why = "needs a region of the port's own (not @mem:)";
+	else if (p->linktype != 1)
+		why = "needs an Ethernet link";
+	else if ((p->dir & PKTMAP_DIR_RX) && !pp->inplace)
+		why = "needs RX in place as well (not rx=blocks)";
+	else if (bs < 2048 || bs > PKT_TX_FRAME_MAX || (bs & (bs - 1)) ||
+		 hroom + pp->mtu + ETH_HLEN + 4 > bs)
+		why = "needs a power-of-two buffer size that holds a frame of "
+		      "the MTU after the headroom";
+	if (why) {
+		pm_log(p, asked ? PKTMAP_LOG_INFO : PKTMAP_LOG_DEBUG, "%s: tx=frames "
+		       "%s: TX frames are copied", p->name, why);
+		return;
+	}
+	pp->tx_frames = true;
+	conf->buf_size = bs;
+	conf->headroom = hroom;
+	uint32_t fpb = PKT_TX_BLOCK_MIN > bs ? PKT_TX_BLOCK_MIN / bs : 1;
+	*txs = (*txs + fpb - 1) / fpb * fpb;
+}
+
+/* tx=frames: point each TX slot at its frame (the region buffers it held
+ * are left unused). The in-place map was reserved whole: every frame is
+ * a buffer index. */
+static void tx_frames_setup(struct pktmap_port *p, struct pkt_sock *s,
+			    struct pm_kring *k)
+{
+	s->tx_base = (uint32_t)((size_t)(s->tx - (uint8_t *)p->region.pool) /
+				p->region.buf_size);
+	s->tx_inplace = true;
+	for (uint32_t i = 0; i < k->nslots; i++) {
+		k->ring->slot[i].buf_idx = s->tx_base + i;
+		k->ring->slot[i].flags = NS_BUF_CHANGED;
+	}
+}
+
 /* Open the sockets of the bound rings (their rings one after the other
  * from `at`, in place) and hang them on the krings. */
 static int open_socks(struct pktmap_port *p, struct pkt_priv *pp,
@@ -189,6 +249,8 @@ static int open_socks(struct pktmap_port *p, struct pkt_priv *pp,
 			return ret;
 		pm_txkring(p, r)->priv = s;
 		pm_rxkring(p, r)->priv = s;
+		if (pp->tx_frames)
+			tx_frames_setup(p, s, pm_txkring(p, r));
 		if (s->v2) {
 			struct pm_kring *k = pm_rxkring(p, r);
 			s->rx_dlv = malloc(k->nslots * sizeof(*s->rx_dlv));
@@ -198,11 +260,14 @@ static int open_socks(struct pktmap_port *p, struct pkt_priv *pp,
 				s->rx_dlv[i] = k->ring->slot[i].buf_idx;
 		}
 	}
-	if (pp->inplace) {
+	if (pp->inplace || pp->tx_frames) {
 		/* Every index of the range is mapped memory: each map is a
 		 * whole number of strides, one after the other. */
-		p->bs.ext_lo = pp->socks[pp->lo].rx_base;
+		p->bs.ext_lo = (uint32_t)((size_t)(pp->resv - (uint8_t *)p->region.pool) /
+					  p->region.buf_size);
 		p->bs.ext_n = (uint32_t)(pp->resv_len / p->region.buf_size);
+	}
+	if (pp->inplace) {
 		pp->spare_cap = p->region.nbufs;
 		pp->spare = malloc((size_t)pp->spare_cap * sizeof(*pp->spare));
 		if (!pp->spare)
@@ -269,6 +334,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 		return ret;
 	choose_blocks(p, pp, nm);
 	choose_inplace(p, pp, &conf);
+	choose_tx_frames(p, pp, nm, &conf, &txs);
 	conf.rx_no_bufs = pp->blocks; /* the slots point into the blocks */
 
 	/* The region: private unless @mem: names one. */
@@ -279,21 +345,23 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 
 	uint8_t *at = NULL;
 	size_t one_len = 0;
-	if (pp->inplace) {
+	if (pp->inplace || pp->tx_frames) {
 		one_len = pm_pkt_sock_map_len(p, pp, rxs, txs);
 		at = pm_pkt_reserve_above_pool(p, pp, one_len * (pp->hi - pp->lo));
 		if (!at) {
-			pp->inplace = false;
+			pp->inplace = pp->tx_frames = false;
 			pm_log(p, PKTMAP_LOG_INFO, "%s: no address range in reach of "
-			       "the buffer indices: RX frames are copied", p->name);
+			       "the buffer indices: frames are copied", p->name);
 		}
 	}
 	/* The socket wakes a sleeper for every frame: no spinning before
 	 * sleeping unless the name asks for it (@conf:spin-us). */
 	if (!c->spin_set)
 		p->spin_us = 0;
-	p->mode = (pp->inplace || pp->blocks) && !(p->dir & PKTMAP_DIR_TX) ?
-			  PKTMAP_MODE_COPY : PKTMAP_MODE_EMULATED;
+	/* "copy": the kernel's one copy only, each way the port goes. */
+	bool rx_one = !(p->dir & PKTMAP_DIR_RX) || pp->inplace || pp->blocks;
+	bool tx_one = !(p->dir & PKTMAP_DIR_TX) || pp->tx_frames;
+	p->mode = rx_one && tx_one ? PKTMAP_MODE_COPY : PKTMAP_MODE_EMULATED;
 	ret = open_socks(p, pp, rxs, txs, at, one_len);
 	if (ret)
 		return ret;

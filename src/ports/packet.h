@@ -70,6 +70,8 @@ struct pkt_sock {
 	uint32_t tx_inflight;      /* frames between reap and fill */
 	uint32_t tx_cap;           /* largest frame the kernel accepts */
 	uint32_t tx_off;           /* data offset in a frame */
+	bool tx_inplace;           /* tx=frames: slot i's buffer is frame i */
+	uint32_t tx_base;          /* ... whose buffer index is tx_base + i */
 };
 
 struct pkt_priv {
@@ -82,6 +84,7 @@ struct pkt_priv {
 	uint32_t ep_events;        /* ... and now */
 	bool inplace;              /* RX frames are buffers of the index space */
 	bool blocks;               /* RX in place in V3 blocks (rx=blocks) */
+	bool tx_frames;            /* TX frames are the slots' buffers (tx=frames) */
 	uint32_t block_ms;         /* their timeout (tp_retire_blk_tov) */
 	uint32_t hroom;            /* where the kernel puts a frame (= headroom) */
 	uint8_t *resv;             /* the address range the rings are mapped in */
@@ -122,6 +125,18 @@ static inline uint32_t tx_len(struct pkt_sock *s, uint32_t f)
 	uint8_t *h = tx_frame(s, f);
 	return s->v2 ? ((struct tpacket2_hdr *)h)->tp_len :
 		       ((struct tpacket3_hdr *)h)->tp_len;
+}
+
+/* tx=frames: where a slot's frame starts in its frame (PACKET_TX_HAS_OFF:
+ * the region's headroom). TPACKET_V2 only (tx=frames maps in place). */
+static inline void tx_set_frame(struct pkt_sock *s, uint32_t f, uint32_t len,
+				uint32_t off)
+{
+	struct tpacket2_hdr *h = (struct tpacket2_hdr *)tx_frame(s, f);
+	h->tp_len = len;
+	h->tp_snaplen = len;
+	h->tp_mac = (uint16_t)off;
+	h->tp_net = (uint16_t)off;
 }
 
 static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)

@@ -36,9 +36,11 @@ static size_t rx_bytes(const struct pktmap_port *p, uint32_t rx_slots,
 }
 
 /* The TX ring's geometry for a socket (s->tx_* filled). Returns its
- * bytes. */
-static size_t tx_geometry(struct pkt_priv *pp, struct pkt_sock *s,
-			  uint32_t tx_slots, struct tpacket_req3 *rq)
+ * bytes. With tx=frames a frame is one buffer stride, its data at the
+ * region's headroom. */
+static size_t tx_geometry(const struct pktmap_port *p, struct pkt_priv *pp,
+			  struct pkt_sock *s, uint32_t tx_slots,
+			  struct tpacket_req3 *rq)
 {
 	s->tx_off = (s->v2 ? TPACKET2_HDRLEN : TPACKET3_HDRLEN) -
 		    sizeof(struct sockaddr_ll);
@@ -46,6 +48,10 @@ static size_t tx_geometry(struct pkt_priv *pp, struct pkt_sock *s,
 	uint32_t fsize = pow2_at_least(need < 2048 ? 2048 : need);
 	if (fsize > PKT_TX_FRAME_MAX)
 		fsize = PKT_TX_FRAME_MAX;
+	if (pp->tx_frames) {
+		fsize = p->region.buf_size;
+		s->tx_off = p->region.headroom;
+	}
 	uint32_t bsize = fsize > PKT_TX_BLOCK_MIN ? fsize : PKT_TX_BLOCK_MIN;
 	uint32_t fpb = bsize / fsize;
 	uint32_t nblocks = (tx_slots + fpb - 1) / fpb;
@@ -77,7 +83,7 @@ size_t pm_pkt_sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
 		len += (nf + fpb - 1) / fpb * fpb * bs;
 	}
 	if (p->dir & PKTMAP_DIR_TX)
-		len += tx_geometry(pp, &t, tx_slots, &rq);
+		len += tx_geometry(p, pp, &t, tx_slots, &rq);
 	return len;
 }
 
@@ -172,7 +178,13 @@ static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
 {
 	struct tpacket_req3 rq;
 	int one = 1, ret;
-	*len = tx_geometry(pp, s, tx_slots, &rq);
+	*len = tx_geometry(p, pp, s, tx_slots, &rq);
+	/* tx=frames: a frame's data where the slot's buffer starts. */
+	if (pp->tx_frames && (ret = set_opt(s->fd, PACKET_TX_HAS_OFF, &one,
+					    sizeof(one))) != 0)
+		return pm_open_error(p, ret, "tx=frames: PACKET_TX_HAS_OFF: %s "
+				     "(needs Linux 3.8+): open with @conf:tx=copy",
+				     strerror(-ret));
 	if (s->v2) {
 		struct tpacket_req r2 = {
 			.tp_block_size = rq.tp_block_size,

@@ -10,6 +10,15 @@
  *
  *     TX ring:   hwcur ......... head            (slots to copy out)
  *     frames:    reap [in flight: SEND_REQUEST/SENDING) fill [free ...)
+ *
+ * tx=frames (docs/packet.md): nothing is copied. TX slot i's buffer is
+ * the kernel's frame i, written by the application where the kernel
+ * reads it, so fill == hwcur always: every slot txsync takes hands its
+ * frame to the kernel, in order, and the slots the application gets back
+ * are those whose frames the kernel is done with. A slot that cannot go
+ * (a swapped buffer, a bad length, a chain's later slots) sends its frame
+ * empty, which the kernel skips (PACKET_LOSS: shorter than a link
+ * header); a chain is joined into its first slot's frame.
  */
 #include <linux/if_ether.h>
 #include <net/if.h>
@@ -122,10 +131,120 @@ static uint32_t tx_copy_frame(struct pktmap_port *p, struct pm_kring *k,
 	return e;
 }
 
+/* tx=frames: hand frame f (slot f's) to the kernel with `len` bytes; 0:
+ * empty, the kernel skips it. */
+static inline void frame_queue(struct pkt_sock *s, uint32_t f, uint32_t len)
+{
+	tx_set_frame(s, f, len, s->tx_off);
+	status_store(tx_status(s, f), TP_STATUS_SEND_REQUEST);
+	s->tx_inflight++;
+}
+
+/* tx=frames: the frame of slot i after anything but one valid frame in
+ * its own buffer: a chain joined into the first slot's frame, or
+ * refused; the chain's other frames go out empty. Returns the slot after
+ * the chain, or i when the rest of it is not submitted yet. `*flenp` is
+ * the length queued, 0 if none. */
+static uint32_t tx_frames_slow(struct pktmap_port *p, struct pm_kring *k,
+			       uint32_t i, uint32_t head, uint32_t *flenp)
+{
+	struct pkt_sock *s = k->priv;
+	struct pkt_priv *pp = p->priv;
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, e, flen = 0;
+	bool drop = false, invalid = false;
+	*flenp = 0;
+	if (!pm_tx_chain_end(ring, i, head, n, &e))
+		return i;
+	uint8_t *dst = tx_frame(s, i) + s->tx_off;
+	for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
+		struct netmap_slot *sl = &ring->slot[x];
+		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
+		uint32_t len = PM_READ_ONCE(sl->len);
+		if (pm_unlikely(idx != s->tx_base + x)) {
+			/* A swap: the slot gets its own frame back. */
+			pm_stat_add(&k->st->drop_invalid, 1);
+			pm_log_ratelimited(p, &p->rl_slot, "%s: TX ring %u slot "
+					   "%u: buffer %u is not the slot's own "
+					   "(tx=frames: no swapping; open with "
+					   "@conf:tx=copy to swap): slot dropped",
+					   p->name, ring->ringid, x, idx);
+			sl->buf_idx = s->tx_base + x;
+			sl->flags |= NS_BUF_CHANGED;
+			invalid = true;
+		} else if (pm_unlikely(len == 0 || len > p->bs.usable)) {
+			pm_slot_reject(p, k, x, idx, len, PM_SLOT_BAD_LEN);
+			invalid = true;
+		} else if (invalid || drop || flen + len > s->tx_cap) {
+			drop = true;
+		} else {
+			if (x != i)
+				memcpy(dst + flen, tx_frame(s, x) + s->tx_off, len);
+			flen += len;
+		}
+		if (x != i)
+			frame_queue(s, x, 0); /* the chain's others: skipped */
+	}
+	/* As tx_copy_frame(): what the kernel would skip silently. */
+	if (!invalid && !drop && flen > pp->mtu + ETH_HLEN &&
+	    flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
+	    !((dst[12] == 0x81 && dst[13] == 0x00) ||
+	      (dst[12] == 0x88 && dst[13] == 0xa8)))
+		drop = true;
+	if (!invalid && drop)
+		pm_stat_add(&k->st->drop_too_long, 1);
+	if (!invalid && !drop && flen < ETH_HLEN) {
+		pm_stat_add(&k->st->drop_invalid, 1);
+		invalid = true;
+	}
+	if (invalid || drop)
+		flen = 0;
+	frame_queue(s, i, flen);
+	*flenp = flen;
+	return e;
+}
+
+/* tx=frames: hand the submitted slots' frames to the kernel in place. */
+static uint32_t txsync_frames(struct pktmap_port *p, struct pm_kring *k,
+			      uint64_t *pktsp, uint64_t *bytesp)
+{
+	struct pkt_sock *s = k->priv;
+	struct pkt_priv *pp = p->priv;
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
+	uint64_t pkts = 0, bytes = 0;
+	const uint32_t most = s->tx_cap < pp->mtu + ETH_HLEN ?
+			      s->tx_cap : pp->mtu + ETH_HLEN;
+	while (i != head) {
+		const struct netmap_slot *sl = &ring->slot[i];
+		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
+		uint32_t len = PM_READ_ONCE(sl->len), flen;
+		if (pm_likely(idx == s->tx_base + i &&
+			      !(PM_READ_ONCE(sl->flags) & NS_MOREFRAG) &&
+			      len >= ETH_HLEN && len <= most)) {
+			frame_queue(s, i, len);
+			pkts++;
+			bytes += len;
+			i = i + 1 == n ? 0 : i + 1;
+			continue;
+		}
+		uint32_t e = tx_frames_slow(p, k, i, head, &flen);
+		if (e == i)
+			break;
+		pkts += flen != 0;
+		bytes += flen;
+		i = e;
+	}
+	*pktsp = pkts;
+	*bytesp = bytes;
+	return i;
+}
+
 /* Copy submitted packets (chains joined) into free kernel frames, kick
  * the kernel once, and offer as many slots as there are free frames. The
  * common frame (one valid slot, an Ethernet frame within the MTU) is
- * copied inline; anything else goes through tx_copy_frame(). */
+ * copied inline; anything else goes through tx_copy_frame(). With
+ * tx=frames, txsync_frames() instead. */
 int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pkt_sock *s = k->priv;
@@ -138,6 +257,11 @@ int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 	tx_reap(k, s);
 	const uint32_t most = s->tx_cap < pp->mtu + ETH_HLEN ?
 			      s->tx_cap : pp->mtu + ETH_HLEN;
+	if (s->tx_inplace) {
+		i = txsync_frames(p, k, &pkts, &bytes);
+		s->tx_fill = i;
+		head = i; /* the copy loop below has nothing to do */
+	}
 	while (i != head && s->tx_inflight < s->tx_nframes) {
 		const struct netmap_slot *sl = &ring->slot[i];
 		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
