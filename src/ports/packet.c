@@ -193,7 +193,10 @@ static void choose_tx_frames(struct pktmap_port *p, struct pkt_priv *pp,
 	if (!want || !(p->dir & PKTMAP_DIR_TX))
 		return;
 	uint32_t bs = conf->buf_size ? conf->buf_size : PM_DEFAULT_BUF_SIZE;
-	uint32_t min_off = TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
+	/* A TX-only socket puts a virtio_net_hdr before the frame. */
+	uint32_t min_off = TPACKET_ALIGN(TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) +
+					 ((p->dir & PKTMAP_DIR_RX) ? 0 :
+					  sizeof(struct virtio_net_hdr)));
 	uint32_t hroom = conf->headroom > min_off ? conf->headroom : min_off;
 	const char *why = NULL;
 	if (conf->region[0])

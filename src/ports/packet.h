@@ -12,8 +12,10 @@
 #ifndef PKTMAP_PORTS_PACKET_H
 #define PKTMAP_PORTS_PACKET_H
 
+#include <endian.h>
 #include <linux/filter.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -70,6 +72,7 @@ struct pkt_sock {
 	uint32_t tx_inflight;      /* frames between reap and fill */
 	uint32_t tx_cap;           /* largest frame the kernel accepts */
 	uint32_t tx_off;           /* data offset in a frame */
+	uint32_t tx_vnet;          /* bytes of virtio_net_hdr before it (0, 10) */
 	bool tx_inplace;           /* tx=frames: slot i's buffer is frame i */
 	uint32_t tx_base;          /* ... whose buffer index is tx_base + i */
 };
@@ -123,8 +126,22 @@ static inline uint32_t *tx_status(struct pkt_sock *s, uint32_t f)
 static inline uint32_t tx_len(struct pkt_sock *s, uint32_t f)
 {
 	uint8_t *h = tx_frame(s, f);
-	return s->v2 ? ((struct tpacket2_hdr *)h)->tp_len :
-		       ((struct tpacket3_hdr *)h)->tp_len;
+	uint32_t l = s->v2 ? ((struct tpacket2_hdr *)h)->tp_len :
+			     ((struct tpacket3_hdr *)h)->tp_len;
+	return l >= s->tx_vnet ? l - s->tx_vnet : 0;
+}
+
+/* With PACKET_VNET_HDR (a TX-only socket) a virtio_net_hdr precedes each
+ * frame: no offloads, and the whole frame in the socket buffer's linear
+ * part (hdr_len), where the kernel would otherwise attach the ring's
+ * page as a fragment that a veth or any local delivery copies out into
+ * a new page. */
+static inline void tx_vnet_hdr(struct pkt_sock *s, uint32_t f, uint32_t len)
+{
+	if (s->tx_vnet) {
+		struct virtio_net_hdr v = { .hdr_len = htole16((uint16_t)len) };
+		memcpy(tx_frame(s, f) + s->tx_off - s->tx_vnet, &v, sizeof(v));
+	}
 }
 
 /* tx=frames: where a slot's frame starts in its frame (PACKET_TX_HAS_OFF:
@@ -133,23 +150,26 @@ static inline void tx_set_frame(struct pkt_sock *s, uint32_t f, uint32_t len,
 				uint32_t off)
 {
 	struct tpacket2_hdr *h = (struct tpacket2_hdr *)tx_frame(s, f);
-	h->tp_len = len;
-	h->tp_snaplen = len;
-	h->tp_mac = (uint16_t)off;
-	h->tp_net = (uint16_t)off;
+	h->tp_len = len + s->tx_vnet;
+	h->tp_snaplen = len + s->tx_vnet;
+	h->tp_mac = (uint16_t)(off - s->tx_vnet);
+	h->tp_net = (uint16_t)(off - s->tx_vnet);
+	tx_vnet_hdr(s, f, len);
 }
 
 static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
 {
 	uint8_t *h = tx_frame(s, f);
+	uint32_t l = len + s->tx_vnet;
 	if (s->v2) {
-		((struct tpacket2_hdr *)h)->tp_len = len;
-		((struct tpacket2_hdr *)h)->tp_snaplen = len;
+		((struct tpacket2_hdr *)h)->tp_len = l;
+		((struct tpacket2_hdr *)h)->tp_snaplen = l;
 	} else {
-		((struct tpacket3_hdr *)h)->tp_len = len;
-		((struct tpacket3_hdr *)h)->tp_snaplen = len;
+		((struct tpacket3_hdr *)h)->tp_len = l;
+		((struct tpacket3_hdr *)h)->tp_snaplen = l;
 		((struct tpacket3_hdr *)h)->tp_next_offset = 0;
 	}
+	tx_vnet_hdr(s, f, len);
 }
 
 /* The status words are shared with the kernel: the kernel writes frame or

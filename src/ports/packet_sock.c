@@ -43,7 +43,7 @@ static size_t tx_geometry(const struct pktmap_port *p, struct pkt_priv *pp,
 			  struct tpacket_req3 *rq)
 {
 	s->tx_off = (s->v2 ? TPACKET2_HDRLEN : TPACKET3_HDRLEN) -
-		    sizeof(struct sockaddr_ll);
+		    sizeof(struct sockaddr_ll) + s->tx_vnet;
 	uint32_t need = s->tx_off + pp->mtu + ETH_HLEN + 4;
 	uint32_t fsize = pow2_at_least(need < 2048 ? 2048 : need);
 	if (fsize > PKT_TX_FRAME_MAX)
@@ -74,6 +74,8 @@ size_t pm_pkt_sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
 			   uint32_t rx_slots, uint32_t tx_slots)
 {
 	struct pkt_sock t = { .v2 = true };
+	if (!(p->dir & PKTMAP_DIR_RX)) /* at most: tx_ring() may not get it */
+		t.tx_vnet = sizeof(struct virtio_net_hdr);
 	struct tpacket_req3 rq;
 	size_t len = 0;
 	if (p->dir & PKTMAP_DIR_RX) {
@@ -178,6 +180,11 @@ static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
 {
 	struct tpacket_req3 rq;
 	int one = 1, ret;
+	/* A TX-only socket: each frame whole in the linear part (packet.h,
+	 * tx_vnet_hdr()); an RX ring would get the header too. */
+	if (!(p->dir & PKTMAP_DIR_RX) &&
+	    set_opt(s->fd, PACKET_VNET_HDR, &one, sizeof(one)) == 0)
+		s->tx_vnet = sizeof(struct virtio_net_hdr);
 	*len = tx_geometry(p, pp, s, tx_slots, &rq);
 	/* tx=frames: a frame's data where the slot's buffer starts. */
 	if (pp->tx_frames && (ret = set_opt(s->fd, PACKET_TX_HAS_OFF, &one,
