@@ -174,24 +174,41 @@ static int rx_ring_v3(struct pktmap_port *p, struct pkt_priv *pp,
 	return 0;
 }
 
-/* The TX ring of fixed frames. Returns 0 or -errno; *len its bytes. */
-static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
-		   struct pkt_sock *s, uint32_t tx_slots, size_t *len)
+/* The TX side's options, which the kernel takes only before any ring
+ * exists. Returns 0 or -errno. */
+static int tx_opts(struct pktmap_port *p, struct pkt_priv *pp,
+		   struct pkt_sock *s)
 {
-	struct tpacket_req3 rq;
 	int one = 1, ret;
+	/* Straight to the driver, like netmap; and a frame the kernel
+	 * refuses is skipped rather than wedging the ring (tx=frames sends
+	 * a refused slot's frame empty for that). */
+	(void)set_opt(s->fd, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	ret = set_opt(s->fd, PACKET_LOSS, &one, sizeof(one));
+	if (ret && pp->tx_frames)
+		return pm_open_error(p, ret, "tx=frames: PACKET_LOSS: %s: open "
+				     "with @conf:tx=copy", strerror(-ret));
 	/* A TX-only socket: each frame whole in the linear part (packet.h,
 	 * tx_vnet_hdr()); an RX ring would get the header too. */
 	if (!(p->dir & PKTMAP_DIR_RX) &&
 	    set_opt(s->fd, PACKET_VNET_HDR, &one, sizeof(one)) == 0)
 		s->tx_vnet = sizeof(struct virtio_net_hdr);
-	*len = tx_geometry(p, pp, s, tx_slots, &rq);
 	/* tx=frames: a frame's data where the slot's buffer starts. */
 	if (pp->tx_frames && (ret = set_opt(s->fd, PACKET_TX_HAS_OFF, &one,
 					    sizeof(one))) != 0)
 		return pm_open_error(p, ret, "tx=frames: PACKET_TX_HAS_OFF: %s "
 				     "(needs Linux 3.8+): open with @conf:tx=copy",
 				     strerror(-ret));
+	return 0;
+}
+
+/* The TX ring of fixed frames. Returns 0 or -errno; *len its bytes. */
+static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
+		   struct pkt_sock *s, uint32_t tx_slots, size_t *len)
+{
+	struct tpacket_req3 rq;
+	int ret;
+	*len = tx_geometry(p, pp, s, tx_slots, &rq);
 	if (s->v2) {
 		struct tpacket_req r2 = {
 			.tp_block_size = rq.tp_block_size,
@@ -208,10 +225,6 @@ static int tx_ring(struct pktmap_port *p, struct pkt_priv *pp,
 				     "(%u frames of %u bytes): %s: use fewer "
 				     "@conf:tx-slots", s->tx_nframes,
 				     s->tx_fsize, strerror(-ret));
-	/* Straight to the driver, like netmap; and a frame the kernel
-	 * refuses is skipped rather than wedging the ring. */
-	(void)set_opt(s->fd, PACKET_QDISC_BYPASS, &one, sizeof(one));
-	(void)set_opt(s->fd, PACKET_LOSS, &one, sizeof(one));
 	return 0;
 }
 
@@ -312,6 +325,8 @@ int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 	s->v2 = at != NULL;
 	s->blocks = pp->blocks && (p->dir & PKTMAP_DIR_RX);
 	ret = sock_create(p, s);
+	if (!ret && (p->dir & PKTMAP_DIR_TX))
+		ret = tx_opts(p, pp, s);
 	if (!ret && (p->dir & PKTMAP_DIR_RX))
 		ret = s->v2 ? rx_ring_v2(p, pp, s, rx_slots, &rx_len) :
 			      rx_ring_v3(p, pp, s, rx_slots, &rx_len);

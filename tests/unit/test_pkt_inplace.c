@@ -24,7 +24,20 @@
  *     are seen with PKTMAP_RX_INOUT and only they with PKTMAP_RX_OUT;
  *  6. modes say where a copy remains: RX-only in place "copy", with TX
  *     "emulated", in a shared region (@mem:) "emulated" with every frame
- *     copied into the region's buffers.
+ *     copied into the region's buffers;
+ *  7. TX in the kernel's frames (tx=frames): each TX slot's buffer is its
+ *     own frame of the kernel's TX ring (consecutive indices beyond the
+ *     region's buffers), mode "copy"; every frame arrives whole and in
+ *     order, the counters exact, the kernel's frames going round;
+ *     PKTMAP_OPEN_TX_FRAMES asks for it, "@conf:tx=copy" wins over it;
+ *  8. what tx=frames refuses: a swapped buffer (drop_invalid, the slot
+ *     gets its own frame back with NS_BUF_CHANGED), a zero length
+ *     (drop_invalid), a frame above the MTU (drop_too_long); a chain is
+ *     joined; the frames around them and after them still go, in order
+ *     (the kernel skips the refused slots' empty frames);
+ *  9. tx=frames with RX in place on the same port (one TPACKET_V2
+ *     socket): both ways work, mode "copy"; in an @mem: region TX frames
+ *     are copied (mode "emulated") and still all arrive.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -589,6 +602,211 @@ static void test_shared_region(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
+/* Sum of len_of() over [seq, seq + n). */
+static uint64_t bytes_of(uint32_t seq, uint32_t n)
+{
+	uint64_t b = 0;
+	for (uint32_t i = seq; i < seq + n; i++)
+		b += len_of(i);
+	return b;
+}
+
+/* Open NAME for DIR with open flags FLAGS (t_open_port() has none). */
+static struct pktmap_port *open_flags(const char *name, uint32_t dir,
+				      uint32_t flags)
+{
+	struct pktmap_port *p = NULL;
+	char err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .flags = flags,
+				      .errbuf = err, .errbuf_len = sizeof(err),
+				      .log = t_log_cb };
+	int r = pktmap_open(&p, name, &o);
+	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
+	return r == 0 ? p : NULL;
+}
+
+/* Are p's TX slots its kernel frames: consecutive indices beyond the
+ * region's buffers, slot i the frame at i? */
+static bool tx_in_frames(struct pktmap_port *p)
+{
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(p, &info);
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(p), 0);
+	uint32_t base = tx->slot[0].buf_idx;
+	bool ok = base >= info.bufs;
+	for (uint32_t i = 0; i < tx->num_slots; i++)
+		ok = ok && tx->slot[i].buf_idx == base + i;
+	return ok;
+}
+
+/* Send N frames from a (bursts of 256, each received before the next
+ * leaves) and check that pb's reader got them all, whole, in order. */
+static void send_and_check(struct pktmap_port *a, struct pktmap_port *b,
+			   uint32_t N)
+{
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(b, &info);
+	struct rx r = { 0 };
+	for (uint32_t sent = 0; sent < N; sent += 256) {
+		uint32_t n = N - sent < 256 ? N - sent : 256;
+		send_frames(a, sent, n);
+		drain_until(b, &r, sent + n, info.bufs);
+	}
+	CHECK_EQ(r.got, N);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.misorder, 0);
+	struct pktmap_stats st;
+	stats_of(a, &st);
+	CHECK_EQ(st.tx_packets, N);
+	CHECK_EQ(st.tx_bytes, bytes_of(0, N));
+	CHECK_EQ(st.drop_invalid + st.drop_too_long + st.drop_backend, 0);
+}
+
+/* 7. TX slots' buffers are the kernel's TX frames. */
+static void test_tx_frames(void)
+{
+	struct pktmap_port *a = t_open_port("pkt:pa@conf:tx=frames", PKTMAP_DIR_TX);
+	struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
+	if (!a || !b)
+		goto out;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(a, &info);
+	CHECK(strcmp(info.mode_name, "copy") == 0, "tx=frames: mode %s", info.mode_name);
+	CHECK(tx_in_frames(a), "tx=frames: TX slots are the kernel's frames");
+	/* The kernel's 1024 frames go round three times and more. */
+	send_and_check(a, b, 3 * 1024 + 17);
+	pktmap_close(a);
+	a = open_flags("pkt:pa", PKTMAP_DIR_TX, PKTMAP_OPEN_TX_FRAMES);
+	CHECK(a && tx_in_frames(a), "PKTMAP_OPEN_TX_FRAMES: in the frames");
+	if (a)
+		pktmap_close(a);
+	a = open_flags("pkt:pa@conf:tx=copy", PKTMAP_DIR_TX, PKTMAP_OPEN_TX_FRAMES);
+	if (a) {
+		pktmap_info(a, &info);
+		CHECK(!tx_in_frames(a), "tx=copy wins over the flag");
+		CHECK(strcmp(info.mode_name, "emulated") == 0, "tx=copy: mode %s",
+		      info.mode_name);
+		send_and_check(a, b, 300);
+	}
+	printf("tx=frames: %u frames sent from the kernel's frames, whole and "
+	       "in order\n", 3 * 1024 + 17);
+out:
+	if (a)
+		pktmap_close(a);
+	if (b)
+		pktmap_close(b);
+}
+
+/* 8. What tx=frames refuses, and what it joins. */
+static void test_tx_frames_refused(void)
+{
+	struct pktmap_port *a = t_open_port("pkt:pa@conf:tx=frames", PKTMAP_DIR_TX);
+	struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
+	if (!a || !b)
+		goto out;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(b, &info);
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+	uint32_t h = tx->head, n = tx->num_slots;
+	uint32_t base = tx->slot[0].buf_idx;
+#define SLOT(k) (&tx->slot[(h + (k)) % n])
+#define BUF(k) ((uint8_t *)NETMAP_BUF(tx, SLOT(k)->buf_idx))
+	/* Test frames 0, 1 (a chain of two slots) and 2 go; 1001-1003 not. */
+	t_frame(BUF(0), len_of(0), 0, 0);
+	SLOT(0)->len = (uint16_t)len_of(0);
+	t_frame(BUF(1), 100, 1001, 0);           /* swapped: refused */
+	SLOT(1)->len = 100;
+	SLOT(1)->buf_idx = SLOT(6)->buf_idx;
+	SLOT(1)->flags = NS_BUF_CHANGED;
+	t_frame(BUF(2), 100, 1002, 0);           /* no length: refused */
+	SLOT(2)->len = 0;
+	t_frame(BUF(3), 1600, 1003, 0);          /* above the MTU: dropped */
+	SLOT(3)->len = 1600;
+	uint8_t whole[2048];
+	t_frame(whole, len_of(1), 1, 0);         /* 1, in two slots */
+	memcpy(BUF(4), whole, 40);
+	SLOT(4)->len = 40;
+	SLOT(4)->flags = NS_MOREFRAG;
+	memcpy(BUF(5), whole + 40, len_of(1) - 40);
+	SLOT(5)->len = (uint16_t)(len_of(1) - 40);
+	t_frame(BUF(6), len_of(2), 2, 0);
+	SLOT(6)->len = (uint16_t)len_of(2);
+	for (uint32_t k = 0; k < 7; k++)
+		if (k != 1 && k != 4)
+			SLOT(k)->flags = 0;
+	tx->head = tx->cur = (h + 7) % n;
+	pktmap_txsync(a);
+	CHECK_EQ(SLOT(1)->buf_idx, base + (h + 1) % n); /* its own frame back */
+	CHECK(SLOT(1)->flags & NS_BUF_CHANGED, "the slot is told");
+#undef SLOT
+#undef BUF
+	struct rx r = { 0 };
+	drain_until(b, &r, 3, info.bufs);
+	/* Then more, through the same frames: nothing wedged. */
+	for (uint32_t sent = 3; sent < 3 + 2048; sent += 256) {
+		send_frames(a, sent, 256);
+		drain_until(b, &r, sent + 256, info.bufs);
+	}
+	CHECK_EQ(r.got, 3 + 2048);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.misorder, 0); /* 0, 1, 2, 3 ...: none of 1001-1003 */
+	struct pktmap_stats st;
+	stats_of(a, &st);
+	CHECK_EQ(st.tx_packets, 3 + 2048);
+	CHECK_EQ(st.tx_bytes, bytes_of(0, 3 + 2048));
+	CHECK_EQ(st.drop_invalid, 2);
+	CHECK_EQ(st.drop_too_long, 1);
+	printf("tx=frames refusals: a swap and a zero length refused, a frame "
+	       "above the MTU dropped, a chain joined; %llu frames in order\n",
+	       (unsigned long long)r.got);
+out:
+	if (a)
+		pktmap_close(a);
+	if (b)
+		pktmap_close(b);
+}
+
+/* 9. tx=frames beside RX in place, and where it cannot be. */
+static void test_tx_frames_both(void)
+{
+	struct pktmap_port *a = t_open_port("pkt:pa@conf:tx=frames", 0);
+	struct pktmap_port *b = t_open_port("pkt:pb", 0);
+	if (!a || !b)
+		goto out;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(a, &info);
+	CHECK(strcmp(info.mode_name, "copy") == 0, "both ways: mode %s", info.mode_name);
+	CHECK(tx_in_frames(a), "both ways: TX slots are the kernel's frames");
+	send_and_check(a, b, 1500);
+	/* And a receives what b sends, in place. */
+	struct rx r = { 0 };
+	send_frames(b, 0, 500);
+	drain_until(a, &r, 500, info.bufs);
+	CHECK_EQ(r.got, 500);
+	CHECK_EQ(r.inplace, 500);
+	CHECK_EQ(r.bad + r.misorder, 0);
+	pktmap_close(a);
+	char name[96];
+	snprintf(name, sizeof(name), "pkt:pa@conf:tx=frames@mem:pktf%d", (int)getpid());
+	a = t_open_port(name, PKTMAP_DIR_TX);
+	if (a) {
+		pktmap_info(a, &info);
+		CHECK(strcmp(info.mode_name, "emulated") == 0, "@mem: mode %s",
+		      info.mode_name);
+		CHECK(!tx_in_frames(a), "@mem:: TX frames copied");
+		pktmap_close(b);
+		b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
+		if (b)
+			send_and_check(a, b, 300);
+	}
+	printf("tx=frames both ways with RX in place; copied in an @mem: region\n");
+out:
+	if (a)
+		pktmap_close(a);
+	if (b)
+		pktmap_close(b);
+}
+
 int main(void)
 {
 	t_need_root("pkt_inplace");
@@ -605,5 +823,8 @@ int main(void)
 	test_filter_direction(a);
 	test_shared_region(a);
 	pktmap_close(a);
+	test_tx_frames();
+	test_tx_frames_refused();
+	test_tx_frames_both();
 	return t_done("pkt_inplace");
 }
