@@ -15,7 +15,8 @@
  *   r, t, rt: a monitor of the port (src/monitor.c), z refused.
  *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
  *   pkt: @conf:rx=blocks (RX in the kernel's TPACKET_V3 blocks) or
- *   rx=frames, block-ms=N.
+ *   rx=frames, block-ms=N; tx=frames (TX slots' buffers are the
+ *   kernel's TX frames) or tx=copy.
  *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
  *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
  *   hugepages, loop, linktype, nanosec, spin-us, region, share;
@@ -232,8 +233,9 @@ static int conf_word(const char *key, const char *val, size_t vlen,
 			char what[32];
 			snprintf(what, sizeof(what), "%.*s", (int)vlen, val);
 			return err_out(err, errlen, name, "'@conf:tx=%s': "
-				       "expected live or xsk (xdp:), frames or "
-				       "copy (pkt:)", what);
+				       "expected live (BPF_PROG_RUN live frames) "
+				       "or xsk (AF_XDP), or on pkt: frames or copy",
+				       what);
 		}
 	}
 	return 0;

@@ -8,8 +8,9 @@
  * only), else by copy out of TPACKET_V3 blocks (mode "emulated"); a
  * reader that asks for it (rx=blocks) gets RX in place in the V3 blocks,
  * its RX rings with a geometry of their own (packet_blocks.c); TX
- * copies once into a ring of fixed frames (packet_rx.c and packet_tx.c
- * tell how).
+ * copies once into a ring of fixed frames, or, for a sender that asks
+ * (tx=frames), its slots' buffers are those frames (packet_rx.c and
+ * packet_tx.c tell how).
  *
  * Several rings (@conf:rings=N) are N sockets in one PACKET_FANOUT_HASH
  * group whose id derives from the ifindex, so "pkt:eth0-1@conf:rings=2" in

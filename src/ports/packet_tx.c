@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * pkt: back end, TX (both modes, one copy): a TX ring of fixed frames:
+ * pkt: back end, TX (both RX modes): a TX ring of fixed frames:
  * txsync copies each submitted packet into a free frame, marks it
  * TP_STATUS_SEND_REQUEST and kicks the kernel with one
  * sendto(MSG_DONTWAIT) per sync. PACKET_QDISC_BYPASS hands frames straight

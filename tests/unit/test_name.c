@@ -144,6 +144,14 @@ int main(void)
 	CHECK(pm_name_parse("pkt:eth0@conf:rx=frames", &nm, err, sizeof(err)) == 0,
 	      "%s", err);
 	CHECK_EQ(nm.conf.rx_blocks, 0);
+	CHECK_EQ(nm.conf.tx_frames, -1);
+	CHECK(pm_name_parse("pkt:eth0@conf:tx=frames", &nm, err, sizeof(err)) == 0,
+	      "%s", err);
+	CHECK_EQ(nm.conf.tx_frames, 1);
+	CHECK_EQ(nm.conf.tx_live, -1);
+	CHECK(pm_name_parse("pkt:eth0@conf:tx=copy", &nm, err, sizeof(err)) == 0,
+	      "%s", err);
+	CHECK_EQ(nm.conf.tx_frames, 0);
 	CHECK(pm_name_parse("memif:/m.sock@conf:role=server,secret=s3,abstract=1",
 			    &nm, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ(nm.conf.role, 1);
