@@ -43,6 +43,17 @@ static uint32_t pkt_refresh_mtu(struct pktmap_port *p, struct pkt_priv *pp)
 	return pp->mtu;
 }
 
+/* Would the kernel skip this frame of flen bytes at dst silently? Above
+ * the MTU and not VLAN-tagged (the MTU read again first). */
+static bool above_mtu(struct pktmap_port *p, struct pkt_priv *pp,
+		      const uint8_t *dst, uint32_t flen)
+{
+	return flen > pp->mtu + ETH_HLEN && flen >= 14 &&
+	       flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
+	       !((dst[12] == 0x81 && dst[13] == 0x00) ||
+		 (dst[12] == 0x88 && dst[13] == 0xa8));
+}
+
 /* Take back frames the kernel is done with, oldest first. */
 static void tx_reap(struct pm_kring *k, struct pkt_sock *s)
 {
@@ -110,10 +121,7 @@ static uint32_t tx_copy_frame(struct pktmap_port *p, struct pm_kring *k,
 	/* What the kernel would refuse (it would skip the frame silently):
 	 * frames above the MTU that are not VLAN-tagged, and frames shorter
 	 * than an Ethernet header. */
-	if (!drop && flen > pp->mtu + ETH_HLEN && flen >= 14 &&
-	    flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
-	    !((dst[12] == 0x81 && dst[13] == 0x00) ||
-	      (dst[12] == 0x88 && dst[13] == 0xa8)))
+	if (!drop && above_mtu(p, pp, dst, flen))
 		drop = true;
 	if (drop) {
 		pm_stat_add(&k->st->drop_too_long, 1);
@@ -186,10 +194,7 @@ static uint32_t tx_frames_slow(struct pktmap_port *p, struct pm_kring *k,
 			frame_queue(s, x, 0); /* the chain's others: skipped */
 	}
 	/* As tx_copy_frame(): what the kernel would skip silently. */
-	if (!invalid && !drop && flen > pp->mtu + ETH_HLEN &&
-	    flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
-	    !((dst[12] == 0x81 && dst[13] == 0x00) ||
-	      (dst[12] == 0x88 && dst[13] == 0xa8)))
+	if (!invalid && !drop && above_mtu(p, pp, dst, flen))
 		drop = true;
 	if (!invalid && drop)
 		pm_stat_add(&k->st->drop_too_long, 1);
