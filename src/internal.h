@@ -385,6 +385,10 @@ struct pktmap_port {
 	int ev_set, ev_unread;
 	bool ev_unread_set;
 	uint32_t spin_us;          /* pktmap_poll() spins this long first */
+	/* Set by poll_arm: sleep at most this long (ms), 0 = no bound (a
+	 * kernel that gives no wake-up for what is awaited: pkt:'s TX
+	 * while its link is down). */
+	int poll_cap_ms;
 	uint32_t extra_bufs;       /* taken for ni_bufs_head at open */
 	bool own_rings;            /* rings made by pm_port_own_rings() */
 	void *ringmem;             /* the private netmap_if + rings */

@@ -588,8 +588,12 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 				armed_ready = 1;
 		}
 		if (!armed_ready) {
-			for (unsigned i = 0; i < n; i++)
+			for (unsigned i = 0; i < n; i++) {
+				int cap = reqs[i].port->poll_cap_ms;
+				if (cap > 0 && (left < 0 || left > cap))
+					left = cap;
 				pm_stat_inc(&reqs[i].port->stats->poll_sleeps, 1);
+			}
 			if (poll(pfd, n, left) < 0) {
 				/* EINTR: let the caller see its signal. */
 				ready = errno == EINTR ? 0 : -errno;

@@ -380,8 +380,11 @@ static int pkt_ready(struct pktmap_port *p, short events)
 		struct pkt_sock *s = &pp->socks[r];
 		if ((events & POLLIN) && s->rx && pm_pkt_rx_ready(s))
 			return 1;
+		/* Frames the kernel refused (link down, device busy) free no
+		 * frame until a kick succeeds: not ready, whatever frames
+		 * are left. */
 		if ((events & POLLOUT) && s->tx &&
-		    (s->tx_inflight < s->tx_nframes ||
+		    ((s->tx_inflight < s->tx_nframes && !s->tx_refused) ||
 		     !(status_load(tx_status(s, s->tx_reap)) &
 		       (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING))))
 			return 1;
@@ -400,6 +403,18 @@ static void ep_set(struct pkt_priv *pp, uint32_t want)
 	pp->ep_events = want;
 }
 
+/* Did the kernel refuse the last kick of a bound ring (link down, device
+ * busy)? Its socket then says POLLOUT (it has free frames) though no
+ * frame will come back: a TX wait sleeps PKT_TX_RETRY_MS at a time and
+ * kicks again, rather than spin. */
+static bool tx_refused(const struct pkt_priv *pp)
+{
+	for (uint32_t r = pp->lo; r < pp->hi; r++)
+		if (pp->socks[r].tx_refused)
+			return true;
+	return false;
+}
+
 /* One socket: pktmap_poll() sleeps on it for what it waits for (the
  * kernel's poll says POLLIN while the RX ring holds a frame, POLLOUT while
  * the TX ring has a free one). Several: on the epoll set, for POLLIN. */
@@ -407,7 +422,8 @@ static int pkt_poll_fd(const struct pktmap_port *p, short events, short *pev)
 {
 	const struct pkt_priv *pp = p->priv;
 	if (pp->epfd < 0)
-		*pev = (short)(events & (POLLIN | POLLOUT));
+		*pev = (short)(events & (POLLIN |
+					 (tx_refused(pp) ? 0 : POLLOUT)));
 	return p->fd;
 }
 
@@ -417,11 +433,13 @@ static int pkt_poll_fd(const struct pktmap_port *p, short events, short *pev)
 static int pkt_poll_arm(struct pktmap_port *p, short events)
 {
 	struct pkt_priv *pp = p->priv;
+	bool refused = (events & POLLOUT) && tx_refused(pp);
+	p->poll_cap_ms = refused ? PKT_TX_RETRY_MS : 0;
 	if (pp->epfd >= 0 && (events & POLLOUT)) {
 		uint32_t want = pp->ep_base;
 		if ((events & POLLIN) && (p->dir & PKTMAP_DIR_RX))
 			want |= EPOLLIN;
-		if (p->dir & PKTMAP_DIR_TX)
+		if ((p->dir & PKTMAP_DIR_TX) && !refused)
 			want |= EPOLLOUT;
 		ep_set(pp, want);
 	}
@@ -432,6 +450,7 @@ static int pkt_poll_arm(struct pktmap_port *p, short events)
 static void pkt_poll_disarm(struct pktmap_port *p, short events)
 {
 	struct pkt_priv *pp = p->priv;
+	p->poll_cap_ms = 0;
 	if (pp->epfd >= 0 && (events & POLLOUT))
 		ep_set(pp, pp->ep_base);
 }

@@ -32,6 +32,7 @@
 #define PKT_TX_FRAME_MAX (16u << 10)    /* largest TX frame stride (jumbo) */
 #define PKT_TX_BLOCK_MIN (64u << 10)
 #define PKT_FANOUT_BASE 0x7000u         /* fanout id = base + ifindex */
+#define PKT_TX_RETRY_MS 5               /* a TX wait the kernel refused: kick again */
 #define PKT_SNAP_ALL 0xffffffffu        /* a filter's "accept": the whole frame */
 
 /* One socket: the state of one ring pair. */
@@ -74,6 +75,8 @@ struct pkt_sock {
 	uint32_t tx_off;           /* data offset in a frame */
 	uint32_t tx_vnet;          /* bytes of virtio_net_hdr before it (0, 10) */
 	bool tx_inplace;           /* tx=frames: slot i's buffer is frame i */
+	bool tx_refused;           /* the last kick took nothing: link down or
+				    * device busy (ENETDOWN, ENOBUFS) */
 	uint32_t tx_base;          /* ... whose buffer index is tx_base + i */
 };
 

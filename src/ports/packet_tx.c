@@ -294,14 +294,18 @@ int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 
 	/* Kick when the newest frame has not been taken yet (new frames, or
 	 * frames a busy device refused last time). */
+	s->tx_refused = false;
 	if (s->tx_inflight) {
 		uint32_t last = s->tx_fill ? s->tx_fill - 1 : s->tx_nframes - 1;
 		if (status_load(tx_status(s, last)) & TP_STATUS_SEND_REQUEST) {
 			/* ENOBUFS: the device queue is busy, the frame stays
 			 * queued for the next kick. ENETDOWN: the same until
 			 * the link is up again (backpressure, not an error). */
-			if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-			    errno != ENOBUFS && errno != EAGAIN && errno != EINTR) {
+			int sent = (int)sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+			s->tx_refused = sent < 0 && (errno == ENETDOWN ||
+						     errno == ENOBUFS);
+			if (sent < 0 && errno != ENOBUFS && errno != EAGAIN &&
+			    errno != EINTR) {
 				if (errno != ENETDOWN)
 					ret = -errno;
 				pm_log_ratelimited(p, &p->rl_ring, "%s: TX ring %u: "

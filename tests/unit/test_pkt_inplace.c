@@ -37,7 +37,10 @@
  *     (the kernel skips the refused slots' empty frames);
  *  9. tx=frames with RX in place on the same port (one TPACKET_V2
  *     socket): both ways work, mode "copy"; in an @mem: region TX frames
- *     are copied (mode "emulated") and still all arrive.
+ *     are copied (mode "emulated") and still all arrive;
+ * 10. a TX wait on a link that is down sleeps (5 ms at a time: the
+ *     socket would say POLLOUT all along) instead of spinning, times out
+ *     with no room, and every frame goes, in order, once the link is up.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -807,6 +810,51 @@ out:
 		pktmap_close(b);
 }
 
+/* 10. Waiting for TX room while the link is down. */
+static void test_tx_link_down(struct pktmap_port *a)
+{
+	struct pktmap_port *b = t_open_port("pkt:pb", PKTMAP_DIR_RX);
+	if (!b)
+		return;
+	struct pktmap_info info = { .sz = sizeof(info) };
+	pktmap_info(b, &info);
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+	CHECK(t_run("ip link set pa down") == 0, "link down");
+	uint32_t n = 0;
+	for (; nm_ring_space(tx); tx->head = tx->cur = nm_ring_next(tx, tx->head)) {
+		struct netmap_slot *s = &tx->slot[tx->head];
+		t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), len_of(n), n, 0);
+		s->len = (uint16_t)len_of(n++);
+		s->flags = 0;
+	}
+	pktmap_txsync(a);
+	struct pktmap_stats st0, st1;
+	stats_of(a, &st0);
+	int64_t t0 = now_ms();
+	int r = pktmap_poll(a, POLLOUT, 300);
+	int64_t waited = now_ms() - t0;
+	stats_of(a, &st1);
+	uint64_t sleeps = st1.poll_sleeps - st0.poll_sleeps;
+	CHECK(r == 0, "no room while the link is down (poll %d)", r);
+	CHECK(waited >= 250, "waited %lld ms", (long long)waited);
+	/* 300 ms in 5 ms sleeps: about 60 (fewer on a loaded machine);
+	 * spinning on the socket's POLLOUT made thousands. */
+	CHECK(sleeps >= 1 && sleeps <= 100, "%llu sleeps in %lld ms",
+	      (unsigned long long)sleeps, (long long)waited);
+	CHECK(t_run("ip link set pa up") == 0, "link up");
+	for (int64_t end = now_ms() + 10000; nm_tx_pending(tx) && now_ms() < end;)
+		pktmap_poll(a, POLLOUT, 100);
+	CHECK(!nm_tx_pending(tx), "the frames went once the link was up");
+	struct rx rr = { 0 };
+	drain_until(b, &rr, n, info.bufs);
+	CHECK_EQ(rr.got, n);
+	CHECK_EQ(rr.bad + rr.misorder, 0);
+	printf("link down: a TX wait slept %llu times in %lld ms; %u frames "
+	       "in order after it came up\n", (unsigned long long)sleeps,
+	       (long long)waited, n);
+	pktmap_close(b);
+}
+
 int main(void)
 {
 	t_need_root("pkt_inplace");
@@ -822,6 +870,7 @@ int main(void)
 		test_events(a, (enum wait_mode)m);
 	test_filter_direction(a);
 	test_shared_region(a);
+	test_tx_link_down(a);
 	pktmap_close(a);
 	test_tx_frames();
 	test_tx_frames_refused();
