@@ -194,10 +194,10 @@ static void choose_tx_frames(struct pktmap_port *p, struct pkt_priv *pp,
 	if (!want || !(p->dir & PKTMAP_DIR_TX))
 		return;
 	uint32_t bs = conf->buf_size ? conf->buf_size : PM_DEFAULT_BUF_SIZE;
-	/* A TX-only socket puts a virtio_net_hdr before the frame. */
+	/* The frame header, and a virtio_net_hdr (pkt_tx_vnet()). */
 	uint32_t min_off = TPACKET_ALIGN(TPACKET2_HDRLEN - sizeof(struct sockaddr_ll) +
-					 ((p->dir & PKTMAP_DIR_RX) ? 0 :
-					  sizeof(struct virtio_net_hdr)));
+					 (pkt_tx_vnet(p) ?
+					  sizeof(struct virtio_net_hdr) : 0));
 	uint32_t hroom = conf->headroom > min_off ? conf->headroom : min_off;
 	const char *why = NULL;
 	if (conf->region[0])
@@ -230,7 +230,6 @@ static void tx_frames_setup(struct pktmap_port *p, struct pkt_sock *s,
 {
 	s->tx_base = (uint32_t)((size_t)(s->tx - (uint8_t *)p->region.pool) /
 				p->region.buf_size);
-	s->tx_inplace = true;
 	for (uint32_t i = 0; i < k->nslots; i++) {
 		k->ring->slot[i].buf_idx = s->tx_base + i;
 		k->ring->slot[i].flags = NS_BUF_CHANGED;
@@ -380,11 +379,15 @@ static int pkt_ready(struct pktmap_port *p, short events)
 		struct pkt_sock *s = &pp->socks[r];
 		if ((events & POLLIN) && s->rx && pm_pkt_rx_ready(s))
 			return 1;
-		/* Frames the kernel refused (link down, device busy) free no
-		 * frame until a kick succeeds: not ready, whatever frames
-		 * are left. */
+		/* TX: ready unless the kernel refused the last kick (link
+		 * down, device busy) and has not sent the oldest frame since.
+		 * Otherwise frames come back as the kernel sends them, with
+		 * no wake-up to wait for: its POLLOUT says only that the
+		 * frame at its head is free, and one always is (the kernel
+		 * has more frames than the ring has slots); a wait goes
+		 * round, each round's txsync reaping what came back. */
 		if ((events & POLLOUT) && s->tx &&
-		    ((s->tx_inflight < s->tx_nframes && !s->tx_refused) ||
+		    (!s->tx_refused ||
 		     !(status_load(tx_status(s, s->tx_reap)) &
 		       (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING))))
 			return 1;

@@ -74,10 +74,9 @@ struct pkt_sock {
 	uint32_t tx_cap;           /* largest frame the kernel accepts */
 	uint32_t tx_off;           /* data offset in a frame */
 	uint32_t tx_vnet;          /* bytes of virtio_net_hdr before it (0, 10) */
-	bool tx_inplace;           /* tx=frames: slot i's buffer is frame i */
+	uint32_t tx_base;          /* tx=frames: frame i is buffer tx_base + i */
 	bool tx_refused;           /* the last kick took nothing: link down or
 				    * device busy (ENETDOWN, ENOBUFS) */
-	uint32_t tx_base;          /* ... whose buffer index is tx_base + i */
 };
 
 struct pkt_priv {
@@ -134,32 +133,19 @@ static inline uint32_t tx_len(struct pkt_sock *s, uint32_t f)
 	return l >= s->tx_vnet ? l - s->tx_vnet : 0;
 }
 
-/* With PACKET_VNET_HDR (a TX-only socket) a virtio_net_hdr precedes each
- * frame: no offloads, and the whole frame in the socket buffer's linear
- * part (hdr_len), where the kernel would otherwise attach the ring's
- * page as a fragment that a veth or any local delivery copies out into
- * a new page. */
-static inline void tx_vnet_hdr(struct pkt_sock *s, uint32_t f, uint32_t len)
+/* Does a socket of this port ask for PACKET_VNET_HDR? A TX-only one:
+ * a virtio_net_hdr then precedes each TX frame (no offloads, hdr_len the
+ * whole frame), so the kernel puts the whole frame in the socket
+ * buffer's linear part, where it would otherwise attach the ring's page
+ * as a fragment that a veth or any local delivery copies out into a new
+ * page. An RX ring would get the header too. */
+static inline bool pkt_tx_vnet(const struct pktmap_port *p)
 {
-	if (s->tx_vnet) {
-		struct virtio_net_hdr v = { .hdr_len = htole16((uint16_t)len) };
-		memcpy(tx_frame(s, f) + s->tx_off - s->tx_vnet, &v, sizeof(v));
-	}
+	return !(p->dir & PKTMAP_DIR_RX);
 }
 
-/* tx=frames: where a slot's frame starts in its frame (PACKET_TX_HAS_OFF:
- * the region's headroom). TPACKET_V2 only (tx=frames maps in place). */
-static inline void tx_set_frame(struct pkt_sock *s, uint32_t f, uint32_t len,
-				uint32_t off)
-{
-	struct tpacket2_hdr *h = (struct tpacket2_hdr *)tx_frame(s, f);
-	h->tp_len = len + s->tx_vnet;
-	h->tp_snaplen = len + s->tx_vnet;
-	h->tp_mac = (uint16_t)(off - s->tx_vnet);
-	h->tp_net = (uint16_t)(off - s->tx_vnet);
-	tx_vnet_hdr(s, f, len);
-}
-
+/* A frame's lengths (the rest of its header and its virtio_net_hdr are
+ * written once, pm_pkt_sock_open()). */
 static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
 {
 	uint8_t *h = tx_frame(s, f);
@@ -172,7 +158,9 @@ static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
 		((struct tpacket3_hdr *)h)->tp_snaplen = l;
 		((struct tpacket3_hdr *)h)->tp_next_offset = 0;
 	}
-	tx_vnet_hdr(s, f, len);
+	if (s->tx_vnet)
+		((struct virtio_net_hdr *)(h + s->tx_off - s->tx_vnet))->hdr_len =
+			htole16((uint16_t)len);
 }
 
 /* The status words are shared with the kernel: the kernel writes frame or

@@ -42,15 +42,17 @@ static size_t tx_geometry(const struct pktmap_port *p, struct pkt_priv *pp,
 			  struct pkt_sock *s, uint32_t tx_slots,
 			  struct tpacket_req3 *rq)
 {
-	s->tx_off = (s->v2 ? TPACKET2_HDRLEN : TPACKET3_HDRLEN) -
-		    sizeof(struct sockaddr_ll) + s->tx_vnet;
-	uint32_t need = s->tx_off + pp->mtu + ETH_HLEN + 4;
-	uint32_t fsize = pow2_at_least(need < 2048 ? 2048 : need);
-	if (fsize > PKT_TX_FRAME_MAX)
-		fsize = PKT_TX_FRAME_MAX;
+	uint32_t fsize;
 	if (pp->tx_frames) {
 		fsize = p->region.buf_size;
 		s->tx_off = p->region.headroom;
+	} else {
+		s->tx_off = (s->v2 ? TPACKET2_HDRLEN : TPACKET3_HDRLEN) -
+			    sizeof(struct sockaddr_ll) + s->tx_vnet;
+		uint32_t need = s->tx_off + pp->mtu + ETH_HLEN + 4;
+		fsize = pow2_at_least(need < 2048 ? 2048 : need);
+		if (fsize > PKT_TX_FRAME_MAX)
+			fsize = PKT_TX_FRAME_MAX;
 	}
 	uint32_t bsize = fsize > PKT_TX_BLOCK_MIN ? fsize : PKT_TX_BLOCK_MIN;
 	uint32_t fpb = bsize / fsize;
@@ -74,7 +76,7 @@ size_t pm_pkt_sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
 			   uint32_t rx_slots, uint32_t tx_slots)
 {
 	struct pkt_sock t = { .v2 = true };
-	if (!(p->dir & PKTMAP_DIR_RX)) /* at most: tx_ring() may not get it */
+	if (pkt_tx_vnet(p)) /* at most: tx_opts() may not get it */
 		t.tx_vnet = sizeof(struct virtio_net_hdr);
 	struct tpacket_req3 rq;
 	size_t len = 0;
@@ -188,9 +190,8 @@ static int tx_opts(struct pktmap_port *p, struct pkt_priv *pp,
 	if (ret && pp->tx_frames)
 		return pm_open_error(p, ret, "tx=frames: PACKET_LOSS: %s: open "
 				     "with @conf:tx=copy", strerror(-ret));
-	/* A TX-only socket: each frame whole in the linear part (packet.h,
-	 * tx_vnet_hdr()); an RX ring would get the header too. */
-	if (!(p->dir & PKTMAP_DIR_RX) &&
+	/* Each frame whole in the linear part (packet.h, pkt_tx_vnet()). */
+	if (pkt_tx_vnet(p) &&
 	    set_opt(s->fd, PACKET_VNET_HDR, &one, sizeof(one)) == 0)
 		s->tx_vnet = sizeof(struct virtio_net_hdr);
 	/* tx=frames: a frame's data where the slot's buffer starts. */
@@ -200,6 +201,23 @@ static int tx_opts(struct pktmap_port *p, struct pkt_priv *pp,
 				     "(needs Linux 3.8+): open with @conf:tx=copy",
 				     strerror(-ret));
 	return 0;
+}
+
+/* What every TX frame's header says for good, written once: a
+ * virtio_net_hdr of no offload before the frame (PACKET_VNET_HDR) and,
+ * with tx=frames, where the frame starts (PACKET_TX_HAS_OFF reads tp_mac:
+ * the region's headroom). txsync writes only lengths (tx_set_len()). */
+static void tx_headers(struct pkt_priv *pp, struct pkt_sock *s)
+{
+	for (uint32_t f = 0; f < s->tx_nframes; f++) {
+		uint8_t *h = tx_frame(s, f);
+		if (s->tx_vnet)
+			memset(h + s->tx_off - s->tx_vnet, 0, s->tx_vnet);
+		if (pp->tx_frames) { /* TPACKET_V2: in place */
+			struct tpacket2_hdr *t2 = (struct tpacket2_hdr *)h;
+			t2->tp_mac = t2->tp_net = (uint16_t)(s->tx_off - s->tx_vnet);
+		}
+	}
 }
 
 /* The TX ring of fixed frames. Returns 0 or -errno; *len its bytes. */
@@ -334,6 +352,8 @@ int pm_pkt_sock_open(struct pktmap_port *p, struct pkt_priv *pp,
 		ret = tx_ring(p, pp, s, tx_slots, &tx_len);
 	if (!ret)
 		ret = sock_map(p, s, at, rx_len, tx_len);
+	if (!ret && s->tx)
+		tx_headers(pp, s);
 	if (!ret && s->blocks)
 		ret = pm_pkt_blocks_setup(p, pm_rxkring(p, (uint32_t)(s - pp->socks)),
 					  s, rx_len);

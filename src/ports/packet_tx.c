@@ -73,13 +73,20 @@ static void tx_reap(struct pm_kring *k, struct pkt_sock *s)
 	}
 }
 
-/* Hand the frame just written at tx_fill to the kernel. */
+/* Hand frame f to the kernel with `len` bytes (tx=frames: 0 sends it
+ * empty, which the kernel skips). */
+static inline void frame_queue(struct pkt_sock *s, uint32_t f, uint32_t len)
+{
+	tx_set_len(s, f, len);
+	status_store(tx_status(s, f), TP_STATUS_SEND_REQUEST);
+	s->tx_inflight++;
+}
+
+/* By copy: hand the frame just written at tx_fill to the kernel. */
 static inline void tx_queue(struct pkt_sock *s, uint32_t flen)
 {
-	tx_set_len(s, s->tx_fill, flen);
-	status_store(tx_status(s, s->tx_fill), TP_STATUS_SEND_REQUEST);
+	frame_queue(s, s->tx_fill, flen);
 	s->tx_fill = s->tx_fill + 1 == s->tx_nframes ? 0 : s->tx_fill + 1;
-	s->tx_inflight++;
 }
 
 /* One frame from slot i, a chain joined, into the free kernel frame:
@@ -139,15 +146,6 @@ static uint32_t tx_copy_frame(struct pktmap_port *p, struct pm_kring *k,
 	return e;
 }
 
-/* tx=frames: hand frame f (slot f's) to the kernel with `len` bytes; 0:
- * empty, the kernel skips it. */
-static inline void frame_queue(struct pkt_sock *s, uint32_t f, uint32_t len)
-{
-	tx_set_frame(s, f, len, s->tx_off);
-	status_store(tx_status(s, f), TP_STATUS_SEND_REQUEST);
-	s->tx_inflight++;
-}
-
 /* tx=frames: the frame of slot i after anything but one valid frame in
  * its own buffer: a chain joined into the first slot's frame, or
  * refused; the chain's other frames go out empty. Returns the slot after
@@ -184,7 +182,7 @@ static uint32_t tx_frames_slow(struct pktmap_port *p, struct pm_kring *k,
 			pm_slot_reject(p, k, x, idx, len, PM_SLOT_BAD_LEN);
 			invalid = true;
 		} else if (invalid || drop || flen + len > s->tx_cap) {
-			drop = true;
+			drop = true; /* no more copying */
 		} else {
 			if (x != i)
 				memcpy(dst + flen, tx_frame(s, x) + s->tx_off, len);
@@ -193,33 +191,33 @@ static uint32_t tx_frames_slow(struct pktmap_port *p, struct pm_kring *k,
 		if (x != i)
 			frame_queue(s, x, 0); /* the chain's others: skipped */
 	}
-	/* As tx_copy_frame(): what the kernel would skip silently. */
-	if (!invalid && !drop && above_mtu(p, pp, dst, flen))
-		drop = true;
-	if (!invalid && drop)
-		pm_stat_add(&k->st->drop_too_long, 1);
-	if (!invalid && !drop && flen < ETH_HLEN) {
-		pm_stat_add(&k->st->drop_invalid, 1);
-		invalid = true;
-	}
-	if (invalid || drop)
+	/* Refused slots are counted already; then, as tx_copy_frame(), what
+	 * the kernel would skip silently. */
+	if (invalid) {
 		flen = 0;
+	} else if (drop || above_mtu(p, pp, dst, flen)) {
+		pm_stat_add(&k->st->drop_too_long, 1);
+		flen = 0;
+	} else if (flen < ETH_HLEN) {
+		pm_stat_add(&k->st->drop_invalid, 1);
+		flen = 0;
+	}
 	frame_queue(s, i, flen);
 	*flenp = flen;
 	return e;
 }
 
-/* tx=frames: hand the submitted slots' frames to the kernel in place. */
+/* tx=frames: hand the submitted slots' frames to the kernel in place
+ * (the common one, one valid slot of at most `most` bytes, inline).
+ * Returns the slot it stopped at; the frame after it is the next to
+ * fill. */
 static uint32_t txsync_frames(struct pktmap_port *p, struct pm_kring *k,
-			      uint64_t *pktsp, uint64_t *bytesp)
+			      uint32_t most, uint64_t *pktsp, uint64_t *bytesp)
 {
 	struct pkt_sock *s = k->priv;
-	struct pkt_priv *pp = p->priv;
 	struct netmap_ring *ring = k->ring;
 	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
 	uint64_t pkts = 0, bytes = 0;
-	const uint32_t most = s->tx_cap < pp->mtu + ETH_HLEN ?
-			      s->tx_cap : pp->mtu + ETH_HLEN;
 	while (i != head) {
 		const struct netmap_slot *sl = &ring->slot[i];
 		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
@@ -240,33 +238,23 @@ static uint32_t txsync_frames(struct pktmap_port *p, struct pm_kring *k,
 		bytes += flen;
 		i = e;
 	}
+	s->tx_fill = i; /* slot i is frame i */
 	*pktsp = pkts;
 	*bytesp = bytes;
 	return i;
 }
 
-/* Copy submitted packets (chains joined) into free kernel frames, kick
- * the kernel once, and offer as many slots as there are free frames. The
- * common frame (one valid slot, an Ethernet frame within the MTU) is
- * copied inline; anything else goes through tx_copy_frame(). With
- * tx=frames, txsync_frames() instead. */
-int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
+/* By copy: submitted packets (chains joined) into free kernel frames,
+ * the common one (one valid slot, an Ethernet frame of at most `most`
+ * bytes) inline, anything else through tx_copy_frame(). Returns the slot
+ * it stopped at. */
+static uint32_t txsync_copy(struct pktmap_port *p, struct pm_kring *k,
+			    uint32_t most, uint64_t *pktsp, uint64_t *bytesp)
 {
 	struct pkt_sock *s = k->priv;
-	struct pkt_priv *pp = p->priv;
 	struct netmap_ring *ring = k->ring;
 	uint32_t n = k->nslots, i = k->hwcur, head = k->rhead;
 	uint64_t pkts = 0, bytes = 0;
-	int ret = 0;
-
-	tx_reap(k, s);
-	const uint32_t most = s->tx_cap < pp->mtu + ETH_HLEN ?
-			      s->tx_cap : pp->mtu + ETH_HLEN;
-	if (s->tx_inplace) {
-		i = txsync_frames(p, k, &pkts, &bytes);
-		s->tx_fill = i;
-		head = i; /* the copy loop below has nothing to do */
-	}
 	while (i != head && s->tx_inflight < s->tx_nframes) {
 		const struct netmap_slot *sl = &ring->slot[i];
 		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
@@ -289,7 +277,28 @@ int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 		bytes += flen;
 		i = e;
 	}
-	k->hwcur = i;
+	*pktsp = pkts;
+	*bytesp = bytes;
+	return i;
+}
+
+/* Move the submitted packets into the kernel's frames (in place with
+ * tx=frames, else by copy), kick the kernel once, and offer as many
+ * slots as there are free frames. */
+int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
+{
+	struct pkt_sock *s = k->priv;
+	struct pkt_priv *pp = p->priv;
+	struct netmap_ring *ring = k->ring;
+	uint32_t n = k->nslots;
+	uint64_t pkts, bytes;
+	int ret = 0;
+
+	tx_reap(k, s);
+	const uint32_t most = s->tx_cap < pp->mtu + ETH_HLEN ?
+			      s->tx_cap : pp->mtu + ETH_HLEN;
+	k->hwcur = pp->tx_frames ? txsync_frames(p, k, most, &pkts, &bytes) :
+				   txsync_copy(p, k, most, &pkts, &bytes);
 	pm_count(k, pkts, bytes);
 
 	/* Kick when the newest frame has not been taken yet (new frames, or
