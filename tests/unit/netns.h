@@ -130,17 +130,26 @@ static inline void t_log_cb(void *ctx, enum pktmap_log_level lvl, const char *ms
 	fprintf(stderr, "  [lib %d] %s\n", (int)lvl, msg);
 }
 
-/* Opens NAME in direction DIR (0 = the default) with t_log_cb; a failure
- * is a failed CHECK naming the port and the library's error text. */
-static inline struct pktmap_port *t_open_port(const char *name, uint32_t dir)
+/* Opens NAME in direction DIR (0 = the default) with open flags FLAGS
+ * (PKTMAP_OPEN_*) and t_log_cb; a failure is a failed CHECK naming the
+ * port and the library's error text. */
+static inline struct pktmap_port *t_open_port_flags(const char *name,
+						    uint32_t dir, uint32_t flags)
 {
 	struct pktmap_port *p = NULL;
 	char err[300] = "";
-	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .errbuf = err,
-				      .errbuf_len = sizeof(err), .log = t_log_cb };
+	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .flags = flags,
+				      .errbuf = err, .errbuf_len = sizeof(err),
+				      .log = t_log_cb };
 	int r = pktmap_open(&p, name, &o);
 	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
 	return r == 0 ? p : NULL;
+}
+
+/* t_open_port_flags() without flags. */
+static inline struct pktmap_port *t_open_port(const char *name, uint32_t dir)
+{
+	return t_open_port_flags(name, dir, 0);
 }
 
 #define T_MAGIC 0x706b746du /* "pktm" */

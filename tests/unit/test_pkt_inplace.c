@@ -72,6 +72,20 @@ static uint32_t len_of(uint32_t seq)
 	return 60 + (seq * 37) % 1455;
 }
 
+/* Write test frames seq, seq + 1, ... (up to end) into tx's free slots;
+ * returns the next seq. */
+static uint32_t fill_frames(struct netmap_ring *tx, uint32_t seq, uint32_t end)
+{
+	for (; seq < end && nm_ring_space(tx); seq++) {
+		struct netmap_slot *s = &tx->slot[tx->head];
+		t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), len_of(seq), seq, 0);
+		s->len = (uint16_t)len_of(seq);
+		s->flags = 0;
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	}
+	return seq;
+}
+
 /* Queue frames [seq, seq + n) on txp and wait until the kernel took them
  * all (a veth delivers to its peer inside the send). */
 static void send_frames(struct pktmap_port *txp, uint32_t seq, uint32_t n)
@@ -79,14 +93,7 @@ static void send_frames(struct pktmap_port *txp, uint32_t seq, uint32_t n)
 	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(txp), 0);
 	uint32_t end = seq + n;
 	while (seq < end) {
-		while (seq < end && nm_ring_space(tx)) {
-			struct netmap_slot *s = &tx->slot[tx->head];
-			t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), len_of(seq), seq, 0);
-			s->len = (uint16_t)len_of(seq);
-			s->flags = 0;
-			tx->head = tx->cur = nm_ring_next(tx, tx->head);
-			seq++;
-		}
+		seq = fill_frames(tx, seq, end);
 		pktmap_txsync(txp);
 		if (seq < end && !nm_ring_space(tx))
 			CHECK(pktmap_poll(txp, POLLOUT, 5000) & POLLOUT, "TX room");
@@ -614,20 +621,6 @@ static uint64_t bytes_of(uint32_t seq, uint32_t n)
 	return b;
 }
 
-/* Open NAME for DIR with open flags FLAGS (t_open_port() has none). */
-static struct pktmap_port *open_flags(const char *name, uint32_t dir,
-				      uint32_t flags)
-{
-	struct pktmap_port *p = NULL;
-	char err[300] = "";
-	struct pktmap_open_opts o = { .sz = sizeof(o), .dir = dir, .flags = flags,
-				      .errbuf = err, .errbuf_len = sizeof(err),
-				      .log = t_log_cb };
-	int r = pktmap_open(&p, name, &o);
-	CHECK(r == 0, "open %s: %s (%s)", name, pktmap_strerror(r), err);
-	return r == 0 ? p : NULL;
-}
-
 /* Are p's TX slots its kernel frames: consecutive indices beyond the
  * region's buffers, slot i the frame at i? */
 static bool tx_in_frames(struct pktmap_port *p)
@@ -679,11 +672,11 @@ static void test_tx_frames(void)
 	/* The kernel's 1024 frames go round three times and more. */
 	send_and_check(a, b, 3 * 1024 + 17);
 	pktmap_close(a);
-	a = open_flags("pkt:pa", PKTMAP_DIR_TX, PKTMAP_OPEN_TX_FRAMES);
+	a = t_open_port_flags("pkt:pa", PKTMAP_DIR_TX, PKTMAP_OPEN_TX_FRAMES);
 	CHECK(a && tx_in_frames(a), "PKTMAP_OPEN_TX_FRAMES: in the frames");
 	if (a)
 		pktmap_close(a);
-	a = open_flags("pkt:pa@conf:tx=copy", PKTMAP_DIR_TX, PKTMAP_OPEN_TX_FRAMES);
+	a = t_open_port_flags("pkt:pa@conf:tx=copy", PKTMAP_DIR_TX, PKTMAP_OPEN_TX_FRAMES);
 	if (a) {
 		pktmap_info(a, &info);
 		CHECK(!tx_in_frames(a), "tx=copy wins over the flag");
@@ -819,14 +812,8 @@ static void test_tx_link_down(struct pktmap_port *a)
 	struct pktmap_info info = { .sz = sizeof(info) };
 	pktmap_info(b, &info);
 	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
-	CHECK(t_run("ip link set pa down") == 0, "link down");
-	uint32_t n = 0;
-	for (; nm_ring_space(tx); tx->head = tx->cur = nm_ring_next(tx, tx->head)) {
-		struct netmap_slot *s = &tx->slot[tx->head];
-		t_frame((uint8_t *)NETMAP_BUF(tx, s->buf_idx), len_of(n), n, 0);
-		s->len = (uint16_t)len_of(n++);
-		s->flags = 0;
-	}
+	t_setup("ip link set pa down");
+	uint32_t n = fill_frames(tx, 0, UINT32_MAX); /* the whole ring */
 	pktmap_txsync(a);
 	struct pktmap_stats st0, st1;
 	stats_of(a, &st0);
@@ -841,7 +828,7 @@ static void test_tx_link_down(struct pktmap_port *a)
 	 * spinning on the socket's POLLOUT made thousands. */
 	CHECK(sleeps >= 1 && sleeps <= 100, "%llu sleeps in %lld ms",
 	      (unsigned long long)sleeps, (long long)waited);
-	CHECK(t_run("ip link set pa up") == 0, "link up");
+	t_setup("ip link set pa up");
 	for (int64_t end = now_ms() + 10000; nm_tx_pending(tx) && now_ms() < end;)
 		pktmap_poll(a, POLLOUT, 100);
 	CHECK(!nm_tx_pending(tx), "the frames went once the link was up");
