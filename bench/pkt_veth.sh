@@ -15,9 +15,11 @@
 # pcap: port and turned into a trafgen configuration), so the receiver does
 # the same work for every sender; their destination MAC is testpmd's
 # (02:00:00:00:00:00), not vethB's, so the receiving stack drops every
-# sender's frames right after counting them (PACKET_OTHERHOST). Each point: RUNS runs, each a window of
-# SECONDS_ seconds opening WARM seconds after the sender started (its
-# start-up is not counted); median/min/max in packets per second. Output: bench/results/pkt_veth.json.
+# sender's frames right after counting them (PACKET_OTHERHOST). Each
+# point: RUNS runs, each a window of SECONDS_ seconds opening WARM
+# seconds after the sender started (its start-up is not counted);
+# median/min/max in packets per second. Output:
+# bench/results/pkt_veth.json.
 #
 # Usage: bench/pkt_veth.sh [PKTMAP]     (env: SIZES="60 1514" RUNS=3 SECONDS_=3 WARM=1)
 set -eu
