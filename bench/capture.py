@@ -17,6 +17,13 @@
   dumpcap_lib_pkt    the same dumpcap on pktmap's libpcap, pkt:vethB (it
                      waits in select() on the library's fd; it drops
                      CAP_BPF before opening, so xdp: is not open to it)
+  recv_pkt           pktmap recv --fast -i pkt:vethB@conf:rx=blocks: the
+                     least an AF_PACKET reader can do (count the frames in
+                     the blocks and hand them back; no file)
+  no_reader          nothing captures: CPU 1's busy time per frame that
+                     reached vethB is the kernel's receive work alone (RPS,
+                     the stack dropping the frame), the floor under every
+                     AF_PACKET reader's CPU per packet
 
     netns pbcA<pid>                       netns pbcB<pid>
     [ pktmap gen -i xdp:vethA, CPU 0 ] vethA ==== vethB [ capture, CPU 1 ]
@@ -39,8 +46,12 @@ the pipe, so its rate is the consumer's), beside pktmap capture.
 
     sudo bench/capture.py [--quick]        (env: SECS=3 RUNS=3 PKTMAP=...
                                             TOOLS=a,b,...|none PIPE=0 SIZE=60
-                                            SENDER=xdp|live
-                                            RESULT=capture: results file name)
+                                            SENDER=xdp|live PROFILE=1
+                                            RATE=PPS: offered rate, below
+                                            saturation, where CPU per
+                                            packet compares the tools'
+                                            costs and not their losses)
+                                            RESULT=capture: results file name
 """
 import json
 import os
@@ -68,8 +79,9 @@ CPU_GEN, CPU_CAP = 0, 1
 # the tools' own limits.
 SENDER = os.environ.get("SENDER", "xdp")
 SENDER_PORT = "xdp:vethA@conf:tx=live" if SENDER == "live" else "xdp:vethA"
+RATE = os.environ.get("RATE")
 
-TOOLS = ["tcpdump_stock", "tcpdump_stock_B32M", "tcpdump_lib_pkt",
+TOOLS = ["no_reader", "tcpdump_stock", "tcpdump_stock_B32M", "tcpdump_lib_pkt",
          "capture_pkt", "netsniff_ng",
          "tcpdump_lib_xdp", "capture_xdp", "tcpdump_lib_xdp_napi1",
          "capture_xdp_napi1", "dumpcap_stock", "dumpcap_stock_B32M",
@@ -208,6 +220,9 @@ def tool_cmd(tool, out):
         return td + ["-B", "32768", "--immediate-mode", "-i", "vethB"], "pkt"
     if tool == "tcpdump_lib_xdp":
         return [pm, "pcap-run", "tcpdump"] + td[1:] + ["-i", "vethB"], "xdp"
+    if tool == "recv_pkt":
+        return [pm, "recv", "-i", "pkt:vethB@conf:rx=blocks", "--fast",
+                "-T", "0", "-q", "--json"], "pkt"
     if tool == "capture_pkt":
         return [pm, "capture", "-i", "pkt:vethB", "-w", out, "-q"], "pkt"
     if tool == "capture_xdp":
@@ -230,16 +245,73 @@ def tool_cmd(tool, out):
     raise ValueError(tool)
 
 
+class NoReader:
+    """Stands in for a tool's process when nothing captures."""
+    pid = 0
+
+    def kill(self):
+        pass
+
+    def send_signal(self, sig):
+        pass
+
+    def wait(self, timeout=None):
+        return 0
+
+
+class Profile:
+    """PROFILE=1: `perf record` of the capture core (software clock, the
+    only sampling event these VMs have) over the sender's window; stop()
+    returns the top symbols with their share of the samples. A sample
+    due while interrupts are off lands where they come back on
+    (_raw_spin_unlock_irq*, handle_softirqs): those rows hold the receive
+    path's work, not the locks'. The sampling costs CPU 1 time too."""
+
+    def __init__(self, tool):
+        self.proc = None
+        self.data = f"{SHM}.{tool}.perf"
+        if os.environ.get("PROFILE") == "1" and shutil.which("perf"):
+            self.proc = subprocess.Popen(
+                ["perf", "record", "-q", "-e", "cpu-clock", "-C", str(CPU_CAP),
+                 "-o", self.data], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+
+    def stop(self, top=25):
+        if not self.proc:
+            return None
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=30)
+        out = subprocess.run(["perf", "report", "-i", self.data, "--stdio",
+                              "--sort", "sym", "--percent-limit", "0.5"],
+                             capture_output=True, text=True).stdout
+        os.unlink(self.data)
+        syms = []
+        for line in out.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+\[([k.])\]\s+(\S+)", line)
+            if m:
+                syms.append([m.group(3), float(m.group(1)),
+                             "kernel" if m.group(2) == "k" else "user"])
+        return syms[:top]
+
+
 def run_one(tool):
     out = f"{SHM}.{tool}.pcap"
     napi_cpu = CPU_CAP if tool.endswith("_napi1") else CPU_GEN
-    cmd, kind = tool_cmd(tool.removesuffix("_napi1"), out)
-    rps(1 << CPU_CAP if kind == "pkt" else 0)
-    # ip netns exec, taskset and pcap-run all exec: p.pid is the tool's
-    full = in_ns(NSB, "taskset", "-c", str(CPU_CAP)) + cmd
     errf = open(f"{SHM}.{tool}.err", "w+")
-    p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=errf)
-    if not ready(kind):
+    if tool == "no_reader":
+        kind = "pkt"
+        rps(1 << CPU_CAP)
+        p = NoReader()
+    else:
+        cmd, kind = tool_cmd(tool.removesuffix("_napi1"), out)
+        rps(1 << CPU_CAP if kind == "pkt" else 0)
+        # ip netns exec, taskset and pcap-run all exec: p.pid is the tool's
+        full = in_ns(NSB, "taskset", "-c", str(CPU_CAP)) + cmd
+        # recv's count is its JSON summary on stdout
+        outf = open(out, "w") if tool == "recv_pkt" else subprocess.DEVNULL
+        p = subprocess.Popen(full, stdout=outf, stderr=errf)
+    if p.pid and not ready(kind):
         p.kill()
         p.wait()
         errf.seek(0)
@@ -255,7 +327,8 @@ def run_one(tool):
     time.sleep(0.5)
     c0 = proc_cpu(p.pid)
     u0 = proc_cpu(p.pid, True)
-    sysc = common.Syscalls().start(p.pid)
+    sysc = common.Syscalls().start(p.pid) if p.pid else common.Syscalls()
+    prof = Profile(tool)
     fault = False
     for attempt in range(3):
         a0 = vethb_rx()
@@ -264,7 +337,8 @@ def run_one(tool):
             ["timeout", "-s", "INT", str(SECS)] +
             in_ns(NSA, "taskset", "-c", str(CPU_GEN), common.pktmap_bin(),
                   "gen", "-i", SENDER_PORT, "-l", str(SIZE), "-D",
-                  "02:00:00:00:00:00", "-T", "0", "-q", "--json"),
+                  "02:00:00:00:00:00", "-T", "0", "-q", "--json") +
+            (["-R", RATE] if RATE else []),
             capture_output=True, text=True)
         b1, t1 = common.cpu_busy(CPU_CAP)
         if g.stdout.strip():
@@ -284,6 +358,7 @@ def run_one(tool):
     time.sleep(0.5)  # let the tool drain what its ring holds
     arrived = vethb_rx() - a0
     nsys = sysc.stop()
+    profile = prof.stop()
     c1 = proc_cpu(p.pid)
     u1 = proc_cpu(p.pid, True)
     if kind == "xdp" and napi_cpu == CPU_CAP:
@@ -300,7 +375,12 @@ def run_one(tool):
     os.unlink(errf.name)
     gen = json.loads(g.stdout)
     sent = gen["packets"]
-    got = count_records(out)
+    # no reader: what it would have had to capture
+    if tool == "recv_pkt":
+        outf.close()
+        got = json.load(open(out))["packets"]
+    else:
+        got = count_records(out) if p.pid else arrived
     if os.path.exists(out):
         os.unlink(out)
     hz = os.sysconf("SC_CLK_TCK")
@@ -319,6 +399,8 @@ def run_one(tool):
            "cpu1_ns_per_pkt": busy_s * 1e9 / got if got else None,
            "syscalls_per_1000_pkts": nsys * 1000 / got if got and nsys is not None
            else None}
+    if profile is not None:
+        res["profile_cpu1"] = profile
     if fault:
         res["count_fault"] = True
     if got > arrived:
@@ -336,6 +418,8 @@ def run_one(tool):
           f"cpu1 {res['cpu1_ns_per_pkt'] or 0:6.0f} ns/pkt "
           f"({(res['cpu1_busy_fraction'] or 0) * 100:.0f}% busy), "
           f"{res['syscalls_per_1000_pkts'] or 0:.1f} syscalls/1000 pkts", flush=True)
+    for sym, pct, where in (profile or [])[:12]:
+        print(f"      {pct:5.1f}% {where:6s} {sym}", flush=True)
     return res
 
 
@@ -359,7 +443,12 @@ def pipe_ceiling(consumer, count):
                         "-T", "0", "-q", "--json"],
                        capture_output=True, text=True, timeout=300)
     p.communicate(timeout=120)
-    got = count_records(out)
+    # no reader: what it would have had to capture
+    if tool == "recv_pkt":
+        outf.close()
+        got = json.load(open(out))["packets"]
+    else:
+        got = count_records(out) if p.pid else arrived
     if os.path.exists(out):
         os.unlink(out)
     for f in os.listdir("/dev/shm"):
@@ -391,7 +480,7 @@ def main():
     tools = [t for t in (want.split(",") if want else TOOLS)
              if t != "none" and (t != "netsniff_ng" or shutil.which("netsniff-ng"))]
     load = os.getloadavg()
-    print(f"capture at saturation, {SIZE}-byte frames, {SECS:g} s x {RUNS} runs, "
+    print(f"capture at {'saturation' if not RATE else RATE + ' pps'}, {SIZE}-byte frames, {SECS:g} s x {RUNS} runs, "
           f"load average {load[0]:.2f} before the run")
     results = {t: [] for t in tools}
     try:
@@ -449,10 +538,17 @@ def main():
                                     (cpu(peer, "proc_ns_per_pkt") or 1),
                 "user_cpu_per_pkt": (cpu(tool, "user_ns_per_pkt") or 0) /
                                     (cpu(peer, "user_ns_per_pkt") or 1)}
+    # the floor: CPU 1 per frame with no reader, against each reader's
+    floor = cpu("no_reader", "cpu1_ns_per_pkt") if "no_reader" in points else None
+    if floor:
+        summary["cpu1_floor_ns_per_pkt"] = floor
+        summary["cpu1_vs_floor"] = {
+            t: cpu(t, "cpu1_ns_per_pkt") / floor for t in points
+            if cpu(t, "cpu1_ns_per_pkt")}
     print("summary:", json.dumps(summary, indent=1))
     name = os.environ.get("RESULT", "capture")
     doc = common.write_result(name, {
-        "runs": RUNS, "seconds": SECS, "size": SIZE, "cpu_gen": CPU_GEN,
+        "runs": RUNS, "rate": RATE, "seconds": SECS, "size": SIZE, "cpu_gen": CPU_GEN,
         "cpu_capture": CPU_CAP, "sender": "pktmap gen -i " + SENDER_PORT,
         "output": "/dev/shm pcap file (every tool)",
         "receive_work": "RPS to CPU 1 (AF_PACKET tools); veth NAPI threaded on "
