@@ -156,7 +156,6 @@ static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
 	} else {
 		((struct tpacket3_hdr *)h)->tp_len = l;
 		((struct tpacket3_hdr *)h)->tp_snaplen = l;
-		((struct tpacket3_hdr *)h)->tp_next_offset = 0;
 	}
 	if (s->tx_vnet)
 		((struct virtio_net_hdr *)(h + s->tx_off - s->tx_vnet))->hdr_len =

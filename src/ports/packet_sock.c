@@ -204,15 +204,19 @@ static int tx_opts(struct pktmap_port *p, struct pkt_priv *pp,
 }
 
 /* What every TX frame's header says for good, written once: a
- * virtio_net_hdr of no offload before the frame (PACKET_VNET_HDR) and,
- * with tx=frames, where the frame starts (PACKET_TX_HAS_OFF reads tp_mac:
- * the region's headroom). txsync writes only lengths (tx_set_len()). */
+ * virtio_net_hdr of no offload before the frame (PACKET_VNET_HDR), in
+ * TPACKET_V3 no next frame (the kernel refuses variable-sized TX slots)
+ * and, with tx=frames, where the frame starts (PACKET_TX_HAS_OFF reads
+ * tp_mac: the region's headroom). txsync writes only lengths
+ * (tx_set_len()). */
 static void tx_headers(struct pkt_priv *pp, struct pkt_sock *s)
 {
 	for (uint32_t f = 0; f < s->tx_nframes; f++) {
 		uint8_t *h = tx_frame(s, f);
 		if (s->tx_vnet)
 			memset(h + s->tx_off - s->tx_vnet, 0, s->tx_vnet);
+		if (!s->v2)
+			((struct tpacket3_hdr *)h)->tp_next_offset = 0;
 		if (pp->tx_frames) { /* TPACKET_V2: in place */
 			struct tpacket2_hdr *t2 = (struct tpacket2_hdr *)h;
 			t2->tp_mac = t2->tp_net = (uint16_t)(s->tx_off - s->tx_vnet);

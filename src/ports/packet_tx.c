@@ -44,11 +44,12 @@ static uint32_t pkt_refresh_mtu(struct pktmap_port *p, struct pkt_priv *pp)
 }
 
 /* Would the kernel skip this frame of flen bytes at dst silently? Above
- * the MTU and not VLAN-tagged (the MTU read again first). */
+ * the MTU and not VLAN-tagged (the MTU read again first; such a frame
+ * has its Ethernet type at dst[12]). */
 static bool above_mtu(struct pktmap_port *p, struct pkt_priv *pp,
 		      const uint8_t *dst, uint32_t flen)
 {
-	return flen > pp->mtu + ETH_HLEN && flen >= 14 &&
+	return flen > pp->mtu + ETH_HLEN &&
 	       flen > pkt_refresh_mtu(p, pp) + ETH_HLEN &&
 	       !((dst[12] == 0x81 && dst[13] == 0x00) ||
 		 (dst[12] == 0x88 && dst[13] == 0xa8));
@@ -310,17 +311,16 @@ int pm_pkt_txsync(struct pktmap_port *p, struct pm_kring *k)
 			/* ENOBUFS: the device queue is busy, the frame stays
 			 * queued for the next kick. ENETDOWN: the same until
 			 * the link is up again (backpressure, not an error). */
-			int sent = (int)sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-			s->tx_refused = sent < 0 && (errno == ENETDOWN ||
-						     errno == ENOBUFS);
-			if (sent < 0 && errno != ENOBUFS && errno != EAGAIN &&
-			    errno != EINTR) {
-				if (errno != ENETDOWN)
-					ret = -errno;
+			int err = sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ?
+				  errno : 0;
+			s->tx_refused = err == ENETDOWN || err == ENOBUFS;
+			if (err && err != ENOBUFS && err != EAGAIN && err != EINTR) {
+				if (err != ENETDOWN)
+					ret = -err;
 				pm_log_ratelimited(p, &p->rl_ring, "%s: TX ring %u: "
 						   "send failed: %s%s", p->name,
-						   ring->ringid, strerror(errno),
-						   errno == ENETDOWN ?
+						   ring->ringid, strerror(err),
+						   err == ENETDOWN ?
 						   ": frames wait for the link" : "");
 			}
 			tx_reap(k, s);
