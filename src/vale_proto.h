@@ -30,6 +30,7 @@
 #ifndef PKTMAP_VALE_PROTO_H
 #define PKTMAP_VALE_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +96,38 @@ struct vale_rep {
 	uint32_t nports;
 	int32_t switch_pid;
 };
+
+/* Take a request of n bytes received into *rq: it must be one whole
+ * request of this version; its strings are cut to their fields (a peer
+ * need not end them). The op is the caller's to check. The switch reads
+ * a request only through this. Returns 0, or -EPROTO. */
+static inline int vale_req_take(struct vale_req *rq, ssize_t n)
+{
+	if (n != (ssize_t)sizeof(*rq) || rq->magic != VALE_MAGIC ||
+	    rq->version != VALE_VERSION)
+		return -EPROTO;
+	rq->port[sizeof(rq->port) - 1] = 0;
+	rq->region[sizeof(rq->region) - 1] = 0;
+	rq->arg[sizeof(rq->arg) - 1] = 0;
+	return 0;
+}
+
+/* Take a reply of n bytes received into *rp, as vale_req_take() does a
+ * request: one whole reply of this version with a known op, strings cut
+ * to their fields. Every client reads a reply only through this.
+ * Returns 0, or -EPROTO. */
+static inline int vale_rep_take(struct vale_rep *rp, ssize_t n)
+{
+	if (n != (ssize_t)sizeof(*rp) || rp->magic != VALE_MAGIC ||
+	    rp->version != VALE_VERSION)
+		return -EPROTO;
+	rp->msg[sizeof(rp->msg) - 1] = 0;
+	rp->pipe[sizeof(rp->pipe) - 1] = 0;
+	rp->port[sizeof(rp->port) - 1] = 0;
+	rp->kind[sizeof(rp->kind) - 1] = 0;
+	rp->attached[sizeof(rp->attached) - 1] = 0;
+	return rp->op >= VALE_OK && rp->op <= VALE_END ? 0 : -EPROTO;
+}
 
 /* The socket address (or, with suffix "lock", the lock file) of switch
  * `sw` in the user directory `dir`; returns the address length for

@@ -48,15 +48,11 @@ bool swa_running(const char *sw)
 static int ctl_recv(int fd, const char *sw, struct vale_rep *rp)
 {
 	ssize_t n = recv(fd, rp, sizeof(*rp), 0);
-	if (n != (ssize_t)sizeof(*rp) || rp->magic != VALE_MAGIC) {
+	if (n < 0 || vale_rep_take(rp, n)) {
 		cli_err("switch %s did not answer (%s)", sw,
 			n < 0 ? strerror(errno) : "bad reply");
 		return -1;
 	}
-	rp->msg[sizeof(rp->msg) - 1] = 0;
-	rp->port[sizeof(rp->port) - 1] = 0;
-	rp->kind[sizeof(rp->kind) - 1] = 0;
-	rp->attached[sizeof(rp->attached) - 1] = 0;
 	return 0;
 }
 

@@ -105,9 +105,8 @@ static int sw_op(const char *sw, enum vale_op op, const char *port,
 	if (send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) == sizeof(rq))
 		n = recv(fd, &rp, sizeof(rp), 0);
 	close(fd);
-	if (n != (ssize_t)sizeof(rp) || rp.magic != VALE_MAGIC)
+	if (vale_rep_take(&rp, n))
 		return verr(err, errlen, -EIO, "switch '%s' did not answer", sw);
-	rp.msg[sizeof(rp.msg) - 1] = 0;
 	if (rp.op != VALE_OK)
 		return verr(err, errlen, rp.status < 0 ? rp.status : -EIO,
 			    "switch %s: %s", sw, rp.msg);
@@ -129,8 +128,7 @@ static int sw_ports(const char *sw, char (**names)[VALE_PORT_MAX + 1],
 	int ret = send(fd, &rq, sizeof(rq), MSG_NOSIGNAL) == sizeof(rq) ? 0 : -EIO;
 	while (!ret) {
 		struct vale_rep rp;
-		if (recv(fd, &rp, sizeof(rp), 0) != (ssize_t)sizeof(rp) ||
-		    rp.magic != VALE_MAGIC) {
+		if (vale_rep_take(&rp, recv(fd, &rp, sizeof(rp), 0))) {
 			ret = -EIO;
 			break;
 		}
@@ -142,7 +140,6 @@ static int sw_ports(const char *sw, char (**names)[VALE_PORT_MAX + 1],
 			break;
 		}
 		*names = nn;
-		rp.port[sizeof(rp.port) - 1] = 0;
 		memcpy((*names)[(*n)++], rp.port, sizeof(rp.port));
 	}
 	close(fd);

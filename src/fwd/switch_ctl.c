@@ -385,14 +385,10 @@ static bool serve_one(struct sws *s, unsigned i)
 		return true;
 	if (n <= 0)
 		return false; /* closed: the client is gone */
-	if (n != (ssize_t)sizeof(rq) || rq.magic != VALE_MAGIC ||
-	    rq.version != VALE_VERSION) {
+	if (vale_req_take(&rq, n)) {
 		reply_err(c->fd, -EPROTO, "bad request (another pktmap version?)");
 		return false;
 	}
-	rq.port[sizeof(rq.port) - 1] = 0;
-	rq.region[sizeof(rq.region) - 1] = 0;
-	rq.arg[sizeof(rq.arg) - 1] = 0;
 	switch (rq.op) {
 	case VALE_OPEN:
 		if (c->port >= 0) {

@@ -98,15 +98,13 @@ static int vale_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (send_err && n != (ssize_t)sizeof(rp))
 		return pm_open_error(p, -send_err, "switch '%s': cannot send the "
 				     "request: %s", sw, strerror(send_err));
-	if (n != (ssize_t)sizeof(rp) || rp.magic != VALE_MAGIC ||
+	if (n < 0 || vale_rep_take(&rp, n) ||
 	    (rp.op != VALE_OK && rp.op != VALE_ERR))
 		return pm_open_error(p, n < 0 ? -errno : -EPROTO,
 				     "switch '%s' did not answer (%s): is it "
 				     "stuck? restart 'pktmap switch %s'",
 				     sw, n < 0 ? strerror(errno) : "bad reply",
 				     sw);
-	rp.msg[sizeof(rp.msg) - 1] = 0;
-	rp.pipe[sizeof(rp.pipe) - 1] = 0;
 	if (rp.op == VALE_ERR) {
 		char safe[256];
 		pm_printable(safe, sizeof(safe), rp.msg);

@@ -9,7 +9,8 @@
 #              (the reader against the system libpcap: needs libpcap-dev),
 #              name (the port-name parser), classify (the router's
 #              classifier on packet headers), routes (the router's routes
-#              files); "all" runs every one for SECONDS each
+#              files), vale (the switch's control messages); "all"
+#              runs every one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
@@ -61,8 +62,11 @@ routes)
 	incs+=(-I "$root/src/fwd")
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
+vale)
+	srcs=()
+	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, all)" >&2
 	exit 2
 	;;
 esac
