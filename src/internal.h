@@ -374,6 +374,10 @@ struct pktmap_port {
 	struct pm_bufspace bs;     /* what the checker allows */
 	enum pktmap_mode mode;
 	uint32_t linktype;
+	/* The longest untagged frame TX sends, as open found it: an
+	 * interface's MTU + 14 (pkt:, xdp:, tap:); 0 where the buffers
+	 * alone bound it. pktmap_info()'s tx_max_len. */
+	uint32_t tx_max_len;
 	uint32_t info_flags;       /* atomic: any thread may read it */
 	int fd;                    /* pollable, owned by the back end */
 	bool fd_exact;             /* p->fd is what pktmap_fd() promises */

@@ -657,6 +657,7 @@ int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
 	info.bufs = p->region.nbufs;
 	info.linktype = p->linktype;
 	info.flags = pm_info_flags(p);
+	info.tx_max_len = p->tx_max_len;
 	if (p->ops->info)
 		p->ops->info(p, &info);
 	info.mode_name = mode_name(info.mode);

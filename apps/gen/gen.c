@@ -5,6 +5,7 @@
  * sending loop is in gen_work.c.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ void usage_gen(void)
 "\n"
 "  -i, --port PORT       port to send on (pipe:x{0, null:, pcap:out.pcap, ...)\n"
 "  -l, --length SIZE     frame length without CRC, 60 (default) to the port's\n"
-"                        buffer size; A-B picks a random length in [A, B]\n"
+"                        buffer size (on an interface: its MTU + 14); A-B\n"
+"                        picks a random length in [A, B]\n"
 "  -b, --batch N         slots filled per ring per sync (default 512; fewer\n"
 "                        when the ring has less room)\n"
 "  -n, --count N         packets to send in all, 0 = until Ctrl-C (default)\n"
@@ -205,6 +207,17 @@ static int setup_thread(const struct gen_opts *o, struct run_worker *w,
 		cli_err("gen: -l: frame length %llu does not fit the buffers of "
 			"%s (%u bytes)", (unsigned long long)o->len.hi,
 			w->st->port, info.buf_usable);
+		return EXIT_USAGE;
+	}
+	/* gen's frames carry no VLAN tag: above the interface's MTU + 14
+	 * every one would be dropped (counted as too long). */
+	if (info.sz >= offsetof(struct pktmap_info, tx_max_len) +
+			sizeof(info.tx_max_len) &&
+	    info.tx_max_len && o->len.hi > info.tx_max_len) {
+		cli_err("gen: -l: frame length %llu is more than %s sends: at "
+			"most %u (MTU %u + 14 bytes of Ethernet header)",
+			(unsigned long long)o->len.hi, w->st->port,
+			info.tx_max_len, info.tx_max_len - 14);
 		return EXIT_USAGE;
 	}
 	if (info.last_tx_ring < info.first_tx_ring || info.tx_slots == 0) {

@@ -153,6 +153,13 @@ struct pktmap_info {
 	uint32_t bufs;       /* buffers in the region */
 	uint32_t linktype;   /* DLT of the frames (1 = Ethernet) */
 	uint32_t flags;      /* PKTMAP_INFO_* */
+	/* The longest frame without a VLAN tag TX sends: an interface's MTU
+	 * + 14 as it was at open (pkt:, xdp:, tap:), 0 where the buffers
+	 * alone bound it (buf_usable). A longer frame is counted in
+	 * drop_too_long, never handed to a kernel that drops it silently.
+	 * Added in 1.0 after the fields above (sz says whether it is
+	 * there). */
+	uint32_t tx_max_len;
 };
 
 /* Counters. Every packet that enters a sync call is counted exactly once:

@@ -126,6 +126,7 @@ static int iface_facts(struct pktmap_port *p, struct pkt_priv *pp,
 	pp->mtu = 1500;
 	if (pm_if_ioctl(ifname, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		pp->mtu = (uint32_t)ifr.ifr_mtu;
+	p->tx_max_len = pp->mtu + ETH_HLEN;
 	p->linktype = 1;
 	if (pm_if_ioctl(ifname, SIOCGIFHWADDR, &ifr) == 0)
 		p->linktype = linktype_of(ifr.ifr_hwaddr.sa_family);

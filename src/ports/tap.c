@@ -201,6 +201,7 @@ static int tap_open(struct pktmap_port *p, const struct pm_name *nm,
 	tp->ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	tp->maxframe = 1500 + TAP_ETH_HLEN + 4;
 	tap_refresh_mtu(tp);
+	p->tx_max_len = tp->maxframe - 4; /* MTU + 14: the VLAN tag's 4 aside */
 	tp->tx_dropped0 = if_tx_dropped(tp->ifname);
 
 	if (tp->hi - tp->lo == 1) {

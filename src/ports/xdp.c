@@ -229,6 +229,7 @@ static struct xdp_priv *priv_alloc(struct pktmap_port *p,
 	p->priv = xp;
 	xp->epfd = -1;
 	xp->evfd = -1;
+	xp->mtu_fd = -1;
 	pm_xdp_prog_init(&xp->prog);
 	pm_xdp_host_init(&xp->hostr);
 	snprintf(xp->ifname, sizeof(xp->ifname), "%s", nm->body);
@@ -260,8 +261,14 @@ static int choose_queues(struct pktmap_port *p, struct xdp_priv *xp,
 	pm_xdp_driver_name(xp->ifname, xp->driver, sizeof(xp->driver));
 	struct ifreq ifr;
 	*mtu = 1500;
-	if (pm_if_ioctl(xp->ifname, SIOCGIFMTU, &ifr) == 0)
+	if (pm_if_ioctl(xp->ifname, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		*mtu = (uint32_t)ifr.ifr_mtu;
+	/* TX refuses frames above the MTU (pm_xdp_above_mtu()): what the
+	 * kernel or the device would drop without a word. An AF_XDP socket
+	 * answers no interface ioctl: this one does, in this namespace. */
+	xp->mtu = *mtu;
+	p->tx_max_len = *mtu + 14;
+	xp->mtu_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	xp->host = nm->reg == NR_REG_SW || nm->reg == NR_REG_ONE_SW ||
 		   nm->reg == NR_REG_NIC_SW;
@@ -650,6 +657,8 @@ static void xdp_close(struct pktmap_port *p)
 		close(xp->epfd);
 	if (xp->evfd >= 0)
 		close(xp->evfd);
+	if (xp->mtu_fd >= 0)
+		close(xp->mtu_fd);
 	p->fd = -1;
 	if (xp->q)
 		for (uint32_t j = 0; j < nb; j++)

@@ -269,6 +269,10 @@ struct xdp_priv {
 	bool busy_poll;
 	bool zc;
 	bool sg;                /* frames span several buffers (NS_MOREFRAG) */
+	uint32_t mtu;           /* the interface's, at open; TX reads it again
+				 * (through mtu_fd) for a frame longer than
+				 * mtu + 14 */
+	int mtu_fd;             /* a datagram socket for that, or -1 */
 	char umem_from[IFNAMSIZ]; /* the port whose UMEM we share, or "" */
 	uint64_t bad_desc;      /* descriptors the kernel gave that we refused */
 	struct pm_xdp_prog prog;
@@ -304,6 +308,14 @@ static inline void bit_clear(uint64_t *m, uint32_t i)
 	uint64_t w = __atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED);
 	__atomic_store_n(&m[i >> 6], w & ~(1ull << (i & 63)), __ATOMIC_RELAXED);
 }
+
+/* xdp_sock.c: would the kernel or the device drop this frame of flen
+ * bytes silently? Above the MTU and not VLAN-tagged, or above the MTU
+ * and a tag (the MTU read again first, as pkt:'s TX does; `frame` is
+ * the frame's first `len` bytes). The caller counts it in
+ * drop_too_long. */
+bool pm_xdp_above_mtu(struct xdp_priv *xp, const uint8_t *frame,
+		      uint32_t len, uint32_t flen);
 
 /* xdp_sock.c */
 uint32_t pm_xdp_queue_count(const char *ifname);

@@ -381,6 +381,9 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 
 	if (pm_unlikely(q->dead))
 		return -ENODEV;
+	/* Above it the device would drop the frame (a veth, counted as a
+	 * back-end drop): too long, as on the AF_XDP path. */
+	const uint32_t most = __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + 14;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];
 		if (!chain)
@@ -396,6 +399,11 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 				pm_stat_inc(&k->st->drop_too_long, 1);
 		} else if (pm_unlikely(len < 14)) {
 			pm_slot_reject(p, k, i, idx, len, PM_SLOT_BAD_LEN);
+		} else if (pm_unlikely(len > most &&
+				       pm_xdp_above_mtu(xp, (const uint8_t *)
+							pm_region_buf(&p->region, idx),
+							len, len))) {
+			pm_stat_inc(&k->st->drop_too_long, 1);
 		} else {
 			fr[nf].len = len;
 			memcpy(fr[nf].d, pm_region_buf(&p->region, idx), len);

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/ethtool.h>
+#include <linux/if_ether.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
@@ -80,6 +81,37 @@ static int xq_map(int fd, struct pm_xq *q, const struct xdp_ring_offset *off,
 	q->cached_prod = __atomic_load_n(q->producer, __ATOMIC_ACQUIRE);
 	q->cached_cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
 	return 0;
+}
+
+/* The interface's MTU, read again (it may have changed since open): by
+ * index, as the interface may have been renamed. */
+static uint32_t refresh_mtu(struct xdp_priv *xp)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_ifindex = xp->ifindex;
+	if (xp->mtu_fd >= 0 && ioctl(xp->mtu_fd, SIOCGIFNAME, &ifr) == 0 &&
+	    ioctl(xp->mtu_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+		__atomic_store_n(&xp->mtu, (uint32_t)ifr.ifr_mtu, __ATOMIC_RELAXED);
+	return __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED);
+}
+
+/* The kernel's AF_XDP TX checks no MTU: a veth peer, or the device,
+ * drops such a frame, and its completion says nothing. The limit is
+ * pkt:'s (above_mtu() in packet_tx.c), the one the kernel applies to a
+ * packet socket: MTU + 14, or + 18 with a VLAN tag. */
+bool pm_xdp_above_mtu(struct xdp_priv *xp, const uint8_t *frame,
+		      uint32_t len, uint32_t flen)
+{
+	if (flen <= __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + ETH_HLEN)
+		return false;
+	uint32_t mtu = refresh_mtu(xp);
+	if (flen <= mtu + ETH_HLEN)
+		return false;
+	bool tagged = len >= ETH_HLEN &&
+		      ((frame[12] == 0x81 && frame[13] == 0x00) ||
+		       (frame[12] == 0x88 && frame[13] == 0xa8));
+	return !tagged || flen > mtu + ETH_HLEN + 4;
 }
 
 void pm_xdp_xq_unmap(struct pm_xq *q)

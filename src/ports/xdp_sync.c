@@ -309,6 +309,10 @@ static uint32_t tx_frame(struct pktmap_port *p, struct pm_kring *k,
 		pm_slot_reject(p, k, bad_at, bad_idx, bad_len, v);
 	else if (pm_unlikely(!whole || nf > XDP_MAX_FRAGS || (nf > 1 && !xp->sg)))
 		pm_stat_add(&k->st->drop_too_long, 1); /* a chain this port cannot send */
+	else if (pm_xdp_above_mtu(xp, (const uint8_t *)pm_region_buf(&p->region,
+								     fr[0].idx),
+				  fr[0].len, flen))
+		pm_stat_add(&k->st->drop_too_long, 1);
 	else
 		tx_post(xp, q, n, b, i, fr, nf, flen);
 	return e;
@@ -317,7 +321,7 @@ static uint32_t tx_frame(struct pktmap_port *p, struct pm_kring *k,
 /* Transmit: post [hwcur, head) with each slot's own buffer; a slot comes
  * back to the application (tail passes it) once its buffer completed.
  * The common frame (one slot, a valid buffer the kernel does not hold,
- * room) is posted inline; anything else goes through tx_frame(). */
+ * within the MTU, room) is posted inline; anything else goes through tx_frame(). */
 int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct xdp_priv *xp = p->priv;
@@ -337,10 +341,13 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 		.room = pm_xq_prod_space(&q->tx, pm_ring_dist(i, head, n)),
 		.prod = q->tx.cached_prod,
 	};
+	/* Longer frames go through tx_frame(), which checks the MTU. */
+	const uint32_t most = __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + 14;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];
 		uint32_t idx = s->buf_idx, len = s->len;
 		if (pm_likely(!(s->flags & NS_MOREFRAG) && b.posted < b.room &&
+			      len <= most &&
 			      pm_slot_check(&p->bs, idx, len, 1) == PM_SLOT_OK &&
 			      !bit_test(xp->tx_own, idx) &&
 			      !bit_test(xp->rx_own, idx))) {
