@@ -440,6 +440,34 @@ static void pipe_find(const struct pm_name *nm, const char *key,
 	}
 }
 
+/* Where this end's pipe `key` is, into regname: without @mem:,
+ * wherever its other end made it (pipe_find()); with @mem:NAME, in NAME
+ * and nowhere else. A pipe of that name and number in another memory is
+ * refused, naming both: one name is one pipe, and an end that asked for
+ * one memory must not get buffers of another. */
+static int pipe_where(struct pktmap_port *p, const struct pm_name *nm,
+		      const char *key, const struct pm_region_params *rp,
+		      char *regname, size_t len)
+{
+	char found[64];
+	snprintf(found, sizeof(found), "%s", regname);
+	pipe_find(nm, key, rp, found, sizeof(found));
+	if (strcmp(found, regname) == 0)
+		return 0;
+	if (!nm->conf.region[0]) {
+		snprintf(regname, len, "%s", found);
+		return 0;
+	}
+	if (region_holds(regname, key, rp))
+		return 0;
+	return pm_open_error(p, -EEXIST,
+			     "pipe %s%c%d exists in memory '%s', not in '%s' "
+			     "(@mem:%s): open it with @mem:%s or with no @mem:, "
+			     "or use another pipe name", nm->body,
+			     nm->reg == NR_REG_PIPE_SLAVE ? '}' : '{',
+			     nm->pipe_id, found, regname, regname, found);
+}
+
 /* Check what the name asks of a pipe and work out the rings (*R) and
  * slots (*S) a new pipe would get, and the region it goes in. */
 static int pipe_check(struct pktmap_port *p, const struct pm_name *nm,
@@ -779,8 +807,9 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
 	/* An end opened by name joins its pipe wherever the other end made
 	 * it (regions shared with a group are found by their name only). */
-	if (!c->share)
-		pipe_find(nm, key, &rp, regname, sizeof(regname));
+	if (!c->share &&
+	    (ret = pipe_where(p, nm, key, &rp, regname, sizeof(regname))) != 0)
+		return ret;
 	ret = pm_region_open(&p->region, regname, &rp, err, sizeof(err));
 	if (ret)
 		return pm_open_error(p, ret, "%s", err);

@@ -1329,6 +1329,51 @@ static void test_shared_region(void)
 		pktmap_close(p[i]);
 }
 
+/* @mem:NAME means that memory: an end that names m1 is refused a pipe
+ * of its name that lives in m2 (one line naming both), never given it;
+ * with no @mem: it joins the pipe where it is; an end of another name
+ * is free to be made in m1. */
+static void test_mem_means_mem(void)
+{
+	char n[4][160], err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+	snprintf(n[0], sizeof(n[0]), "pipe:%szz}0@mem:%sm2", pname, pname);
+	snprintf(n[1], sizeof(n[1]), "pipe:%szz}0@mem:%sm1", pname, pname);
+	snprintf(n[2], sizeof(n[2]), "pipe:%szz{0", pname);
+	snprintf(n[3], sizeof(n[3]), "pipe:%szz{0@mem:%sm1", pname, pname);
+	CHECK(pktmap_open(&a, n[0], &o) == 0, "open %s: %s", n[0], err);
+	CHECK_EQ(pktmap_open(&b, n[1], &o), -EEXIST);
+	char m1[64], m2[64];
+	snprintf(m1, sizeof(m1), "'%sm1'", pname);
+	snprintf(m2, sizeof(m2), "'%sm2'", pname);
+	CHECK(strstr(err, m1) && strstr(err, m2) && !strchr(err, '\n'),
+	      "one line naming both memories: %s", err);
+	/* the other end, with @mem:m1, is refused too */
+	CHECK_EQ(pktmap_open(&d, n[3], &o), -EEXIST);
+	/* no @mem: the pipe where it is, and frames cross */
+	CHECK(pktmap_open(&c, n[2], &o) == 0, "open %s: %s", n[2], err);
+	if (a && c) {
+		struct pktmap_info ia = { .sz = sizeof(ia) }, ic = { .sz = sizeof(ic) };
+		pktmap_info(a, &ia);
+		pktmap_info(c, &ic);
+		CHECK(strcmp(ia.region, ic.region) == 0, "%s joined %s's memory: "
+		      "%s, %s", n[2], n[0], ic.region, ia.region);
+		uint32_t seq = 0, expect = 0;
+		uint64_t bytes = 0;
+		CHECK_EQ(send_seq(c, &seq, 5, 0), 5);
+		pktmap_txsync(c);
+		pktmap_rxsync(a);
+		CHECK_EQ(recv_check(a, &expect, &bytes), 5);
+	}
+	pktmap_close(c);
+	pktmap_close(a);
+	/* gone from m2: now m1 may have a pipe of that name */
+	CHECK(pktmap_open(&b, n[1], &o) == 0, "open %s: %s", n[1], err);
+	pktmap_close(b);
+}
+
 /* The two-threads-per-port contract: on each end one thread owns the TX
  * ring and another the RX ring, while a fifth thread reads both ports'
  * counters. Every frame arrives, in order, and the counters add up. (CI
@@ -1543,6 +1588,7 @@ int main(void)
 	test_wakeup();
 	test_multi_ring();
 	test_shared_region();
+	test_mem_means_mem();
 	test_two_directions();
 	test_split_wakeup();
 	test_threads();

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "router.h"
@@ -120,6 +121,21 @@ static void *peer_main(void *arg)
 	return NULL;
 }
 
+/* With two processes running at once (concurrent()): each tells the
+ * other when its router is set up and waits to hear the same, so that
+ * both have their pipes open before either sends. */
+static int meet_fd[2] = { -1, -1 };
+
+static void meet(void)
+{
+	char c = 1;
+
+	if (meet_fd[0] < 0)
+		return;
+	CHECK_EQ(write(meet_fd[1], &c, 1), 1);
+	CHECK_EQ(read(meet_fd[0], &c, 1), 1);
+}
+
 static void run(unsigned threads, enum rt_mode mode)
 {
 	char region[32];
@@ -135,7 +151,8 @@ static void run(unsigned threads, enum rt_mode mode)
 	memset(&o, 0, sizeof(o));
 	o.nports = NPORTS;
 	for (unsigned k = 0; k < NPORTS; k++) {
-		snprintf(names[k], sizeof(names[k]), "pipe:q{%u@mem:%s", k, region);
+		snprintf(names[k], sizeof(names[k]), "pipe:q%d{%u@mem:%s",
+			 (int)getpid(), k, region);
 		o.port[k] = names[k];
 	}
 	o.mode = mode;
@@ -146,11 +163,12 @@ static void run(unsigned threads, enum rt_mode mode)
 	/* Odd runs stop through the caller's flag, even ones with rt_stop(). */
 	o.stop = threads % 2 ? &stop : NULL;
 	CHECK(rt_setup(&rt, &o) == 0, "setup: %s", rt.err);
+	meet();
 	for (unsigned k = 0; k < NPORTS; k++) {
 		memset(&peers[k], 0, sizeof(peers[k]));
 		peers[k].id = k;
-		snprintf(peers[k].name, sizeof(peers[k].name), "pipe:q}%u@mem:%s",
-			 k, region);
+		snprintf(peers[k].name, sizeof(peers[k].name),
+			 "pipe:q%d}%u@mem:%s", (int)getpid(), k, region);
 		pthread_create(&pt[k], NULL, peer_main, &peers[k]);
 	}
 	CHECK_EQ(rt_start(&rt), 0);
@@ -271,6 +289,43 @@ static void setup_errors(void)
 	pktmap_close(p);
 }
 
+/* Two copies at once, as two runs of the suite do: each process names
+ * its own memory and pipes (with its pid), and both routers forward,
+ * their pipes open at the same time, with every frame and buffer
+ * accounted for in each. */
+static void concurrent(void)
+{
+	int ab[2], ba[2];
+
+	CHECK(pipe(ab) == 0 && pipe(ba) == 0, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	/* Each keeps only its ends: a process that dies ends the other's
+	 * wait (read() returns 0, a failed check) rather than hanging it. */
+	if (pid == 0) {
+		close(ab[1]);
+		close(ba[0]);
+		meet_fd[0] = ab[0];
+		meet_fd[1] = ba[1];
+		run(2, RT_RANDOM);
+		_exit(t_done("router (second process)") == 0 ? 0 : 1);
+	}
+	close(ab[0]);
+	close(ba[1]);
+	meet_fd[0] = ba[0];
+	meet_fd[1] = ab[1];
+	run(2, RT_RANDOM);
+	int st = 0;
+
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0, "the second process failed (status %#x)", st);
+	meet_fd[0] = meet_fd[1] = -1;
+	close(ab[1]);
+	close(ba[0]);
+}
+
 int main(void)
 {
 	setup_errors();
@@ -278,5 +333,6 @@ int main(void)
 	run(1, RT_STATIC);
 	run(4, RT_HASH);
 	run(6, RT_L2);
+	concurrent();
 	return t_done("router");
 }
