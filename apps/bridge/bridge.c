@@ -162,6 +162,11 @@ static int parse(int argc, char **argv, struct bridge_opts *o)
 			"(see 'pktmap help bridge')");
 		return EXIT_USAGE;
 	}
+	if (np == 2 && fwd_same_port(o->port[0], o->port[1])) {
+		cli_err("bridge: %s: repeated port (A and B are one): give two "
+			"ports, or one for its host rings", o->port[1]);
+		return EXIT_USAGE;
+	}
 	if (np == 1) {
 		if (cli_insert_after_port(o->port[0], "^", o->host_name,
 					  sizeof(o->host_name))) {

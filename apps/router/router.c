@@ -347,6 +347,14 @@ static int check_opts(const struct rt_opts *o, int nmap)
 	}
 	if (check_port_lists(o, nmap))
 		return EXIT_USAGE;
+	unsigned first;
+	int again = fwd_repeated_port(o->port, o->nports, &first);
+
+	if (again >= 0) {
+		cli_err("router: -i %s: repeated port (ports %u and %d are one): "
+			"give each port once", o->port[again], first, again);
+		return EXIT_USAGE;
+	}
 	if (o->threads > 2 * o->nports) {
 		cli_err("router: -p: %u threads for %u ports: at most %u (one "
 			"per stage)", o->threads, o->nports, 2 * o->nports);

@@ -92,6 +92,27 @@ uint32_t fwd_region_bufs(const char *const *names, unsigned n, unsigned i,
 	return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 }
 
+bool fwd_same_port(const char *a, const char *b)
+{
+	struct pktmap_name x = {.sz = sizeof(x)}, y = {.sz = sizeof(y)};
+
+	if (pktmap_name_parse(a, &x, NULL, 0) || pktmap_name_parse(b, &y, NULL, 0))
+		return false; /* its open says what is wrong with it */
+	return strcmp(x.backend, y.backend) == 0 && strcmp(x.body, y.body) == 0 &&
+	       x.reg == y.reg && x.ring == y.ring && x.pipe_id == y.pipe_id;
+}
+
+int fwd_repeated_port(const char *const *names, unsigned n, unsigned *first)
+{
+	for (unsigned j = 1; j < n; j++)
+		for (unsigned i = 0; i < j; i++)
+			if (fwd_same_port(names[i], names[j])) {
+				*first = i;
+				return (int)j;
+			}
+	return -1;
+}
+
 bool fwd_same_region(const struct pktmap_info *a, const struct pktmap_info *b)
 {
 	return strcmp(a->region, "(private)") != 0 &&

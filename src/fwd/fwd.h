@@ -195,6 +195,15 @@ static inline uint32_t fwd_tx_pending(const struct netmap_ring *ring)
 	return (ring->head + 2 * n - ring->tail - 1) % n;
 }
 
+/* Do names a and b open the same rings of the same port (one back end,
+ * interface or pipe, end, ring and pipe number; flags and options
+ * aside)? A forwarder given one port twice would be its own peer: its
+ * two stages would sync the same rings (names that do not parse: no). */
+bool fwd_same_port(const char *a, const char *b);
+/* The first name of names[0..n) that repeats an earlier one (that one's
+ * index in *first), or -1. */
+int fwd_repeated_port(const char *const *names, unsigned n, unsigned *first);
+
 /* "same region": both ports' buffers live in one named region with one
  * buffer size, so a buffer index means the same buffer to both and can be
  * moved instead of the bytes. */

@@ -206,6 +206,13 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o)
 		if ((unsigned)o->outs[i] >= n)
 			return fail(rt, -EINVAL, "outputs: port %d: there are "
 				    "%u ports", o->outs[i], n);
+	unsigned first;
+	int again = fwd_repeated_port(o->port, n, &first);
+
+	if (again >= 0)
+		return fail(rt, -EINVAL, "%s: repeated port (ports %u and %d "
+			    "are one): give each port once", o->port[again],
+			    first, again);
 	rt->batch = o->batch ? o->batch : 256;
 	rt->qcap = o->queue ? o->queue : n <= 4 ? 1024 : n <= 8 ? 512 : 256;
 	rt->stash = o->stash ? o->stash : n * rt->qcap + 2 * rt->batch;

@@ -142,7 +142,7 @@ echo "6. bad input"
 bad() { # WANT_RC ARGS...
 	local want=$1 rc=0
 	shift
-	"$PKTMAP" bridge "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+	timeout 30 "$PKTMAP" bridge "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
 	expect_eq "bridge $* exit status" "$rc" "$want"
 	expect_eq "bridge $*: lines on stderr" "$(wc -l <"$TMP/err")" 1
 	grep -q '^pktmap: ' "$TMP/err" || fail "bridge $*: $(cat "$TMP/err")"
@@ -153,6 +153,9 @@ bad 2 --bogus "pipe:${PIPE}x}0"
 bad 2 -b 0 "pipe:${PIPE}x}0" "pipe:${PIPE}y}0"
 bad 2 "pipe:${PIPE}x}0" "pipe:${PIPE}y}0" "pipe:${PIPE}z}0"
 bad 2 "nosuch:x" "pipe:${PIPE}y}0"
+# one port twice: refused at setup (it ran, its own peer, before)
+bad 2 "pipe:${PIPE}x}0" "pipe:${PIPE}x}0@conf:slots=64"
+grep -q "repeated port" "$TMP/err" || fail "6: $(cat "$TMP/err")"
 bad 2 "pipe:${PIPE}x}0"   # a pipe has no host rings
 "$PKTMAP" bridge --help | grep -q "usage: pktmap bridge" || fail "--help"
 

@@ -364,7 +364,7 @@ echo "9. bad input"
 bad() { # WANT_RC ARGS...
 	local want=$1 rc=0
 	shift
-	"$PKTMAP" router "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
+	timeout 30 "$PKTMAP" router "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
 	expect_eq "router $* exit status" "$rc" "$want"
 	expect_eq "router $*: lines on stderr" "$(wc -l <"$TMP/err")" 1
 	grep -q '^pktmap: ' "$TMP/err" || fail "router $*: $(cat "$TMP/err")"
@@ -385,6 +385,12 @@ bad 2 -i "$x" -a 0,x
 bad 2 -i "$x" -i "pipe:${PIPE}x{1" -m random --outputs 0,2
 bad 2 -i "$x" --outputs 0
 bad 2 -i "$x" extra
+# one port twice: refused before anything is opened, not "no room for
+# 2560 extra buffers" (the second open's) nor a router that is its own peer
+bad 2 -i "$x" -i "pipe:${PIPE}x{1" -i "$x"
+grep -q "repeated port (ports 0 and 2 are one)" "$TMP/err" || fail "9: $(cat "$TMP/err")"
+bad 2 -i "$x" -i "$x@conf:slots=64"
+grep -q "repeated port" "$TMP/err" || fail "9: $(cat "$TMP/err")"
 "$PKTMAP" router --help | grep -q "usage: pktmap router" || fail "--help"
 
 echo "PASS"
