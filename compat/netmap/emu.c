@@ -175,54 +175,6 @@ static void unbind(struct nme_file *f)
 	f->nifp = NULL;
 }
 
-/* Options: which ones exist, which ones pktmap honours. Sets every
- * option's status; returns 0 or -1 with errno. */
-static int check_options(const struct nmreq_header *h, bool registering,
-			 struct nmreq_opt_offsets **offsets)
-{
-	int ret = 0;
-	unsigned count = 0;
-	for (struct nmreq_option *o = (struct nmreq_option *)(uintptr_t)h->nr_options;
-	     o; o = (struct nmreq_option *)(uintptr_t)o->nro_next) {
-		if (++count > 64)
-			return nme_fail(EINVAL, "%s: option list too long (a loop?)",
-					h->nr_name);
-		const char *what = NULL;
-		switch (o->nro_reqtype) {
-		case NETMAP_REQ_OPT_EXTMEM:
-			what = "extmem (memory the program provides) is not "
-			       "available on pktmap";
-			break;
-		case NETMAP_REQ_OPT_CSB:
-		case NETMAP_REQ_OPT_SYNC_KLOOP_EVENTFDS:
-		case NETMAP_REQ_OPT_SYNC_KLOOP_MODE:
-			what = "CSB/kloop (ptnetmap, sync in a kernel loop) is not "
-			       "available on pktmap";
-			break;
-		case NETMAP_REQ_OPT_OFFSETS:
-			if (registering && offsets) {
-				*offsets = (struct nmreq_opt_offsets *)o;
-				o->nro_status = 0;
-				continue;
-			}
-			what = "buffer offsets are an option of NETMAP_REQ_REGISTER";
-			break;
-		default:
-			o->nro_status = EOPNOTSUPP;
-			nme_fail(EOPNOTSUPP, "%s: unknown option %u", h->nr_name,
-				 o->nro_reqtype);
-			ret = -1;
-			continue;
-		}
-		o->nro_status = EOPNOTSUPP;
-		nme_fail(EOPNOTSUPP, "%s: %s", h->nr_name, what);
-		ret = -1;
-	}
-	if (ret)
-		errno = EOPNOTSUPP;
-	return ret;
-}
-
 static void log_to_buf(void *ctx, enum pktmap_log_level lvl, const char *msg)
 {
 	(void)ctx;
@@ -442,33 +394,13 @@ static int vale(uint16_t reqtype, char *name, void *body)
 	return ret ? nme_fail(-ret, "%s", err) : 0;
 }
 
-/* NIOCCTRL's header: the API version, the reserved word, the name.
- * Returns 0 or -1 with errno and the reason. */
-static int check_header(struct nmreq_header *h)
-{
-	if (!h)
-		return nme_fail(EFAULT, "NIOCCTRL without a request");
-	if (h->nr_version < NETMAP_MIN_API || h->nr_version > NETMAP_MAX_API) {
-		int v = h->nr_version;
-		h->nr_version = NETMAP_API;
-		return nme_fail(EINVAL, "%.*s: API mismatch: the program speaks "
-				"netmap API %d, pktmap %d..%d",
-				NETMAP_REQ_IFNAMSIZ, h->nr_name, v, NETMAP_MIN_API,
-				NETMAP_MAX_API);
-	}
-	if (h->nr_reserved)
-		return nme_fail(EINVAL, "NIOCCTRL: nr_reserved must be zero");
-	if (memchr(h->nr_name, 0, sizeof(h->nr_name)) == NULL)
-		return nme_fail(EINVAL, "NIOCCTRL: nr_name is not terminated");
-	return 0;
-}
-
 /* NETMAP_REQ_REGISTER: bind the file to a port; the answer in *reg. */
-static int ctrl_register(struct nme_file *f, struct nmreq_header *h,
-			 struct nmreq_register *reg)
+static int ctrl_register(struct nme_file *f, struct nme_ctrl *c)
 {
+	struct nmreq_header *h = &c->h;
+	struct nmreq_register *reg = &c->body.reg;
 	struct nmreq_opt_offsets *offsets = NULL;
-	if (check_options(h, true, &offsets))
+	if (nme_ctrl_options(c, &offsets))
 		return -1;
 	struct nme_req r = {
 		.offsets = offsets,
@@ -520,24 +452,18 @@ static int pools_info(struct nme_file *f, struct nmreq_header *h,
 	return 0;
 }
 
-/* NIOCCTRL: one request of netmap's new API, by type. Returns 0 or -1
- * with errno and the reason. */
-static int ctrl(struct nme_file *f, struct nmreq_header *h)
+/* NIOCCTRL: one request of netmap's new API, by type, on its copy in c.
+ * Returns 0 or -1 with errno and the reason. */
+static int ctrl_do(struct nme_file *f, struct nme_ctrl *c)
 {
-	if (check_header(h))
-		return -1;
-	void *body = (void *)(uintptr_t)h->nr_body;
-	if (!body && h->nr_reqtype != NETMAP_REQ_SYNC_KLOOP_STOP &&
-	    h->nr_reqtype != NETMAP_REQ_VALE_DELIF &&
-	    h->nr_reqtype != NETMAP_REQ_VALE_DETACH)
-		return nme_fail(EINVAL, "%s: request without a body", h->nr_name);
-
+	struct nmreq_header *h = &c->h;
+	void *body = c->body_len ? &c->body : NULL;
 	switch (h->nr_reqtype) {
 	case NETMAP_REQ_REGISTER:
-		return ctrl_register(f, h, body);
+		return ctrl_register(f, c);
 	case NETMAP_REQ_PORT_INFO_GET: {
 		struct nmreq_port_info_get *pi = body;
-		if (check_options(h, false, NULL))
+		if (nme_ctrl_options(c, NULL))
 			return -1;
 		struct nme_req r = { .name = h->nr_name, .mode = NR_REG_ALL_NIC,
 				     .mem_id = pi->nr_mem_id };
@@ -574,6 +500,26 @@ static int ctrl(struct nme_file *f, struct nmreq_header *h)
 		return nme_fail(EINVAL, "%s: unknown request type %u", h->nr_name,
 				h->nr_reqtype);
 	}
+}
+
+/* NIOCCTRL: the request copied in from the program's memory (EFAULT for
+ * an address that is not mapped, as netmap's copy_from_user() gives),
+ * served from the copy, the answers copied back. Returns 0 or -1 with
+ * errno and the reason. */
+static int ctrl(struct nme_file *f, const void *uhdr)
+{
+	struct nme_ctrl *c = malloc(sizeof(*c));
+	if (!c)
+		return nme_fail(ENOMEM, "NIOCCTRL: out of memory");
+	int ret = nme_ctrl_in(c, uhdr) ? -1 : ctrl_do(f, c);
+	int e = errno;
+	if (nme_ctrl_out(c) && ret == 0)
+		ret = nme_fail(EFAULT, "%s: the answer cannot be written back to "
+			       "the request (read-only memory?)", c->h.nr_name);
+	else
+		errno = e;
+	free(c);
+	return ret;
 }
 
 /* vale-ctl's legacy commands (nr_cmd NETMAP_BDG_*), as netmap turns them
@@ -616,11 +562,9 @@ static int legacy_vale(struct nmreq *nmr, char *name)
 	}
 }
 
-/* The legacy NIOCREGIF / NIOCGINFO. */
-static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
+/* The legacy NIOCREGIF / NIOCGINFO, on the request's copy. */
+static int legacy_do(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 {
-	if (!nmr)
-		return nme_fail(EFAULT, "NIOCREGIF without a request");
 	if (nmr->nr_version < 11 || nmr->nr_version > NETMAP_MAX_API) {
 		int v = (int)nmr->nr_version;
 		nmr->nr_version = NETMAP_API;
@@ -694,6 +638,26 @@ static int legacy(struct nme_file *f, unsigned long req, struct nmreq *nmr)
 	nmr->nr_arg2 = r.mem_id;
 	nmr->nr_arg3 = r.extra_bufs;
 	return 0;
+}
+
+/* The legacy requests: struct nmreq copied in from the program (EFAULT
+ * for an address that is not mapped, as netmap's ioctl gives), served
+ * from the copy, copied back. Returns 0 or -1 with errno. */
+static int legacy(struct nme_file *f, unsigned long req, const void *arg)
+{
+	struct nmreq nmr;
+	const char *what = req == NIOCREGIF ? "NIOCREGIF" : "NIOCGINFO";
+	if (nme_copyin(&nmr, (uint64_t)(uintptr_t)arg, sizeof(nmr)))
+		return nme_fail(EFAULT, "%s: the request at %p is not readable",
+				what, arg);
+	int ret = legacy_do(f, req, &nmr);
+	int e = errno;
+	if (nme_copyout((uint64_t)(uintptr_t)arg, &nmr, sizeof(nmr)) && ret == 0)
+		ret = nme_fail(EFAULT, "%s: the answer cannot be written back to "
+			       "the request (read-only memory?)", what);
+	else
+		errno = e;
+	return ret;
 }
 
 int nme_ioctl(int fd, unsigned long req, void *arg)

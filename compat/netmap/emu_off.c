@@ -25,7 +25,9 @@ struct nme_off_ring {
 
 struct nme_off {
 	uint64_t mask;
+	uint64_t max;    /* the largest offset (nro_max_offset) */
 	uint32_t usable; /* bytes from NETMAP_BUF() a buffer holds */
+	uint32_t bufs;   /* buffer indices 2 .. bufs-1 are the region's */
 	uint32_t n;
 	struct nme_off_ring r[];
 };
@@ -35,7 +37,18 @@ static uint32_t off_next(const struct netmap_ring *ring, uint32_t i)
 	return i + 1 == ring->num_slots ? 0 : i + 1;
 }
 
-/* Before a txsync: packets in [done, head) move to the buffer's start. */
+/* Is idx a buffer of the region (the checker's rule)? */
+static bool off_buf_ok(const struct nme_off *o, uint32_t idx)
+{
+	return idx - 2u < o->bufs - 2u;
+}
+
+/* Before a txsync: packets in [done, head) move to the buffer's start.
+ * Each slot is the program's to write until the sync: its values are
+ * read once and checked before a byte moves. A slot that names no
+ * buffer of the region stays as it is, for the sync's checker to
+ * refuse; one whose packet ends past its buffer gets len 0, which the
+ * checker drops. */
 void nme_off_tx(struct nme_file *f)
 {
 	struct nme_off *o = f->off;
@@ -48,14 +61,15 @@ void nme_off_tx(struct nme_file *f)
 		for (uint32_t i = r->done; i != head; i = off_next(ring, i)) {
 			struct netmap_slot *s = &ring->slot[i];
 			uint64_t at = s->ptr & o->mask;
-			if (!at)
+			uint32_t len = s->len, idx = s->buf_idx;
+			if (!at || !off_buf_ok(o, idx))
 				continue;
-			if (at + s->len > o->usable) {
+			if (at > o->max || len > o->usable - at) {
 				s->len = 0; /* past the buffer: the checker drops it */
 				continue;
 			}
-			char *b = NETMAP_BUF(ring, s->buf_idx);
-			memmove(b, b + at, s->len);
+			char *b = NETMAP_BUF(ring, idx);
+			memmove(b, b + at, len);
 		}
 		r->done = head;
 	}
@@ -91,9 +105,11 @@ void nme_off_rx_post(struct nme_file *f)
 		for (uint32_t i = r->seen; i != tail; i = off_next(ring, i)) {
 			struct netmap_slot *s = &ring->slot[i];
 			uint64_t at = r->want[i];
-			if (at && at + s->len <= o->usable) {
-				char *b = NETMAP_BUF(ring, s->buf_idx);
-				memmove(b + at, b, s->len);
+			uint32_t len = s->len, idx = s->buf_idx;
+			if (at && at <= o->max && len <= o->usable - at &&
+			    off_buf_ok(o, idx)) {
+				char *b = NETMAP_BUF(ring, idx);
+				memmove(b + at, b, len);
 			} else {
 				at = 0; /* no room past it: the packet stays first */
 			}
@@ -103,27 +119,52 @@ void nme_off_rx_post(struct nme_file *f)
 	}
 }
 
+/* The largest frame an offset must leave room for, and the largest
+ * buffer a region gives (emu_name.c asks for one that fits). */
+#define NME_OFF_FRAME 1514u
+#define NME_OFF_BUF_MAX 65536u
+
+static uint64_t off_mask(uint32_t bits)
+{
+	return bits == 0 || bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+}
+
+int nme_off_check(struct nmreq_opt_offsets *opt, const char *name)
+{
+	uint32_t bits = opt->nro_offset_bits;
+	if (bits > 64)
+		return nme_fail(EINVAL, "%s: offsets of %u bits (at most 64)", name,
+				bits);
+	if (opt->nro_max_offset < opt->nro_initial_offset)
+		opt->nro_max_offset = opt->nro_initial_offset;
+	if (opt->nro_max_offset > off_mask(bits))
+		return nme_fail(EINVAL, "%s: offsets up to %llu do not fit in %u bits",
+				name, (unsigned long long)opt->nro_max_offset,
+				bits);
+	if (opt->nro_max_offset > NME_OFF_BUF_MAX - NME_OFF_FRAME)
+		return nme_fail(EINVAL, "%s: offsets up to %llu leave no room for a "
+				"%u-byte frame in a buffer (at most %u bytes)", name,
+				(unsigned long long)opt->nro_max_offset,
+				NME_OFF_FRAME, NME_OFF_BUF_MAX);
+	return 0;
+}
+
 /* Set up offsets for f's bound rings: mask, the initial offset in every
  * slot. Returns 0 or -1 with errno and the reason. */
 int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
 		     const struct pktmap_info *info)
 {
 	uint32_t bits = opt->nro_offset_bits;
-	uint64_t mask = bits == 0 || bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+	uint64_t mask = off_mask(bits);
 	uint32_t usable = info->buf_usable ? info->buf_usable : info->buf_size;
-	if (bits > 64)
-		return nme_fail(EINVAL, "%s: offsets of %u bits (at most 64)", f->name,
-				bits);
-	if (opt->nro_max_offset < opt->nro_initial_offset)
-		opt->nro_max_offset = opt->nro_initial_offset;
-	if (opt->nro_max_offset > mask)
-		return nme_fail(EINVAL, "%s: offsets up to %llu do not fit in %u bits",
-				f->name, (unsigned long long)opt->nro_max_offset,
-				bits);
-	if (opt->nro_max_offset + 1514 > usable)
+	if (nme_off_check(opt, f->name))
+		return -1;
+	/* (overflow-safe: max + frame may wrap, usable - frame may not) */
+	if (usable < NME_OFF_FRAME || opt->nro_max_offset > usable - NME_OFF_FRAME)
 		return nme_fail(EINVAL, "%s: offsets up to %llu leave no room for a "
-				"1514-byte frame in buffers of %u bytes", f->name,
-				(unsigned long long)opt->nro_max_offset, usable);
+				"%u-byte frame in buffers of %u bytes", f->name,
+				(unsigned long long)opt->nro_max_offset,
+				NME_OFF_FRAME, usable);
 	struct netmap_if *nifp = f->nifp;
 	uint32_t ntx = nifp->ni_tx_rings + nifp->ni_host_tx_rings;
 	uint32_t nall = ntx + nifp->ni_rx_rings + nifp->ni_host_rx_rings;
@@ -131,7 +172,9 @@ int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
 	if (!o)
 		return nme_fail(ENOMEM, "%s: out of memory", f->name);
 	o->mask = mask;
+	o->max = opt->nro_max_offset;
 	o->usable = usable;
+	o->bufs = info->bufs;
 	for (uint32_t i = 0; i < nall; i++) {
 		if (!nifp->ring_ofs[i])
 			continue;

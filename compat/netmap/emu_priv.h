@@ -79,6 +79,61 @@ static inline struct nme_file *nme_get(int fd)
 __attribute__((format(printf, 2, 3)))
 int nme_fail(int err, const char *fmt, ...);
 
+/* emu_req.c: the program's memory, read and written as the kernel's
+ * copy_from_user()/copy_to_user() do. Return 0, or -1 with errno EFAULT
+ * when an address is not mapped (or not writable, out). */
+int nme_copyin(void *dst, uint64_t src, size_t len);
+int nme_copyout(uint64_t dst, const void *src, size_t len);
+
+#define NME_CTRL_OPTS 64 /* options in one NIOCCTRL request */
+
+/* One option of a NIOCCTRL request, copied. */
+struct nme_ctrl_opt {
+	uint64_t uaddr;  /* where it is in the program */
+	size_t len;      /* bytes copied (and copied back) */
+	union {
+		struct nmreq_option o;
+		struct nmreq_opt_offsets off; /* NETMAP_REQ_OPT_OFFSETS */
+	} u;
+};
+
+/* A NIOCCTRL request, copied from the program: the header, the body of
+ * its type and the options chain. The emulation reads these copies
+ * only; nme_ctrl_out() writes the answers back. */
+struct nme_ctrl {
+	uint64_t uhdr;           /* the ioctl's argument */
+	struct nmreq_header h;
+	bool h_read, body_read;  /* what nme_ctrl_out() writes back */
+	size_t body_len;
+	union {
+		struct nmreq_register reg;
+		struct nmreq_port_info_get pi;
+		struct nmreq_port_hdr ph;
+		struct nmreq_pools_info pools;
+		struct nmreq_vale_attach va;
+		struct nmreq_vale_detach vd;
+		struct nmreq_vale_list vl;
+		struct nmreq_vale_newif vn;
+		struct nmreq_vale_polling vp;
+	} body;
+	unsigned nopt;
+	struct nme_ctrl_opt opt[NME_CTRL_OPTS];
+};
+
+/* Copy and check the request at uhdr into c: EFAULT for an address that
+ * is not readable, EINVAL for a bad header, a missing body, an option
+ * chain too long, two offsets options. Returns 0 or -1 with errno and
+ * the reason. */
+int nme_ctrl_in(struct nme_ctrl *c, const void *uhdr);
+/* Write back what was read: the header, the body, every option (its
+ * status). Returns 0, or -1 with errno EFAULT. */
+int nme_ctrl_out(const struct nme_ctrl *c);
+/* Check the options against what pktmap honours, setting each one's
+ * status; with `offsets`, the offsets option (checked) is a REGISTER's
+ * and is returned there. Returns 0 or -1 with errno (EOPNOTSUPP, or
+ * EINVAL for a bad offsets option). */
+int nme_ctrl_options(struct nme_ctrl *c, struct nmreq_opt_offsets **offsets);
+
 /* emu_mem.c */
 struct nme_mem *nme_mem_get(const char *region);
 void nme_mem_put(struct nme_mem *m);
@@ -91,6 +146,11 @@ void nme_shown_name(const char *n, char *out, size_t len);
 int nme_map_name(const struct nme_req *r, char *out, size_t len);
 
 /* emu_off.c */
+/* The offsets option before any port is opened: the bits, the initial
+ * and the largest offset (max raised to initial), a full-size frame
+ * after the largest in a buffer of at most 64 KiB. Returns 0 or -1 with
+ * errno EINVAL and the reason. */
+int nme_off_check(struct nmreq_opt_offsets *opt, const char *name);
 int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
 		  const struct pktmap_info *info);
 void nme_off_free(struct nme_file *f);

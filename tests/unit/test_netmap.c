@@ -13,8 +13,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libnetmap.h>
@@ -118,6 +125,219 @@ static int ctrl(int fd, const char *name, uint16_t version, uint16_t type,
 	h.nr_body = (uintptr_t)body;
 	snprintf(h.nr_name, sizeof(h.nr_name), "%s", name);
 	return ioctl(fd, NIOCCTRL, &h);
+}
+
+/* A request the kernel would copy in: addresses that are not mapped
+ * are EFAULT, never a fault in the program (netmap-run or linked alike).
+ * Returns how many checks failed. */
+static int bad_pointers(const char *pipe)
+{
+	int fails = t_failed;
+	int fd = open("/dev/netmap", O_RDWR);
+	CHECK(fd >= 0, "open /dev/netmap");
+	void *bad = (void *)(uintptr_t)0x10;
+	CHECK(ioctl(fd, NIOCREGIF, bad) < 0 && errno == EFAULT, "NIOCREGIF 0x10");
+	CHECK(ioctl(fd, NIOCGINFO, bad) < 0 && errno == EFAULT, "NIOCGINFO 0x10");
+	CHECK(ioctl(fd, NIOCCTRL, bad) < 0 && errno == EFAULT, "NIOCCTRL 0x10");
+	CHECK(ioctl(fd, NIOCCTRL, NULL) < 0 && errno == EFAULT, "NIOCCTRL NULL");
+	/* a header whose last bytes are on a page that is not mapped */
+	long pg = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(two != MAP_FAILED && munmap(two + pg, (size_t)pg) == 0, "a hole");
+	struct nmreq_header h;
+	memset(&h, 0, sizeof(h));
+	h.nr_version = NETMAP_API;
+	h.nr_reqtype = NETMAP_REQ_REGISTER;
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", pipe);
+	char *edge = two + pg - offsetof(struct nmreq_header, nr_body);
+	memcpy(edge, &h, offsetof(struct nmreq_header, nr_body));
+	CHECK(ioctl(fd, NIOCCTRL, edge) < 0 && errno == EFAULT,
+	      "NIOCCTRL, a header across the end of the mapping");
+	/* the body, the options, an option's next */
+	struct nmreq_register r;
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	h.nr_body = 0x10;
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EFAULT, "nr_body 0x10");
+	h.nr_body = (uintptr_t)(two + pg - 8);
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EFAULT,
+	      "nr_body across the end of the mapping");
+	h.nr_body = (uintptr_t)&r;
+	h.nr_options = 0x10;
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EFAULT, "nr_options 0x10");
+	struct nmreq_opt_extmem ext;
+	memset(&ext, 0, sizeof(ext));
+	ext.nro_opt.nro_reqtype = NETMAP_REQ_OPT_EXTMEM;
+	ext.nro_opt.nro_next = 0x10;
+	h.nr_options = (uintptr_t)&ext;
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EFAULT, "nro_next 0x10");
+	struct nmreq_opt_offsets *off = (void *)(two + pg - sizeof(struct nmreq_option));
+	memset(off, 0, sizeof(struct nmreq_option));
+	off->nro_opt.nro_reqtype = NETMAP_REQ_OPT_OFFSETS;
+	h.nr_options = (uintptr_t)off;
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EFAULT,
+	      "an offsets option across the end of the mapping");
+	/* an option chain that loops: EINVAL, as netmap's EMSGSIZE-free
+	 * check for it */
+	ext.nro_opt.nro_next = (uintptr_t)&ext;
+	h.nr_options = (uintptr_t)&ext;
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EINVAL, "a loop of options");
+	h.nr_options = 0;
+	/* an answer that cannot be written back: EFAULT */
+	char *ro = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(ro != MAP_FAILED, "mmap");
+	h.nr_reqtype = NETMAP_REQ_PORT_HDR_GET;
+	memcpy(ro, &h, sizeof(h));
+	((struct nmreq_header *)(void *)ro)->nr_body = (uintptr_t)(ro + 512);
+	CHECK(mprotect(ro, (size_t)pg, PROT_READ) == 0, "mprotect");
+	CHECK(ioctl(fd, NIOCCTRL, ro) < 0 && errno == EFAULT,
+	      "a request in read-only memory");
+	/* and the good request still works on this descriptor */
+	h.nr_reqtype = NETMAP_REQ_REGISTER;
+	h.nr_body = (uintptr_t)&r;
+	CHECK(ioctl(fd, NIOCCTRL, &h) == 0, "register after them: %s",
+	      strerror(errno));
+	CHECK(r.nr_tx_rings == 1 && r.nr_memsize > 0, "the answer copied back");
+	munmap(ro, (size_t)pg);
+	munmap(two, (size_t)pg);
+	close(fd);
+	return t_failed - fails;
+}
+
+/* The same, where process_vm_readv/writev are refused (a seccomp filter,
+ * as a container may have): the emulation copies through a pipe. In a
+ * child, which exits with the number of failed checks. */
+static void bad_pointers_no_vm(const char *pipe)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				 offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		};
+		struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
+					   .filter = f };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+			perror("seccomp");
+			_exit(100);
+		}
+		char x;
+		struct iovec l = { &x, 1 }, rm = { &x, 1 };
+		if (process_vm_readv(getpid(), &l, 1, &rm, 1, 0) >= 0 || errno != EPERM)
+			_exit(101);
+		_exit(bad_pointers(pipe) ? 1 : 0);
+	}
+	int st = 0;
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "without process_vm_readv: status %#x", st);
+}
+
+/* Buffer offsets (NETMAP_REQ_OPT_OFFSETS): a largest offset that would
+ * wrap (max + a frame past 2^64) is refused; a TX slot naming no buffer
+ * of the region is refused by the sync, before any byte moves; one whose
+ * offset is past nro_max_offset is not sent. */
+static void offsets(const char *pipe, const char *peer)
+{
+	int fd = open("/dev/netmap", O_RDWR), pfd = open("/dev/netmap", O_RDWR);
+	struct nmreq_register r, pr;
+	memset(&r, 0, sizeof(r));
+	r.nr_mode = NR_REG_ALL_NIC;
+	pr = r;
+	struct nmreq_opt_offsets off;
+	memset(&off, 0, sizeof(off));
+	off.nro_opt.nro_reqtype = NETMAP_REQ_OPT_OFFSETS;
+	off.nro_offset_bits = 64;
+	off.nro_max_offset = UINT64_MAX - 1000;
+	struct nmreq_header h;
+	memset(&h, 0, sizeof(h));
+	h.nr_version = NETMAP_API;
+	h.nr_reqtype = NETMAP_REQ_REGISTER;
+	h.nr_body = (uintptr_t)&r;
+	h.nr_options = (uintptr_t)&off;
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", pipe);
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EINVAL &&
+	      off.nro_opt.nro_status == EINVAL, "nro_max_offset 2^64-1000");
+	off.nro_max_offset = 1800; /* + 1514 > 2048: refused by the buffers */
+	off.nro_opt.nro_status = 0;
+	h.nr_name[strlen(h.nr_name) - 1] = '9'; /* a pipe that creates none */
+	off.nro_max_offset = 65536 - 1514 + 1;
+	CHECK(ioctl(fd, NIOCCTRL, &h) < 0 && errno == EINVAL,
+	      "an offset that leaves no room in a 64 KiB buffer");
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", pipe);
+	off.nro_max_offset = 100;
+	CHECK(ioctl(fd, NIOCCTRL, &h) == 0, "offsets up to 100: %s",
+	      strerror(errno));
+	h.nr_options = 0;
+	h.nr_body = (uintptr_t)&pr;
+	snprintf(h.nr_name, sizeof(h.nr_name), "%s", peer);
+	CHECK(ioctl(pfd, NIOCCTRL, &h) == 0, "the peer: %s", strerror(errno));
+	char *m = mmap(NULL, r.nr_memsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED, "mmap");
+	if (m == MAP_FAILED)
+		return;
+	struct netmap_if *nifp = NETMAP_IF(m, r.nr_offset);
+	struct netmap_if *pnifp = NETMAP_IF(m, pr.nr_offset);
+	struct netmap_ring *t = NETMAP_TXRING(nifp, 0);
+	struct netmap_ring *rx = NETMAP_RXRING(pnifp, 0);
+	/* a slot whose buffer is none of the region's */
+	struct netmap_slot *s = &t->slot[t->head];
+	uint32_t good = s->buf_idx;
+	s->buf_idx = 0x7ffffff0;
+	s->ptr = 50;
+	s->len = 60;
+	t->head = t->cur = nm_ring_next(t, t->head);
+	CHECK(ioctl(fd, NIOCTXSYNC, NULL) == 0,
+	      "a TX slot with buf_idx 0x7ffffff0 at an offset: %s", strerror(errno));
+	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
+	CHECK_EQ(nm_ring_space(rx), 0); /* dropped by the checker */
+	/* a good slot goes, its bytes from the offset; then one past
+	 * nro_max_offset (inside the buffer) is not sent */
+	s->buf_idx = good; /* the dropped slot gets its buffer back */
+	s = &t->slot[t->head];
+	good = s->buf_idx;
+	s->ptr = 50;
+	s->len = 60;
+	t->head = t->cur = nm_ring_next(t, t->head);
+	memset(NETMAP_BUF(t, good), 'a', 50);
+	memset(NETMAP_BUF(t, good) + 50, 'b', 60);
+	CHECK(ioctl(fd, NIOCTXSYNC, NULL) == 0, "a good slot: %s",
+	      strerror(errno));
+	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
+	CHECK_EQ(nm_ring_space(rx), 1);
+	if (nm_ring_space(rx) == 1) {
+		struct netmap_slot *rs = &rx->slot[rx->head];
+		char want[60];
+		memset(want, 'b', sizeof(want));
+		CHECK(rs->len == 60 && !memcmp(NETMAP_BUF(rx, rs->buf_idx), want, 60),
+		      "the frame from its offset");
+		rx->head = rx->cur = rx->tail;
+	}
+	s = &t->slot[t->head];
+	s->ptr = 101;
+	s->len = 60;
+	t->head = t->cur = nm_ring_next(t, t->head);
+	ioctl(fd, NIOCTXSYNC, NULL);
+	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
+	CHECK_EQ(nm_ring_space(rx), 0);
+	/* an offset near 2^64 (at + len wraps): not sent either */
+	s = &t->slot[t->head];
+	s->ptr = UINT64_MAX - 10;
+	s->len = 60;
+	t->head = t->cur = nm_ring_next(t, t->head);
+	ioctl(fd, NIOCTXSYNC, NULL);
+	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
+	CHECK_EQ(nm_ring_space(rx), 0);
+	munmap(m, r.nr_memsize);
+	close(fd);
+	close(pfd);
 }
 
 int main(void)
@@ -299,6 +519,18 @@ int main(void)
 		      "legacy vale-ctl list of a name that is no valeX:PORT: "
 		      "EINVAL");
 		close(lfd);
+	}
+
+	/* bad addresses in requests: EFAULT; offsets that do not fit */
+	{
+		char bp[40], bq[40];
+		snprintf(bp, sizeof(bp), "unb%d{0", (int)getpid() % 100000);
+		CHECK_EQ(bad_pointers(bp), 0);
+		snprintf(bp, sizeof(bp), "unc%d{0", (int)getpid() % 100000);
+		bad_pointers_no_vm(bp);
+		snprintf(bp, sizeof(bp), "uno%d{0", (int)getpid() % 100000);
+		snprintf(bq, sizeof(bq), "uno%d}0", (int)getpid() % 100000);
+		offsets(bp, bq);
 	}
 
 	/* port info on an unbound descriptor */
