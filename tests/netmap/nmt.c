@@ -1094,6 +1094,19 @@ static int bad(const char *pipe)
 		die("extmem option: nro_status %u, want EOPNOTSUPP",
 		    ext.nro_opt.nro_status);
 
+	/* addresses that are not mapped: EFAULT, as the kernel's
+	 * copy_from_user() gives, never a crash */
+	expect_errno("NIOCREGIF on address 0x10",
+		     ioctl(fd, NIOCREGIF, (void *)(uintptr_t)0x10), EFAULT);
+	expect_errno("NIOCCTRL on address 0x10",
+		     ioctl(fd, NIOCCTRL, (void *)(uintptr_t)0x10), EFAULT);
+	h.nr_options = 0;
+	h.nr_body = 0x10;
+	expect_errno("nr_body 0x10", ioctl(fd, NIOCCTRL, &h), EFAULT);
+	h.nr_body = (uintptr_t)&r;
+	h.nr_options = 0x10;
+	expect_errno("nr_options 0x10", ioctl(fd, NIOCCTRL, &h), EFAULT);
+
 	/* A good registration, then the mistakes after it. */
 	if (ctrl(fd, pipe, NETMAP_API, NETMAP_REQ_REGISTER, &r) < 0)
 		die("%s: register: %s", pipe, strerror(errno));
