@@ -34,6 +34,10 @@ int nme_fail(int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_err, sizeof(last_err), fmt, ap);
 	va_end(ap);
+	/* one line, whatever bytes a program put in the names it passed */
+	for (char *c = last_err; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	if (!quiet) {
 		const char *q = getenv("PKTMAP_NETMAP_QUIET");
 		if (!q || strcmp(q, "1") != 0) {

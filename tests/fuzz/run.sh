@@ -65,8 +65,13 @@ routes)
 vale)
 	srcs=()
 	;;
+netmap_req)
+	srcs=("$root/compat/netmap/emu_req.c" "$root/compat/netmap/emu_err.c"
+	      "$root/compat/netmap/emu_name.c" "$root/compat/netmap/emu_off.c")
+	incs+=(-I "$root/compat/netmap" -I "$root/compat/netmap/include")
+	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, all)" >&2
 	exit 2
 	;;
 esac
