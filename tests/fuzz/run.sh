@@ -9,8 +9,10 @@
 #              (the reader against the system libpcap: needs libpcap-dev),
 #              name (the port-name parser), classify (the router's
 #              classifier on packet headers), routes (the router's routes
-#              files), vale (the switch's control messages); "all"
-#              runs every one for SECONDS each
+#              files), vale (the switch's control messages),
+#              netmap_req (the netmap emulation's NIOCCTRL requests:
+#              header, body, options chain, port name); "all" runs every
+#              one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
