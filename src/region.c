@@ -413,9 +413,8 @@ struct region_layout {
 	size_t free_ofs, obj_ofs, obj_end, pool_ofs, size;
 };
 
-/* Check step: fill in the defaults of p, check every value and the
- * region as a whole (the memory it will take) and lay it out. Nothing is
- * made yet. */
+/* Check step: fill in the defaults of p, check every value and lay the
+ * region out. Nothing is made yet (the memory it takes: region_mem_check). */
 static int region_check(const char *name, struct pm_region_params *p,
 			struct region_layout *l, char *err, size_t errlen)
 {
@@ -460,14 +459,32 @@ static int region_check(const char *name, struct pm_region_params *p,
 	l->obj_end = align_up(l->obj_ofs + p->obj_size, 4096);
 	l->pool_ofs = align_up(l->obj_end, page);
 	l->size = align_up(l->pool_ofs + (size_t)p->bufs * p->buf_size, page);
-	/* Everything this open will map, checked before anything is. */
-	int ret = pm_mem_check((uint64_t)l->size + p->ring_bytes,
-			       p->hugepages > 0, p->pinned, err, errlen);
+	return 0;
+}
+
+/* Check step, once it is known whether this open makes the region
+ * (fresh) or joins one others hold: the memory it will take. A maker
+ * takes the whole region (hugepages when asked) and its private rings; a
+ * joiner takes only its private rings (and, when the kernel pins the
+ * region, the region against its own lock limit): the region's pages
+ * exist already, so free hugepages are not its concern. */
+static int region_mem_check(const char *name, const struct pm_region_params *p,
+			    const struct region_layout *l, bool fresh, char *err,
+			    size_t errlen)
+{
+	int ret;
+	if (fresh)
+		ret = pm_mem_check((uint64_t)l->size + p->ring_bytes,
+				   p->hugepages > 0, p->pinned, err, errlen);
+	else
+		ret = pm_mem_check((uint64_t)p->ring_bytes +
+					   (p->pinned ? l->size : 0),
+				   false, p->pinned, err, errlen);
 	if (ret) {
 		char why[200];
 		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "region '%s': %s", named ? name : "(private)",
-			 why);
+		snprintf(err, errlen, "region '%s': %s",
+			 name && *name ? name : "(private)", why);
 	}
 	return ret;
 }
@@ -705,6 +722,11 @@ int pm_region_open(struct pm_region *r, const char *name,
 	int ret = region_check(name, &def, &l, err, errlen);
 	if (ret)
 		return ret;
+	/* Everything a private region's open will map, checked before
+	 * anything is; a named one's once we know whether we make it. */
+	if (!(name && *name) &&
+	    (ret = region_mem_check(name, &def, &l, true, err, errlen)) != 0)
+		return ret;
 	r->named = name && *name;
 	if (r->named) {
 		snprintf(r->name, sizeof(r->name), "%s", name);
@@ -728,6 +750,8 @@ int pm_region_open(struct pm_region *r, const char *name,
 	bool fresh = !r->named ||
 		     pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_USERS, 0) == 0;
 	if (r->named)
+		ret = region_mem_check(name, &def, &l, fresh, err, errlen);
+	if (r->named && ret == 0)
 		ret = region_memory(r, &def, l.size, fresh, err, errlen);
 	if (ret == 0)
 		ret = region_map(r, p, &def, &l, fresh, err, errlen);
