@@ -131,6 +131,11 @@ struct pm_region {
 	                      * reap_go (reap.c), or 0 */
 	int reap_go, reap_done;
 	uint64_t reap_dev, reap_ino; /* the file a close left, for its cleaner */
+	/* A hugetlb region others hold too: its SIGBUS guard (guard.h)
+	 * plus one (0: none), and the mark the guard sets when a page of
+	 * it was taken away (2 once the port said so). */
+	int guard;
+	_Atomic uint32_t lost;
 	char name[64];
 	char path[128];
 };
@@ -173,6 +178,9 @@ int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
 int pm_region_open(struct pm_region *r, const char *name,
 		   const struct pm_region_params *p, char *err, size_t errlen);
 void pm_region_close(struct pm_region *r);
+/* The sync of port p on a region that lost memory under it (r->lost,
+ * guard.h): one log line the first time, and -EFAULT every time. */
+int pm_region_lost(struct pktmap_port *p, struct pm_region *r);
 
 /* An open-file-description lock on the one byte at `start` of fd (F_WRLCK,
  * F_RDLCK or F_UNLCK), waiting for it or not. Dropped by the kernel when

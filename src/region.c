@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "internal.h"
 #include "reap.h"
 #include "share.h"
@@ -632,6 +633,17 @@ static int region_map(struct pm_region *r, const struct pm_region_params *p,
 			 r->name, r->size, strerror(errno));
 		return ret;
 	}
+	/* Shared hugetlb memory can lose pages to a peer that punches a
+	 * hole in it: a fault there must not kill us (guard.h). */
+	if (r->named && pm_guard_is_huge(r->mfd)) {
+		int g = pm_guard_add(r->base, r->size, r->mfd, &r->lost);
+		if (g < 0) {
+			snprintf(err, errlen, "region '%s': cannot guard its huge "
+				 "pages: %s", r->name, strerror(-g));
+			return g;
+		}
+		r->guard = g + 1;
+	}
 	struct pm_region_hdr hc;
 	if (fresh)
 		region_init(r, def, l->free_ofs, l->obj_ofs, l->obj_end,
@@ -664,6 +676,8 @@ static void region_rollback(struct pm_region *r, bool fresh)
 {
 	pm_share_stop(r->serve);
 	r->serve = NULL;
+	pm_guard_del(r->guard - 1);
+	r->guard = 0;
 	if (r->base)
 		munmap(r->base, r->size);
 	if (r->named && fresh)
@@ -978,6 +992,8 @@ void pm_region_close(struct pm_region *r)
 		return;
 	pm_share_stop(r->serve);
 	r->serve = NULL;
+	pm_guard_del(r->guard - 1);
+	r->guard = 0;
 	if (r->base)
 		munmap(r->base, r->size);
 	/* The last user removes the files; if it has since lost the right
@@ -994,6 +1010,17 @@ void pm_region_close(struct pm_region *r)
 	r->fd = r->mfd = -1;
 	r->base = NULL;
 	pm_reaper_finish(r, last);
+}
+
+int pm_region_lost(struct pktmap_port *p, struct pm_region *r)
+{
+	uint32_t one = 1;
+	if (atomic_compare_exchange_strong(&r->lost, &one, 2))
+		pm_log(p, PKTMAP_LOG_ERR, "%s: region '%s' lost memory under us "
+		       "(a process that shares it punched a hole in its huge "
+		       "pages and took them): the port is broken, close it",
+		       p->name, r->name);
+	return -EFAULT;
 }
 
 /* Find key in the object directory a peer may have written: its entry

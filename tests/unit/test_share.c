@@ -29,12 +29,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hugepages.h"
 #include "internal.h"
 #include "share.h"
 #include "t.h"
@@ -591,6 +593,117 @@ static void test_undumpable_holder(void)
 	CHECK_EQ(files_with("/dev/shm/pktmap-65534", key), 0);
 }
 
+/* Log lines that say the region lost memory. */
+static void count_lost(void *ctx, enum pktmap_log_level lvl, const char *line)
+{
+	(void)lvl;
+	if (strstr(line, "lost memory under us"))
+		(*(int *)ctx)++;
+}
+
+/* The attacker: as nobody in group gid, take the memfd of holder (pid,
+ * nonce) from its serving socket as any joiner does, punch a hole over
+ * all of it, take every free huge page, say so on up and hold them
+ * until a byte (or EOF) on go. Exit 0, or 2 (no memfd), 3 (the punch
+ * failed), 4 (no huge page was left to take). */
+static void punch_as_member(pid_t holder, uint32_t nonce, gid_t gid, int up,
+			    int go)
+{
+	become_nobody(gid);
+	int fd = pm_share_fetch((int32_t)holder, nonce);
+	if (fd < 0)
+		_exit(2);
+	struct stat st;
+	if (fstat(fd, &st) != 0 ||
+	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		      st.st_size) != 0)
+		_exit(3);
+	size_t len;
+	void *grab = t_huge_grab(&len);
+	char c = 'p';
+	if (grab == MAP_FAILED || t_huge_free() != 0)
+		_exit(4);
+	if (write(up, &c, 1) != 1 || read(go, &c, 1) < 0)
+		_exit(5);
+	_exit(0);
+}
+
+/* issue 30 item 2: nobody, a member of the group root's hugepage pipe is
+ * shared with, gets its memfd read-write (as a joiner must), punches a
+ * hole in all of it and takes the free huge pages. Root's two ends, in
+ * this process, touch the lost pages (the application writes a frame,
+ * the syncs read their queues): nothing dies; every sync after fails
+ * with -EFAULT, each port says so in one log line, and both close.
+ * Before: SIGBUS at the first touch. */
+static void punch_victim(gid_t gid)
+{
+	char name[160], err[400];
+	int lost_tx = 0, lost_rx = 0;
+	struct pktmap_port *tx = NULL, *rx = NULL;
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err),
+				      .log = count_lost, .log_ctx = &lost_tx };
+	snprintf(name, sizeof(name), "pipe:%sh{0@conf:hugepages=1,share=group:%u",
+		 pname, (unsigned)gid);
+	CHECK(pktmap_open(&tx, name, &o) == 0, "owner: %s", err);
+	name[strlen(pname) + 6] = '}';
+	o.log_ctx = &lost_rx;
+	CHECK(pktmap_open(&rx, name, &o) == 0, "owner's RX: %s", err);
+	if (!tx || !rx)
+		_exit(1);
+	uint32_t seq = 0;
+	struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(rx), 0);
+	send_seq(tx, &seq, 100);
+	CHECK_EQ(pktmap_txsync(tx), 0);
+	CHECK_EQ(pktmap_rxsync(rx), 0);
+	CHECK_EQ(nm_ring_space(r), 100);
+	int up[2], go[2];
+	CHECK(pipe(up) == 0 && pipe(go) == 0, "pipe");
+	uint32_t nonce = serving_nonce(getpid());
+	pid_t holder = getpid(), pid = fork();
+	if (pid == 0) {
+		close(up[0]);
+		close(go[1]);
+		punch_as_member(holder, nonce, gid, up[1], go[0]);
+	}
+	close(up[1]);
+	close(go[0]);
+	char c;
+	CHECK(read(up[0], &c, 1) == 1, "the member did not punch");
+	/* The application touches its buffers, the syncs their queues. */
+	r->head = r->cur = r->tail;
+	send_seq(tx, &seq, 100);
+	CHECK_EQ(pktmap_txsync(tx), -EFAULT);
+	CHECK_EQ(pktmap_rxsync(rx), -EFAULT);
+	CHECK_EQ(pktmap_txsync(tx), -EFAULT);
+	CHECK_EQ(pktmap_rxsync(rx), -EFAULT);
+	CHECK_EQ(lost_tx, 1);
+	CHECK_EQ(lost_rx, 1);
+	pktmap_close(rx);
+	pktmap_close(tx);
+	CHECK(write(go[1], &c, 1) == 1, "go");
+	check_child(pid, "member (2: no memfd, 3: no punch, 4: pages left)");
+	_exit(t_failed ? 1 : 0);
+}
+
+/* The victim runs in a process of its own, so that the huge pages go
+ * back whatever happens to it. */
+static void test_punch_shared(void)
+{
+	if (t_huge_reserve(16) != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs huge pages");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0)
+		punch_victim((gid_t)(40000 + getpid() % 20000));
+	check_child(pid, "victim (signal 7: died of the lost pages, SIGBUS)");
+	t_huge_release();
+	char base[80];
+	snprintf(base, sizeof(base), "pipe.%sh", pname);
+	CHECK_EQ(shm_files(base), 0);
+}
+
 static void test_user_dir(void)
 {
 	struct stat st;
@@ -613,5 +726,6 @@ int main(void)
 	test_dropped_privileges();
 	test_capless_joiner();
 	test_undumpable_holder();
+	test_punch_shared();
 	return t_done("share");
 }
