@@ -433,6 +433,25 @@ static void unlock(atomic_flag *f)
 	atomic_flag_clear_explicit(f, memory_order_release);
 }
 
+/* A server's sync that met (or followed) the loss of a page of the
+ * peer's memory (mi->lost, set by the guard's SIGBUS handler): what it
+ * read there is zeros, not the peer's, so it takes nothing: the RX ring
+ * shows no new frame, TX frames stay pending (for the next peer). The
+ * control channel disconnects the peer at its next look, with one log
+ * line, counted in peer_errors. Returns 0, as mif_fault() does: a peer
+ * that takes its memory back ends its connection, not the
+ * application's use of the port, which waits for the next peer. */
+static int region_lost(struct pktmap_port *p, struct pm_kring *k, uint32_t *cur,
+		       uint32_t cur0, uint32_t tail0)
+{
+	struct mif_priv *mi = mif(p);
+	if (cur)
+		*cur = cur0;
+	k->hwtail = tail0;
+	atomic_store(&mi->ctl_due, 1);
+	return 0;
+}
+
 /* From a sync holding its own direction's lock: give the control
  * channel its turn when due and the other direction is not running. */
 static void maybe_service(struct pktmap_port *p, atomic_flag *other)
@@ -474,8 +493,11 @@ static int memif_txsync(struct pktmap_port *p, struct pm_kring *k)
 	struct mif_q *q = &mi->q[k->id];
 	int ret = 0;
 	if (q->r) {
-		uint32_t cur = k->hwcur;
+		uint32_t cur = k->hwcur, tail = k->hwtail;
 		ret = mi->server ? srv_txsync(p, k, q) : cli_txsync(p, k, q);
+		if (pm_unlikely(atomic_load_explicit(&mi->lost,
+						     memory_order_relaxed)))
+			ret = region_lost(p, k, &k->hwcur, cur, tail);
 		if (k->hwcur != cur)
 			__atomic_store_n(&mi->backoff_us, MIF_BACKOFF_MIN_US,
 					 __ATOMIC_RELAXED);
@@ -497,6 +519,9 @@ static int memif_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	if (q->r) {
 		uint32_t tail = k->hwtail;
 		ret = mi->server ? srv_rxsync(p, k, q) : cli_rxsync(p, k, q);
+		if (pm_unlikely(atomic_load_explicit(&mi->lost,
+						     memory_order_relaxed)))
+			ret = region_lost(p, k, NULL, 0, tail);
 		if (k->hwtail != tail)
 			__atomic_store_n(&mi->backoff_us, MIF_BACKOFF_MIN_US,
 					 __ATOMIC_RELAXED);
@@ -720,7 +745,7 @@ static int memif_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (!mi)
 		return -ENOMEM;
 	p->priv = mi;
-	mi->lfd = mi->cfd = mi->epfd = mi->tfd = mi->rfd = -1;
+	mi->lfd = mi->cfd = mi->epfd = mi->tfd = mi->rfd = mi->dirfd = -1;
 	mi->backoff_us = MIF_BACKOFF_MIN_US;
 	mi->server = c->role == 1;
 	mi->attach = rings_attach;

@@ -174,6 +174,7 @@ struct mif_ring_req {
 struct mif_region {
 	char *base;
 	uint64_t size;
+	int guard;                /* its SIGBUS guard (guard.h) plus one */
 };
 
 struct mif_priv {
@@ -184,6 +185,9 @@ struct mif_priv {
 	_Atomic int state __attribute__((aligned(PM_CACHELINE)));
 	_Atomic int ctl_due;      /* poll woke up on the control socket */
 	_Atomic int fault;        /* a sync saw the peer break the protocol */
+	/* server: a page of a region the peer gave was taken away under us
+	 * (a hole punched in it; the guard's SIGBUS handler set this) */
+	_Atomic uint32_t lost;
 	bool events;              /* pktmap_fd() was called: RX interrupts on */
 	int64_t next_service_ms;
 	int64_t deadline_ms;      /* of the handshake step under way */
@@ -199,6 +203,12 @@ struct mif_priv {
 	bool bound;               /* a path socket this port created */
 	dev_t sock_dev;
 	ino_t sock_ino;
+	/* A path socket's directory, opened once (O_PATH, not following a
+	 * last link), and its name there: every later stat, connect, bind
+	 * and unlink goes through it, so no swap of a directory on the path
+	 * can move them elsewhere. */
+	int dirfd;
+	char base[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 	int lfd, cfd, epfd, tfd;  /* listener, control, p->fd, timer */
 	uint32_t nq, log2;        /* configured ring pairs and ring size */

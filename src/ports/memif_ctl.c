@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "memif.h"
 
 int64_t mif_now_ms(void)
@@ -409,7 +410,9 @@ static void cli_try_connect(struct pktmap_port *p)
 
 /* Map a region the peer hands over: it must be a memfd sealed against
  * shrinking (else the peer could cut it under us: SIGBUS), at least as
- * large as it says. */
+ * large as it says. The peer can still punch holes in it, and on
+ * hugetlbfs take the free huge pages: the mapping is guarded (guard.h),
+ * so that a page lost is a disconnect, not our death. */
 static int srv_add_region(struct pktmap_port *p, const struct mif_msg *m,
 			  int fd, char *why, size_t wl)
 {
@@ -455,8 +458,16 @@ static int srv_add_region(struct pktmap_port *p, const struct mif_msg *m,
 		close(fd);
 		return -1;
 	}
+	int g = pm_guard_add(b, size, fd, &mi->lost);
+	if (g < 0) {
+		snprintf(why, wl, "cannot guard region %u: %s", idx, strerror(-g));
+		munmap(b, size);
+		close(fd);
+		return -1;
+	}
 	mi->reg[idx].base = b;
 	mi->reg[idx].size = size;
+	mi->reg[idx].guard = g + 1;
 	mi->regfd[idx] = fd;
 	mi->nreg++;
 	return 0;
@@ -718,10 +729,13 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 	for (uint32_t i = 0; i < p->ntx + p->nrx; i++)
 		ep_close(mi, &mi->q[i].ifd);
 	for (uint32_t i = 0; i < mi->nreg; i++) {
+		pm_guard_del(mi->reg[i].guard - 1);
+		mi->reg[i].guard = 0;
 		munmap(mi->reg[i].base, mi->reg[i].size);
 		close(mi->regfd[i]);
 	}
 	mi->nreg = 0;
+	atomic_store(&mi->lost, 0);
 	for (int d = 0; d < 2; d++)
 		for (uint32_t i = 0; i < mi->nq; i++) {
 			if (mi->req[d][i].set && mi->req[d][i].fd >= 0)
@@ -806,6 +820,11 @@ void mif_service(struct pktmap_port *p)
 		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer broke the ring protocol", true);
 	}
+	if (atomic_load(&mi->lost) && atomic_load(&mi->state) != MIF_DOWN) {
+		pm_stat_inc(&mi->peer_errors, 1);
+		mif_disconnect(p, "the peer took back memory of a region it gave "
+			       "us (punched a hole in it: SIGBUS, caught)", true);
+	}
 	if (mi->server)
 		srv_accept(p);
 	else if (atomic_load(&mi->state) == MIF_DOWN && now >= mi->next_try_ms)
@@ -879,21 +898,75 @@ static int parse_where(struct pktmap_port *p, const char *body, int abstract)
 	return 0;
 }
 
-/* A path socket left by a dead server is removed; one a live server
- * listens on, or a file that is not a socket, is an error. */
+/* Open the directory of the socket path once, and name the socket
+ * through it: *via is "/proc/self/fd/DIR/NAME" when that fits in a
+ * socket address (else the path as given). A server removes a stale
+ * socket and its own at close with unlinkat() in that directory, after
+ * fstatat() there: another user who may write a directory of the path
+ * and swaps it for a symbolic link between the look and the unlink (or
+ * between the bind and the close) cannot make us delete a file of ours
+ * elsewhere (issue 30). */
+static int sock_dir_open(struct pktmap_port *p, struct sockaddr_un *via,
+			 socklen_t *vialen)
+{
+	struct mif_priv *mi = mif(p);
+	char dir[sizeof(mi->addr.sun_path)];
+	snprintf(dir, sizeof(dir), "%s", mi->addr.sun_path);
+	char *sl = strrchr(dir, '/');
+	const char *base = sl ? sl + 1 : dir;
+	snprintf(mi->base, sizeof(mi->base), "%s", base);
+	if (!sl)
+		snprintf(dir, sizeof(dir), ".");
+	else if (sl == dir)
+		dir[1] = 0;
+	else
+		*sl = 0;
+	if (!mi->base[0] || strcmp(mi->base, ".") == 0 ||
+	    strcmp(mi->base, "..") == 0)
+		return pm_open_error(p, -EINVAL, "%s: the socket needs a file "
+				     "name", mi->addr.sun_path);
+	mi->dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (mi->dirfd < 0)
+		return pm_open_error(p, -errno, "cannot open the socket's "
+				     "directory %s: %s%s", dir, strerror(errno),
+				     errno == ENOTDIR ? " (or a symbolic link: "
+				     "name the directory itself)" : "");
+	*via = mi->addr;
+	*vialen = mi->addrlen;
+	struct sockaddr_un v = { .sun_family = AF_UNIX };
+	int n = snprintf(v.sun_path, sizeof(v.sun_path), "/proc/self/fd/%d/%s",
+			 mi->dirfd, mi->base);
+	char pd[32];
+	snprintf(pd, sizeof(pd), "/proc/self/fd/%d", mi->dirfd);
+	struct stat st;
+	if (n > 0 && (size_t)n < sizeof(v.sun_path) && stat(pd, &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		*via = v;
+		*vialen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				      (size_t)n + 1);
+	}
+	return 0;
+}
+
+/* A path socket left by a dead server of ours is removed; one a live
+ * server listens on, or a file that is not a socket, is an error. */
 static int srv_bind_path(struct pktmap_port *p)
 {
 	struct mif_priv *mi = mif(p);
 	const char *path = mi->addr.sun_path;
+	struct sockaddr_un via;
+	socklen_t vialen = 0;
+	int ret = sock_dir_open(p, &via, &vialen);
+	if (ret)
+		return ret;
 	struct stat st;
-	if (lstat(path, &st) == 0) {
+	if (fstatat(mi->dirfd, mi->base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			return pm_open_error(p, -EEXIST, "%s exists and is not a "
 					     "socket: remove it or pick another name",
 					     path);
 		int t = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		int r = t >= 0 ? connect(t, (struct sockaddr *)&mi->addr,
-					 mi->addrlen) : 0;
+		int r = t >= 0 ? connect(t, (struct sockaddr *)&via, vialen) : 0;
 		int e = errno;
 		if (t >= 0)
 			close(t);
@@ -905,13 +978,17 @@ static int srv_bind_path(struct pktmap_port *p)
 			return pm_open_error(p, -EPERM, "%s is a dead socket of uid "
 					     "%u: not ours to remove", path,
 					     (unsigned)st.st_uid);
-		(void)unlink(path);
+		struct stat again;
+		if (fstatat(mi->dirfd, mi->base, &again, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    again.st_dev == st.st_dev && again.st_ino == st.st_ino)
+			(void)unlinkat(mi->dirfd, mi->base, 0);
 	}
-	if (bind(mi->lfd, (struct sockaddr *)&mi->addr, mi->addrlen) != 0)
+	if (bind(mi->lfd, (struct sockaddr *)&via, vialen) != 0)
 		return pm_open_error(p, -errno, "cannot bind %s: %s", path,
 				     strerror(errno));
-	mi->bound = true;
-	if (stat(path, &st) == 0) {
+	if (fstatat(mi->dirfd, mi->base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode)) {
+		mi->bound = true;
 		mi->sock_dev = st.st_dev;
 		mi->sock_ino = st.st_ino;
 	}
@@ -964,12 +1041,18 @@ void mif_ctl_close(struct pktmap_port *p)
 		close(mi->lfd);
 		mi->lfd = -1;
 	}
-	/* Remove our socket file, and only ours (same inode). */
+	/* Remove our socket file, and only ours: the same inode, in the
+	 * directory we bound it in. */
 	struct stat st;
-	if (mi->bound && stat(mi->addr.sun_path, &st) == 0 &&
-	    st.st_dev == mi->sock_dev && st.st_ino == mi->sock_ino)
-		(void)unlink(mi->addr.sun_path);
+	if (mi->bound && mi->dirfd >= 0 &&
+	    fstatat(mi->dirfd, mi->base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode) && st.st_dev == mi->sock_dev &&
+	    st.st_ino == mi->sock_ino)
+		(void)unlinkat(mi->dirfd, mi->base, 0);
 	mi->bound = false;
+	if (mi->dirfd >= 0)
+		close(mi->dirfd);
+	mi->dirfd = -1;
 	if (mi->tfd >= 0)
 		close(mi->tfd);
 	if (mi->epfd >= 0)

@@ -10,6 +10,11 @@
  *   memif_hostile garbage SOCKET   connects, then writes 160 bad descriptors
  *                                  (region, offset, length, flags) on its
  *                                  C2S ring, then a head a ring too far
+ *   memif_hostile punch SOCKET     connects with a hugetlb region sealed
+ *                                  against shrinking, then punches a hole
+ *                                  over all of it and takes every free
+ *                                  huge page (needs root and free huge
+ *                                  pages)
  *   memif_hostile server SOCKET    a server: takes one client, then writes
  *                                  32 bad S2C descriptors and moves the
  *                                  indices of both rings past the end
@@ -20,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,9 +125,12 @@ static int ended(int ms)
 	}
 }
 
-static int memfd(size_t size, unsigned seals, char **base)
+#define HUGE (2ul << 20)
+
+static int memfd(size_t size, unsigned seals, char **base, bool huge)
 {
-	int fd = memfd_create("hostile", MFD_ALLOW_SEALING);
+	int fd = memfd_create("hostile", MFD_ALLOW_SEALING |
+					 (huge ? MFD_HUGETLB : 0));
 	if (fd < 0 || ftruncate(fd, (off_t)size) != 0 ||
 	    (seals && fcntl(fd, F_ADD_SEALS, seals) != 0))
 		die("memfd");
@@ -133,14 +142,19 @@ static int memfd(size_t size, unsigned seals, char **base)
 
 /* Client, after HELLO: INIT, ADD_REGION, two ADD_RINGs, CONNECT. Region
  * 0: the C2S ring, the S2C ring, then RING buffers per ring. */
-static struct mif_ring *client_connect(char **base, uint64_t *size)
+static struct mif_ring *client_connect(char **base, uint64_t *size, int *rfd,
+				       bool huge)
 {
 	struct mif_init in = { .version = MIF_VERSION };
 	sendm(MIF_MSG_INIT, &in, sizeof(in), -1);
 	expect(MIF_MSG_ACK);
 	uint64_t rb = mif_ring_bytes(LOG2);
 	*size = 2 * rb + 2ull * RING * BUF;
-	int fd = memfd(*size, F_SEAL_SHRINK, base);
+	if (huge)
+		*size = (*size + HUGE - 1) / HUGE * HUGE;
+	int fd = memfd(*size, F_SEAL_SHRINK, base, huge);
+	if (rfd)
+		*rfd = fd;
 	struct mif_add_region ar = { .index = 0, .size = *size };
 	sendm(MIF_MSG_ADD_REGION, &ar, sizeof(ar), fd);
 	expect(MIF_MSG_ACK);
@@ -168,7 +182,7 @@ static int garbage(void)
 {
 	char *base;
 	uint64_t size;
-	struct mif_ring *r = client_connect(&base, &size);
+	struct mif_ring *r = client_connect(&base, &size, NULL, false);
 	uint16_t head = 0;
 	for (int kind = 0; kind < 5; kind++) {
 		for (int i = 0; i < 32; i++, head++) {
@@ -187,6 +201,49 @@ static int garbage(void)
 		}
 	}
 	__atomic_store_n(&r->head, (uint16_t)(head + 3 * RING), __ATOMIC_RELEASE);
+	return ended(10000);
+}
+
+/* Free huge pages (HugePages_Free). */
+static long huge_free(void)
+{
+	long v = -1;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* A hugetlb region, sealed against shrinking as the server asks (its
+ * rings, which the server touches at every look); once connected, the
+ * whole region punched out and every free huge page taken, so that the
+ * server's next touch of it finds no page (SIGBUS, before issue 30).
+ * The server must hang up. */
+static int punch(void)
+{
+	char *base;
+	uint64_t size;
+	int fd;
+	client_connect(&base, &size, &fd, true);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		      (off_t)size) != 0)
+		die("fallocate");
+	long n = huge_free();
+	void *grab = n > 0 ? mmap(NULL, (size_t)n * HUGE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+				  MAP_POPULATE, -1, 0) : MAP_FAILED;
+	if (grab == MAP_FAILED || huge_free() != 0) {
+		fprintf(stderr, "memif_hostile: could not take every free huge "
+			"page (%ld)\n", n);
+		return 2;
+	}
+	printf("punched %llu bytes, took %ld huge pages\n",
+	       (unsigned long long)size, n);
+	fflush(stdout);
 	return ended(10000);
 }
 
@@ -268,7 +325,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 3) {
 		fprintf(stderr, "usage: memif_hostile silent|badsize|unsealed|flood|"
-			"garbage|server SOCKET\n");
+			"garbage|punch|server SOCKET\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -289,7 +346,7 @@ int main(int argc, char **argv)
 		sendm(MIF_MSG_INIT, &in, sizeof(in), -1);
 		expect(MIF_MSG_ACK);
 		char *base;
-		int fd = memfd(1 << 20, 0, &base);
+		int fd = memfd(1 << 20, 0, &base, false);
 		struct mif_add_region ar = { .index = 0, .size = 1 << 20 };
 		sendm(MIF_MSG_ADD_REGION, &ar, sizeof(ar), fd);
 		int r = ended(5000);
@@ -303,7 +360,7 @@ int main(int argc, char **argv)
 		 * first is a protocol error; keep sending until it hangs up. */
 		char *base;
 		uint64_t size;
-		client_connect(&base, &size);
+		client_connect(&base, &size, NULL, false);
 		for (int i = 0; i < 100000; i++) {
 			struct mif_msg m;
 			memset(&m, 0, sizeof(m));
@@ -315,6 +372,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(mode, "garbage") == 0)
 		return garbage();
+	if (strcmp(mode, "punch") == 0)
+		return punch();
 	fprintf(stderr, "memif_hostile: unknown mode %s\n", mode);
 	return 2;
 }

@@ -19,6 +19,9 @@
 # 5. garbage: 160 descriptors with a bad region, offset, length 0, length
 #    1 MiB, unknown flags: each dropped and counted (drop_invalid = 160);
 #    then head a ring too far: disconnected.
+#    punch (root, huge pages): a region of huge pages sealed against
+#    shrinking, punched out after CONNECT, every free huge page taken:
+#    recv's next touch of it is caught (no SIGBUS), the peer dropped.
 # 6. recv as server then takes 100000 frames from gen: exact.
 # 7. a lying server: 32 bad S2C descriptors to recv (counted), then
 #    impossible indices on both rings (recv and gen disconnect; gen counts
@@ -40,6 +43,28 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
+# Huge pages for one attack: N more in /proc/sys/vm/nr_hugepages, under
+# the lock every test that adds some holds (tests/unit/hugepages.h);
+# huge_release gives back what was added (also at exit).
+HUGE_ADDED=0
+huge_reserve() {
+	exec {HUGE_FD}>/run/pktmap-hugepages.lock
+	flock "$HUGE_FD"
+	local before
+	before=$(cat /proc/sys/vm/nr_hugepages)
+	echo $((before + $1)) >/proc/sys/vm/nr_hugepages
+	HUGE_ADDED=$(($(cat /proc/sys/vm/nr_hugepages) - before))
+	at_exit huge_release
+}
+huge_release() {
+	if [ "$HUGE_ADDED" -gt 0 ]; then
+		echo $(($(cat /proc/sys/vm/nr_hugepages) - HUGE_ADDED)) \
+			>/proc/sys/vm/nr_hugepages
+		HUGE_ADDED=0
+		exec {HUGE_FD}>&-
+	fi
+}
+
 attack() {
 	local mode=$1 want=$2
 	echo "  $mode"
@@ -54,6 +79,16 @@ attack badsize "a malformed control message"
 attack unsealed "is not a memfd sealed against shrinking"
 attack flood "message type 1 after CONNECT"
 attack garbage "head more than a ring ahead"
+if [ "$(id -u)" = 0 ]; then
+	huge_reserve 4
+	[ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -ge 2 ] ||
+		skip "the kernel gave no huge pages for the punch attack"
+	attack punch "took back memory of a region it gave us"
+	huge_release
+else
+	[ "${CI:-}" = true ] && fail "CI=true: the punch attack needs root"
+	echo "  punch: skipped (needs root)"
+fi
 # Rate-limited: at least one line, one a second at most (the count of
 # the others is in the next line and in drop_invalid, checked below).
 grep -q 'dropped a descriptor of the peer' "$TMP/r.err" ||

@@ -5,13 +5,27 @@
  * counts the peer's comings and goings exactly (peer_connects,
  * peer_disconnects), and a client with the wrong secret as the server's
  * peer_errors, not as a connection.
+ *
+ * A server's socket path under a directory another user controls
+ * (issue 30 item 12): nobody swaps a directory of the path for a
+ * symbolic link to a directory of root's, again and again, while root
+ * opens and closes servers there: root's file of the socket's name
+ * survives (before, the close's stat-then-unlink deleted it).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pktmap/pktmap.h"
@@ -57,6 +71,120 @@ static struct pktmap_stats stats(const struct pktmap_port *p)
 	struct pktmap_stats st = { .sz = sizeof(st) };
 	CHECK(pktmap_stats(p, &st) == 0, "pktmap_stats");
 	return st;
+}
+
+/* As nobody: swap names a (a directory) and b (a symbolic link) in
+ * dir, for ever (the parent kills us). */
+static void racer(const char *dir)
+{
+	if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+	    setresuid(65534, 65534, 65534) != 0)
+		_exit(9);
+	int d = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		_exit(8);
+	for (;;)
+		(void)renameat2(d, "d", d, "x", RENAME_EXCHANGE);
+}
+
+/* Leave a dead socket of ours at path (whatever directory it leads to
+ * now), so that the next server open takes the stale-socket path. */
+static void plant_stale(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd >= 0)
+		(void)bind(fd, (struct sockaddr *)&a, sizeof(a));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void quiet(void *ctx, enum pktmap_log_level lvl, const char *line)
+{
+	(void)ctx;
+	(void)lvl;
+	(void)line;
+}
+
+/* issue 30 item 12: top/u is nobody's; in it, "d" and "x" are a
+ * directory of nobody's and a symbolic link to top/r, root's directory
+ * with root's file "s", and nobody swaps them as fast as it can. Root
+ * opens servers on top/u/d/s (a dead socket left there before every
+ * other open) and closes them: root's file stays, every time. */
+static void test_symlink_race(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		printf("skip test_symlink_race: needs root\n");
+		return;
+	}
+	char top[] = "/tmp/pktmap-test-memif-race.XXXXXX";
+	if (!mkdtemp(top)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	char u[200], r[200], f[220], d[220], x[220], path[240];
+	snprintf(u, sizeof(u), "%s/u", top);
+	snprintf(r, sizeof(r), "%s/r", top);
+	snprintf(f, sizeof(f), "%s/s", r);
+	snprintf(d, sizeof(d), "%s/d", u);
+	snprintf(x, sizeof(x), "%s/x", u);
+	snprintf(path, sizeof(path), "%s/s", d);
+	int fd = -1;
+	CHECK(chmod(top, 0755) == 0 && mkdir(u, 0755) == 0 && mkdir(r, 0755) == 0 &&
+	      mkdir(d, 0755) == 0 && symlink(r, x) == 0 &&
+	      lchown(d, 65534, 65534) == 0 && lchown(x, 65534, 65534) == 0 &&
+	      chown(u, 65534, 65534) == 0 &&
+	      (fd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0 &&
+	      write(fd, "root's", 6) == 6, "setup: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	pid_t pid = fork();
+	if (pid == 0)
+		racer(u);
+	char name[300], err[256];
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err), .log = quiet };
+	snprintf(name, sizeof(name), "memif:%s@conf:role=server,slots=4", path);
+	int opened = 0;
+	struct stat st;
+	for (int i = 0; i < 3000 && stat(f, &st) == 0; i++) {
+		struct pktmap_port *p = NULL;
+		if (i & 1)
+			plant_stale(path);
+		if (pktmap_open(&p, name, &o) == 0) {
+			opened++;
+			pktmap_close(p);
+		} else if (i < 3) {
+			printf("open: %s\n", err);
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	char got[8] = "";
+	fd = open(f, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && read(fd, got, sizeof(got)) == 6 &&
+	      memcmp(got, "root's", 6) == 0, "root's file %s: %s", f,
+	      fd < 0 ? strerror(errno) : "changed");
+	if (fd >= 0)
+		close(fd);
+	CHECK(opened > 0, "no server ever opened");
+	printf("symlink race: %d of 3000 opens\n", opened);
+	/* Whichever name the directory has now, and the dead sockets. */
+	char sub[260];
+	for (int k = 0; k < 2; k++) {
+		snprintf(sub, sizeof(sub), "%s/%s/s", u, k ? "x" : "d");
+		unlink(sub);
+	}
+	unlink(f);
+	unlink(d);
+	unlink(x);
+	rmdir(d);
+	rmdir(x);
+	rmdir(u);
+	rmdir(r);
+	CHECK(rmdir(top) == 0, "%s left behind: %s", top, strerror(errno));
 }
 
 int main(void)
@@ -118,5 +246,6 @@ int main(void)
 	if (srv)
 		pktmap_close(srv);
 	rmdir(dir);
+	test_symlink_race();
 	return t_done("memif");
 }
