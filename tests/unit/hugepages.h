@@ -2,10 +2,10 @@
  * Huge pages for a test (root): t_huge_reserve(n) adds n to
  * /proc/sys/vm/nr_hugepages, t_huge_release() takes back what it added.
  * Every test that does so holds one lock in between
- * (/tmp/pktmap-hugepages.lock, also taken by the system tests), so that
+ * (/run/pktmap-hugepages.lock, also taken by the system tests), so that
  * two copies of the suite never count or take each other's pages.
  * t_huge_grab() takes every free huge page (what an attacker does after
- * punching a hole) until t_huge_ungrab(). */
+ * punching a hole); munmap() gives them back. */
 #ifndef PKTMAP_TEST_HUGEPAGES_H
 #define PKTMAP_TEST_HUGEPAGES_H
 
@@ -77,7 +77,7 @@ static int t_huge_reserve(long n)
 		printf("no huge pages: needs root\n");
 		return -1;
 	}
-	t_huge_lock = open("/tmp/pktmap-hugepages.lock",
+	t_huge_lock = open("/run/pktmap-hugepages.lock",
 			   O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (t_huge_lock < 0 || flock(t_huge_lock, LOCK_EX) != 0) {
 		printf("no huge pages: cannot lock: %s\n", strerror(errno));
