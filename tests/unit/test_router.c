@@ -5,7 +5,10 @@
  * far end of each that sends numbered frames and receives (sometimes
  * slowly, sometimes not at all for a while), queues and stashes made small
  * so that queues fill, frames are dropped and inputs run out of buffers
- * and wait for the recycle queues. Checked: per stream the sequence
+ * and wait for the recycle queues. The stress is made to happen, not
+ * waited for: the last peer receives nothing until a queue of the router
+ * has been full (its port's pipe fills, then the router's queues to it),
+ * so a queue fills whatever the machine's speed or load. Checked: per stream the sequence
  * numbers a peer receives only go up (no reordering, no duplicates, no
  * foreign frame), the counters add up, and at exit every buffer is
  * accounted for (free + in flight = total, no index twice). Run it under
@@ -33,7 +36,28 @@ struct peer {
 	atomic_int done_sending;
 	atomic_int stop;
 	int err;
+	const struct rt_router *rt;
 };
+
+/* Peers that sent all their frames (reset by each run). */
+static atomic_uint senders_done;
+
+/* Has any queue of the router been full? Until then the last peer holds
+ * its reception: its port's pipe fills, the router can send no more to
+ * it, and the queues to that port fill (the others drain, so an input's
+ * stash, 160 buffers, outlasts one queue of 64), however fast or slow the
+ * threads run (no timing involved). It lets go once all peers have sent
+ * every frame, so a router that never fills a queue fails the check in
+ * run() instead of hanging. */
+static bool stress_done(const struct peer *p)
+{
+	const struct rt_router *rt = p->rt;
+
+	for (unsigned k = 0; k < NPORTS * NPORTS; k++)
+		if (atomic_load(&rt->qs[k].full))
+			return true;
+	return atomic_load(&senders_done) == NPORTS;
+}
 
 static uint32_t rnd(uint64_t *s)
 {
@@ -78,6 +102,7 @@ static void *peer_main(void *arg)
 	struct pktmap_open_opts o = {.sz = sizeof(o)};
 	struct pktmap_port *port;
 	uint64_t rs = 0x9e3779b97f4a7c15ull * (p->id + 1);
+	bool stressed = p->id != NPORTS - 1;
 
 	if (pktmap_open(&port, p->name, &o)) {
 		p->err = 1;
@@ -102,8 +127,20 @@ static void *peer_main(void *arg)
 			tx->head = tx->cur = nm_ring_next(tx, tx->head);
 		}
 		pktmap_txsync(port);
-		if (p->sent == PER_PEER)
+		if (p->sent == PER_PEER && !atomic_load(&p->done_sending)) {
 			atomic_store(&p->done_sending, 1);
+			atomic_fetch_add(&senders_done, 1);
+		}
+		if (!stressed) {
+			/* The last peer receives nothing until a queue has
+			 * been full (stress_done()); it keeps sending. */
+			stressed = stress_done(p);
+			if (!stressed) {
+				if (p->sent == PER_PEER || nm_ring_empty(tx))
+					nap_us(1000); /* wait for the router */
+				continue;
+			}
+		}
 		/* peer 2 reads slowly; every peer sometimes not at all */
 		if (rnd(&rs) % 8 != 0 || p->id != 2) {
 			pktmap_rxsync(port);
@@ -164,9 +201,11 @@ static void run(unsigned threads, enum rt_mode mode)
 	o.stop = threads % 2 ? &stop : NULL;
 	CHECK(rt_setup(&rt, &o) == 0, "setup: %s", rt.err);
 	meet();
+	atomic_store(&senders_done, 0);
 	for (unsigned k = 0; k < NPORTS; k++) {
 		memset(&peers[k], 0, sizeof(peers[k]));
 		peers[k].id = k;
+		peers[k].rt = &rt;
 		snprintf(peers[k].name, sizeof(peers[k].name),
 			 "pipe:q%d}%u@mem:%s", (int)getpid(), k, region);
 		pthread_create(&pt[k], NULL, peer_main, &peers[k]);
