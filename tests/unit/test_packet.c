@@ -49,6 +49,28 @@ static int put_frame(struct netmap_ring *tx, uint32_t seq, uint32_t len,
 	return 1;
 }
 
+/* Send one frame of len bytes and Ethernet type `type` (a VLAN TPID:
+ * tagged) on a; returns how much drop_too_long went up (0 or 1) and adds
+ * to *sent what tx_packets did. */
+static uint64_t send_one(struct pktmap_port *a, uint32_t len, uint16_t type,
+			 uint64_t *sent)
+{
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(a), 0);
+	pktmap_stats(a, &st);
+	uint64_t tl = st.drop_too_long, tp = st.tx_packets;
+	while (nm_ring_space(tx) < 8)
+		pktmap_txsync(a); /* the kernel gives slots back */
+	uint32_t first = tx->cur;
+	CHECK(put_frame(tx, 1, len, 0), "room for a frame");
+	uint8_t *b = (uint8_t *)NETMAP_BUF(tx, tx->slot[first].buf_idx);
+	b[12] = (uint8_t)(type >> 8), b[13] = (uint8_t)type;
+	pktmap_txsync(a);
+	pktmap_stats(a, &st);
+	*sent += st.tx_packets - tp;
+	return st.drop_too_long - tl;
+}
+
 /* Send n frames on txp while draining rxp; stop when all arrived or
  * nothing moved for 2 seconds. At most PUMP_WINDOW frames are in flight
  * to a receiver, well inside its kernel ring (64 jumbo frames are 580 KB
@@ -197,9 +219,52 @@ int main(void)
 			pktmap_txsync(a);
 			pktmap_stats(a, &st);
 			CHECK_EQ(st.drop_too_long, tl + 1);
+			/* At the boundary, by Ethernet type: the MTU counts
+			 * from the type on; a VLAN tag (802.1Q, 802.1ad) is
+			 * the kernel's to check, no other type is. */
+			static const struct {
+				uint32_t len;
+				uint16_t type;
+				uint64_t too_long;
+			} mtu_cases[] = {
+				{ 9014, 0x0800, 0 }, /* MTU + 14: fits */
+				{ 9015, 0x0800, 1 }, /* one more */
+				{ 9015, 0x8137, 1 }, /* 0x81 but not 0x8100 */
+				{ 9015, 0x88b5, 1 }, /* 0x88 but not 0x88a8 */
+				{ 9015, 0x12a8, 1 }, /* 0xa8 but not 0x88a8 */
+				{ 9015, 0x0100, 1 }, /* 0x00 but not 0x8100 */
+				{ 9018, 0x8100, 0 }, /* tagged: the kernel's */
+				{ 9018, 0x88a8, 0 },
+			};
+			for (size_t i = 0; i < sizeof(mtu_cases) / sizeof(mtu_cases[0]); i++) {
+				uint64_t sent = 0;
+				uint64_t tl1 = send_one(a, mtu_cases[i].len,
+							mtu_cases[i].type, &sent);
+				CHECK(tl1 == mtu_cases[i].too_long,
+				      "%u bytes, type %#x: too long %llu, want %llu",
+				      mtu_cases[i].len, mtu_cases[i].type,
+				      (unsigned long long)tl1,
+				      (unsigned long long)mtu_cases[i].too_long);
+			}
 		}
 		pktmap_close(a);
 		pktmap_close(b);
+		t_run("ip link set pa mtu 1500 && ip link set pb mtu 1500");
+	}
+
+	/* 3b. The MTU raised after open (within the TX frames open sized,
+	 * MTU + 18 bytes): read again, and the frame that fits the new MTU
+	 * exactly goes. */
+	{
+		struct pktmap_port *a = t_open_port("pkt:pa/T", 0);
+		if (a && t_setup("ip link set pa mtu 1502 && ip link set pb mtu 1502") == 0) {
+			uint64_t sent = 0;
+			CHECK_EQ(send_one(a, 1516, 0x0800, &sent), 0);
+			CHECK_EQ(sent, 1);
+			CHECK_EQ(send_one(a, 1517, 0x0800, &sent), 1);
+			CHECK_EQ(sent, 1);
+		}
+		pktmap_close(a);
 		t_run("ip link set pa mtu 1500 && ip link set pb mtu 1500");
 	}
 
