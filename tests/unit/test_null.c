@@ -126,6 +126,23 @@ int main(void)
 			pktmap_close(b);
 			CHECK_EQ(pm_region_free_count(&a->region), before);
 		}
+		/* What the application leaves in the slots is checked before
+		 * it goes back (pm_port_own_rings_put): 0, 1, an index past
+		 * the pool and one given twice go nowhere; the buffers they
+		 * replaced are lost to this region until it is rebuilt. */
+		CHECK(pktmap_open(&b, name2, &o) == 0, "%s", err);
+		if (b) {
+			struct netmap_ring *t = NETMAP_TXRING(pktmap_nifp(b), 0);
+			struct netmap_ring *r = NETMAP_RXRING(pktmap_nifp(b), 0);
+			uint32_t nb = b->region.nbufs;
+			t->slot[0].buf_idx = 0;
+			t->slot[1].buf_idx = 1;
+			t->slot[2].buf_idx = nb;          /* one past the pool */
+			t->slot[3].buf_idx = 0xffffffffu;
+			t->slot[4].buf_idx = r->slot[9].buf_idx; /* twice */
+			pktmap_close(b);
+			CHECK_EQ(pm_region_free_count(&a->region), before - 5);
+		}
 		pktmap_close(a);
 	}
 	return t_done("null");
