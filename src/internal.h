@@ -554,6 +554,13 @@ extern int pm_pipe_tx_stall;
 /* The same for an RX sync that received packets: it stops with its
  * releases published and its new packets not. */
 extern int pm_pipe_rx_stall;
+/* The region's header as a peer could write it: the free stack's top,
+ * and region_hdr_sane() on a copy of r's header with fields set as `set`
+ * says ("nbufs=3 headroom=0"; fields: magic, version, size, buf_size,
+ * headroom, nbufs, free_ofs, obj_ofs, obj_end, pool_ofs, ndir): 1 sane,
+ * 0 refused, -1 a field it does not know. */
+uint32_t *pm_region_free_top(struct pm_region *r);
+int pm_region_hdr_sane_with(const struct pm_region *r, const char *set);
 #endif
 
 /* The back ends. */

@@ -1092,8 +1092,9 @@ int pm_region_alloc_bufs(struct pm_region *r, uint32_t *idx, uint32_t n)
 	uint32_t *stack = (uint32_t *)((char *)r->base + r->free_ofs);
 	struct pm_bufspace bs = { .nbufs = r->nbufs, .usable = 0 };
 	uint32_t top = PM_READ_ONCE(h->free_top);
-	if (top > r->nbufs)
-		top = 0; /* corrupt: treat as empty */
+	if (top > r->nbufs - 2)
+		top = 0; /* corrupt (the stack holds 2 .. nbufs-1 at most):
+			  * treat as empty */
 	uint32_t got = 0;
 	while (got < n && top > 0) {
 		uint32_t b = stack[--top];
@@ -1117,7 +1118,7 @@ void pm_region_free_bufs(struct pm_region *r, const uint32_t *idx, uint32_t n)
 	uint32_t *stack = (uint32_t *)((char *)r->base + r->free_ofs);
 	struct pm_bufspace bs = { .nbufs = r->nbufs, .usable = 0 };
 	uint32_t top = PM_READ_ONCE(h->free_top);
-	if (top > r->nbufs)
+	if (top > r->nbufs - 2)
 		top = 0;
 	for (uint32_t i = 0; i < n && top < r->nbufs - 2; i++) {
 		if (pm_buf_ok(&bs, idx[i]))
@@ -1129,7 +1130,7 @@ void pm_region_free_bufs(struct pm_region *r, const uint32_t *idx, uint32_t n)
 uint32_t pm_region_free_count(struct pm_region *r)
 {
 	uint32_t top = PM_READ_ONCE(r->hdr->free_top);
-	return top > r->nbufs ? 0 : top;
+	return top > r->nbufs - 2 ? 0 : top;
 }
 
 size_t pm_ring_size(uint32_t slots)
@@ -1144,3 +1145,47 @@ size_t pm_nifp_size(uint32_t ntx, uint32_t nrx, uint32_t nhtx, uint32_t nhrx)
 	return align_up(sizeof(struct netmap_if) + n * sizeof(ssize_t), 128);
 }
 
+#ifdef PM_TEST_HOOKS
+uint32_t *pm_region_free_top(struct pm_region *r)
+{
+	return &r->hdr->free_top;
+}
+
+int pm_region_hdr_sane_with(const struct pm_region *r, const char *set)
+{
+	static const struct {
+		const char *name;
+		size_t ofs, size;
+	} f[] = {
+#define PM_F(x) { #x, offsetof(struct pm_region_hdr, x), \
+		  sizeof(((struct pm_region_hdr *)0)->x) }
+		PM_F(magic), PM_F(version), PM_F(size), PM_F(buf_size),
+		PM_F(headroom), PM_F(nbufs), PM_F(free_ofs), PM_F(obj_ofs),
+		PM_F(obj_end), PM_F(pool_ofs), PM_F(ndir),
+#undef PM_F
+	};
+	struct pm_region_hdr h;
+	memcpy(&h, r->base, sizeof(h));
+	for (const char *s = set; *s;) {
+		char name[16];
+		long long v;
+		int used = 0;
+		if (sscanf(s, " %15[a-z_]=%lli%n", name, &v, &used) != 2)
+			return -1;
+		s += used;
+		size_t i = 0;
+		while (i < PM_ARRAY_SIZE(f) && strcmp(f[i].name, name) != 0)
+			i++;
+		if (i == PM_ARRAY_SIZE(f))
+			return -1;
+		if (f[i].size == 8) {
+			uint64_t v64 = (uint64_t)v;
+			memcpy((char *)&h + f[i].ofs, &v64, 8);
+		} else {
+			uint32_t v32 = (uint32_t)v;
+			memcpy((char *)&h + f[i].ofs, &v32, 4);
+		}
+	}
+	return region_hdr_sane(&h, r->size);
+}
+#endif

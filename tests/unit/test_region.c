@@ -111,6 +111,94 @@ int main(void)
 	pm_region_free_bufs(&r, junk, 3); /* ignored */
 	CHECK_EQ(pm_region_free_count(&r), 998);
 
+	/* The free stack's top is in the shared header: a peer may write
+	 * anything there. The stack holds nbufs - 2 entries (2 .. nbufs-1)
+	 * at most; beyond that it is corrupt and counts as empty. (In a
+	 * region of its own: the corrupt stacks are not undone.) */
+	{
+		struct pm_region t;
+		struct pm_region_params tp = { .bufs = 10, .buf_size = 2048 };
+		CHECK(pm_region_open(&t, NULL, &tp, err, sizeof(err)) == 0, "%s",
+		      err);
+		uint32_t *top = pm_region_free_top(&t);
+		uint32_t one[1] = { 5 };
+		CHECK_EQ(*top, 8);
+		pm_region_free_bufs(&t, one, 1); /* full: nothing pushed */
+		CHECK_EQ(*top, 8);
+		CHECK_EQ(pm_region_free_count(&t), 8);
+		*top = 9;
+		CHECK_EQ(pm_region_free_count(&t), 0);
+		*top = 8; /* all 8 out, then none */
+		uint32_t eight[8];
+		CHECK(pm_region_alloc_bufs(&t, eight, 8) == 0, "8 of 8");
+		CHECK(pm_region_alloc_bufs(&t, one, 1) == -ENOMEM, "9 of 8");
+		static const uint32_t bad_tops[] = { 9, 10, 11, 0x80000000u,
+						     0xffffffffu };
+		for (size_t i = 0; i < PM_ARRAY_SIZE(bad_tops); i++) {
+			*top = bad_tops[i];
+			CHECK(pm_region_free_count(&t) == 0, "top %u: %u free",
+			      bad_tops[i], pm_region_free_count(&t));
+			CHECK(pm_region_alloc_bufs(&t, one, 1) == -ENOMEM,
+			      "top %u: buffer %u handed out", bad_tops[i], one[0]);
+			*top = bad_tops[i];
+			pm_region_free_bufs(&t, eight, 2); /* a new stack */
+			CHECK(*top == 2 && pm_region_free_count(&t) == 2,
+			      "top %u: free gives %u", bad_tops[i], *top);
+		}
+		pm_region_close(&t);
+	}
+
+	/* The header a joiner checks (region_hdr_sane), field by field at
+	 * each bound: the layout must fit the file. */
+	{
+		uint64_t S = r.size, P = (uint64_t)(r.pool - (char *)r.base);
+		uint64_t F = r.free_ofs, O = r.obj_ofs, E = r.obj_end;
+		uint64_t slack = S - P - 1000ull * 2048;
+		char set[128];
+		struct {
+			const char *pre, *field;
+			uint64_t v;
+			int want;
+		} hc[] = {
+			{ "", NULL, 0, 1 },
+			{ "", "magic", 0, 0 },
+			{ "", "version", 2, 0 },
+			{ "", "size", S - 1, 0 },
+			{ "", "size", S + 1, 0 },
+			{ "headroom=0 ", "buf_size", 64, 1 },
+			{ "headroom=0 ", "buf_size", 63, 0 },
+			{ "", "headroom", 2047, 1 },
+			{ "", "headroom", 2048, 0 },
+			{ "", "nbufs", 3, 1 },
+			{ "", "nbufs", 2, 0 },
+			{ "", "free_ofs", 8192, 1 },
+			{ "", "free_ofs", 8191, 0 },
+			{ "", "free_ofs", O - 1000 * 4, 1 },
+			{ "", "free_ofs", O - 1000 * 4 + 1, 0 },
+			{ "", "obj_ofs", E, 1 },
+			{ "", "obj_ofs", E + 1, 0 },
+			{ "", "obj_end", P, 1 },
+			{ "", "obj_end", P + 1, 0 },
+			{ "", "pool_ofs", P + slack, 1 },
+			{ "", "pool_ofs", P + slack + 1, 0 },
+			{ "", "nbufs", 1000 + slack / 2048, 1 },
+			{ "", "nbufs", 1001 + slack / 2048, 0 },
+			{ "", "ndir", 64, 1 },
+			{ "", "ndir", 65, 0 },
+		};
+		CHECK(F == 8192 && O - 1000 * 4 >= 8192, "layout: free %llu obj %llu",
+		      (unsigned long long)F, (unsigned long long)O);
+		for (size_t i = 0; i < PM_ARRAY_SIZE(hc); i++) {
+			if (hc[i].field)
+				snprintf(set, sizeof(set), "%s%s=%llu", hc[i].pre,
+					 hc[i].field, (unsigned long long)hc[i].v);
+			else
+				set[0] = 0;
+			CHECK(pm_region_hdr_sane_with(&r, set) == hc[i].want,
+			      "header '%s': want %d", set, hc[i].want);
+		}
+	}
+
 	/* Objects. */
 	bool created;
 	uint64_t ofs = pm_region_object(&r, "obj", 4096, &created);
@@ -218,8 +306,38 @@ int main(void)
 
 	test_hugepage_joiner(name);
 
-	/* Names are checked. */
+	/* Names are checked: 1 to 48 of [a-zA-Z0-9_.-], not starting with
+	 * a dot; each bound of each range by the character beyond it. */
 	CHECK(pm_region_open(&r, "../etc", &p, err, sizeof(err)) == -EINVAL, "name");
+	{
+		char n48[64], n49[64];
+		snprintf(n48, sizeof(n48), "%s%048d", name, 0);
+		n48[48] = 0;
+		snprintf(n49, sizeof(n49), "%s%049d", name, 0);
+		n49[49] = 0;
+		struct pm_region_params small = { .bufs = 16, .buf_size = 2048 };
+		struct { const char *suffix; int ok; } nc[] = {
+			{ "az", 1 }, { "AZ", 1 }, { "09", 1 }, { "_-.", 1 },
+			{ "`", 0 }, { "{", 0 }, { "@", 0 }, { "[", 0 },
+			{ "/", 0 }, { ":", 0 }, { " ", 0 }, { "\x80", 0 },
+		};
+		for (size_t i = 0; i < PM_ARRAY_SIZE(nc); i++) {
+			char n[96];
+			snprintf(n, sizeof(n), "%sx%s", name, nc[i].suffix);
+			int rc = pm_region_open(&r, n, &small, err, sizeof(err));
+			CHECK(nc[i].ok ? rc == 0 : rc == -EINVAL, "name '%s': %d",
+			      n, rc);
+			if (rc == 0)
+				pm_region_close(&r);
+		}
+		CHECK(pm_region_open(&r, n48, &small, err, sizeof(err)) == 0,
+		      "48 characters: %s", err);
+		pm_region_close(&r);
+		CHECK(pm_region_open(&r, n49, &small, err, sizeof(err)) == -EINVAL,
+		      "49 characters");
+		CHECK(pm_region_open(&r, ".x", &small, err, sizeof(err)) == -EINVAL,
+		      "a dot first");
+	}
 	/* Private regions. */
 	CHECK(pm_region_open(&r, NULL, &p, err, sizeof(err)) == 0, "%s", err);
 	pm_region_close(&r);
