@@ -126,6 +126,7 @@ struct pm_region {
 	bool named;          /* lives in /dev/shm and can be joined */
 	bool share;          /* shared with the group share_gid */
 	uint32_t share_gid;
+	bool nowait;         /* pm_region_lock() tries once, never waits */
 	struct pm_serve *serve; /* shared: hands the memfd to the group */
 	pid_t reaping;       /* pid of the opener whose cleaner waits on
 	                      * reap_go (reap.c), or 0 */
@@ -156,6 +157,9 @@ struct pm_region_params {
 	 * the check made before anything is mapped (pm_mem_check). */
 	size_t ring_bytes;
 	bool pinned;
+	/* PKTMAP_OPEN_NOWAIT: the region's lock is tried, never waited
+	 * for, at open, at close and by pm_region_lock(). */
+	bool nowait;
 };
 
 /* Would `want` bytes more fit in what the machine, the memory cgroup and
@@ -201,7 +205,9 @@ int pm_file_trusted(int fd, const char *path, bool fifo, bool share,
 		    uint32_t share_gid, char *err, size_t errlen);
 
 /* Serialise structural changes (allocations, directory) among all the
- * processes of the region. Not for fast paths. */
+ * processes of the region. Not for fast paths. Waits up to
+ * PM_LOCK_DEADLINE_MS (-ETIMEDOUT), or, for a region opened with
+ * nowait, not at all (-EBUSY). */
 int pm_region_lock(struct pm_region *r);
 void pm_region_unlock(struct pm_region *r);
 

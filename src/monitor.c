@@ -18,7 +18,13 @@
  * W = monitor PID << 32 | generation G << 8 | PM_MON_RX/TX: it names the
  * queue, so nothing else crosses. The copy never blocks the port: a
  * frame (a whole NS_MOREFRAG chain) that finds no room in the queue is
- * counted in the port's published `mon_drops`. One monitor per port; a
+ * counted in the port's published `mon_drops`. Nor does the queue: the
+ * port opens it, syncs it and closes it with PKTMAP_OPEN_NOWAIT, so a
+ * lock another process holds (any process of the user can write a word
+ * naming a queue whose region it has locked) is tried once, never
+ * waited for; a queue that cannot be opened so is tried again at most
+ * once a second, and meanwhile every frame the monitor misses is
+ * counted in `mon_drops` too. One monitor per port; a
  * registration whose process is gone is taken over, and the port drops
  * it by itself once a second while it would drop frames. "/z" (netmap's
  * zero-copy monitor, whose ring sits in the port's path) cannot be
@@ -52,6 +58,8 @@ struct pm_mon {
 	uint64_t word;            /* the registration the queue belongs to */
 	struct pktmap_port *q;    /* pipe:pmmon.PID.G{0, or NULL */
 	int64_t alive_sec;        /* when the monitor's process was looked at */
+	int64_t open_sec;         /* when opening the queue was last tried */
+	struct pm_ratelimit rl;   /* "not monitored" lines */
 	uint32_t *txpos;          /* per kring: first TX slot not yet copied */
 	uint32_t nkrings;
 	const struct pm_api *api; /* the public API, from port.c (above us) */
@@ -266,24 +274,57 @@ static struct pm_mon *mon_get(struct pktmap_port *p, const struct pm_api *api)
 	return none;
 }
 
-/* Follow the word (under m->lock): a new registration gets its queue. */
+static int64_t coarse_sec(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	return (int64_t)now.tv_sec;
+}
+
+/* Open our end of the queue of registration w, never waiting on a lock
+ * (NOWAIT), alone on its TX ring (EXCLUSIVE: no other open takes turns
+ * with us there). Under m->lock. */
+static void queue_open(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
+{
+	char qname[PM_NAME_MAX], err[300];
+	queue_name(qname, sizeof(qname), w, '{');
+	struct pktmap_open_opts qo = { .sz = sizeof(qo), .errbuf = err,
+				       .errbuf_len = sizeof(err),
+				       .flags = PKTMAP_OPEN_NOWAIT |
+						PKTMAP_OPEN_EXCLUSIVE };
+	m->open_sec = coarse_sec();
+	if (m->api->open(&m->q, qname, &qo) != 0) {
+		m->q = NULL;
+		pm_log_ratelimited(p, &m->rl, "%s: not monitored: %s", p->name,
+				   err);
+	}
+}
+
+/* Follow the word (under m->lock): a new registration gets its queue; a
+ * registration whose queue could not be opened has it tried again, once
+ * a second, while its monitor lives. */
 static void queue_follow(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 {
-	if (w == m->word)
+	if (w == m->word) {
+		if (m->q || !(w & (PM_MON_RX | PM_MON_TX)) ||
+		    coarse_sec() == m->open_sec)
+			return;
+		if (!pid_alive((int32_t)(w >> 32))) {
+			__atomic_compare_exchange_n(&p->stats->mon, &w, 0, false,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED);
+			return;
+		}
+		queue_open(p, m, w);
 		return;
+	}
 	m->api->close(m->q);
 	m->q = NULL;
 	m->word = w;
 	for (uint32_t i = 0; i < m->nkrings; i++)
 		m->txpos[i] = UINT32_MAX;
-	if (!(w & (PM_MON_RX | PM_MON_TX)))
-		return;
-	char qname[PM_NAME_MAX], err[300];
-	queue_name(qname, sizeof(qname), w, '{');
-	struct pktmap_open_opts qo = { .sz = sizeof(qo), .errbuf = err,
-				       .errbuf_len = sizeof(err) };
-	if (m->api->open(&m->q, qname, &qo) != 0)
-		pm_log(p, PKTMAP_LOG_WARN, "%s: not monitored: %s", p->name, err);
+	if (w & (PM_MON_RX | PM_MON_TX))
+		queue_open(p, m, w);
 }
 
 /* Slots in the NS_MOREFRAG chain starting at slot i, up to `to`. */
@@ -367,7 +408,7 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k,
 		 * port's syncs go back to the fast path. */
 		__atomic_compare_exchange_n(&p->stats->mon, &w, 0, false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	if (m->q && k->tx && (w & PM_MON_TX)) {
+	if (k->tx && (w & PM_MON_TX)) {
 		/* Before the back end takes the buffers: what the program
 		 * hands over, each slot once. */
 		uint32_t *pos = &m->txpos[k->id], from = k->hwcur;
@@ -375,9 +416,14 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k,
 		    pm_ring_dist(k->hwcur, *pos, k->nslots) <=
 			    pm_ring_dist(k->hwcur, k->rhead, k->nslots))
 			from = *pos;
-		queue_copy(p, m, k, from, k->rhead);
+		if (m->q) {
+			queue_copy(p, m, k, from, k->rhead);
+			m->api->txsync(m->q);
+		} else { /* not opened without waiting: missed, counted */
+			pm_stat_inc(&p->stats->mon_drops,
+				    pm_ring_dist(from, k->rhead, k->nslots));
+		}
 		*pos = k->rhead;
-		m->api->txsync(m->q);
 	}
 	pthread_mutex_unlock(&m->lock);
 	int ret = k->sync(p, k);
@@ -388,6 +434,9 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k,
 	if (m->q && m->word == w) {
 		queue_copy(p, m, k, old_tail, k->hwtail);
 		m->api->txsync(m->q);
+	} else if (!m->q && m->word == w) {
+		pm_stat_inc(&p->stats->mon_drops,
+			    pm_ring_dist(old_tail, k->hwtail, k->nslots));
 	}
 	pthread_mutex_unlock(&m->lock);
 	return ret;

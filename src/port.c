@@ -83,8 +83,14 @@ static int extra_bufs_get(struct pktmap_port *p, uint32_t n)
 	uint32_t *idx = calloc(n, sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
-	pm_region_lock(&p->region);
-	int ret = pm_region_alloc_bufs(&p->region, idx, n);
+	int ret = pm_region_lock(&p->region);
+	if (ret) {
+		free(idx);
+		return pm_open_error(p, ret, "region '%s' is locked by another "
+				     "process: no extra buffers (%s)",
+				     p->region.name, pktmap_strerror(ret));
+	}
+	ret = pm_region_alloc_bufs(&p->region, idx, n);
 	pm_region_unlock(&p->region);
 	if (ret) {
 		free(idx);
@@ -110,7 +116,10 @@ static int extra_bufs_get(struct pktmap_port *p, uint32_t n)
 static void extra_bufs_put(struct pktmap_port *p)
 {
 	uint32_t b = p->nifp->ni_bufs_head, n = 0, batch[64], k = 0;
-	pm_region_lock(&p->region);
+	/* Not had (a nowait region another process has locked): the
+	 * buffers stay out until the region is made again. */
+	if (pm_region_lock(&p->region) != 0)
+		return;
 	while (pm_buf_ok(&p->bs, b) && n++ < p->extra_bufs) {
 		batch[k++] = b;
 		memcpy(&b, pm_region_buf(&p->region, b), sizeof(b));

@@ -142,7 +142,7 @@ int pm_file_trusted(int fd, const char *path, bool fifo, bool share,
 
 int pm_region_lock(struct pm_region *r)
 {
-	return pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, 1);
+	return pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, !r->nowait);
 }
 
 void pm_region_unlock(struct pm_region *r)
@@ -706,7 +706,12 @@ static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
 		if (ret == 0 && (!r->named ||
 				 (fstat(r->fd, &st) == 0 && st.st_nlink > 0)))
 			return 0;
-		if (ret)
+		if (ret == -EBUSY) /* nowait */
+			snprintf(err, errlen, "region '%s': %s is locked by another "
+				 "process, and this open does not wait for it: try "
+				 "again, or see who holds it with 'fuser %s'", r->name,
+				 r->path, r->path);
+		else if (ret)
 			snprintf(err, errlen, "region '%s': %s is locked by another "
 				 "process for more than %d ms: stop it, or see who "
 				 "holds it with 'fuser %s'", r->name, r->path,
@@ -733,6 +738,7 @@ int pm_region_open(struct pm_region *r, const char *name,
 
 	memset(r, 0, sizeof(*r));
 	r->fd = r->mfd = -1;
+	r->nowait = p->nowait;
 	int ret = region_check(name, &def, &l, err, errlen);
 	if (ret)
 		return ret;

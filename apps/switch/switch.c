@@ -254,7 +254,7 @@ static int attach_all(struct swa *a)
 	for (unsigned i = 0; i < a->nattach; i++) {
 		char err[512];
 		int ret = sws_attach_name(&a->srv, a->attach[i], a->attach_as[i],
-					  err, sizeof(err));
+					  0, err, sizeof(err));
 		if (ret) {
 			cli_err("switch %s: %s", a->name, err);
 			return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;

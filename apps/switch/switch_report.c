@@ -139,6 +139,9 @@ static void summary_human(struct swa *a, const struct totals *tt)
 		a->name, tt->secs, U(tt->frames), tt->cpf, U(ms->entries),
 		U(ms->capacity), U(ms->learned), U(ms->moved), U(ms->aged),
 		U(ms->evicted));
+	if (s->busy)
+		fprintf(o, "  %llu requests refused: their port's lock was held "
+			"by another process (not waited for)\n", U(s->busy));
 	for (unsigned g = 0; g < s->ngone; g++)
 		human_port(o, s->gone[g].name, s->gone[g].kind, &s->gone[g].c,
 			   true);
@@ -161,10 +164,10 @@ static void summary_json(struct swa *a, const struct totals *tt)
 	fprintf(o, ",\"nthreads\":%u,\"seconds\":%.6f,\"frames\":%llu,"
 		"\"busy_cycles\":%llu,\"cycles_per_frame\":%.2f,\"rounds\":%llu,\"mac_entries\":%llu,"
 		"\"mac_capacity\":%llu,\"mac_learned\":%llu,\"mac_moved\":%llu,"
-		"\"mac_aged\":%llu,\"mac_evicted\":%llu,",
+		"\"mac_aged\":%llu,\"mac_evicted\":%llu,\"busy_refused\":%llu,",
 		s->nthreads, tt->secs, U(tt->frames), U(tt->cycles), tt->cpf,
 		U(tt->rounds), U(ms->entries), U(ms->capacity), U(ms->learned),
-		U(ms->moved), U(ms->aged), U(ms->evicted));
+		U(ms->moved), U(ms->aged), U(ms->evicted), U(s->busy));
 	for (unsigned t = 0; t < s->nthreads; t++)
 		fprintf(o, "%s%llu", t ? "," : "\"frames_per_thread\":[",
 			U(sws_ctx(s, t)->busy_frames));

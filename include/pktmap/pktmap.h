@@ -91,6 +91,15 @@ typedef void (*pktmap_log_fn)(void *ctx, enum pktmap_log_level level,
  * its own back. "@conf:tx=frames" / "tx=copy" in the name win over the
  * flag. Other back ends ignore it. (docs/packet.md) */
 #define PKTMAP_OPEN_TX_FRAMES 0x40u
+/* Pipes, for programs that must never wait on another process (a
+ * switch opening a client's port, a port opening its monitor's queue):
+ * a lock another process holds (the region's, a ring's sync turn) is
+ * tried once, never waited for. The open fails with -EBUSY; a sync
+ * that cannot have its turn returns -EBUSY and moves nothing; a close
+ * that cannot have the region's lock leaves the region's files to its
+ * last user ('pktmap ports --gc' removes them once nobody holds it).
+ * Other back ends ignore it. (docs/netmap.md) */
+#define PKTMAP_OPEN_NOWAIT 0x80u
 
 /*
  * Options for pktmap_open(). Zero means "the default" everywhere; values

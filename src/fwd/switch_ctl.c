@@ -243,8 +243,10 @@ static int open_pipe(struct sws *s, struct sws_conn *c,
 		     size_t namelen)
 {
 	char msg[300];
+	/* Never waits on a lock: the client may hold its region's. */
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = msg,
-				      .errbuf_len = sizeof(msg) };
+				      .errbuf_len = sizeof(msg),
+				      .flags = PKTMAP_OPEN_NOWAIT };
 	if (rq->slots >= 4 && rq->slots <= 65536)
 		o.slots = rq->slots;
 	uint64_t group = 0;
@@ -264,6 +266,8 @@ static int open_pipe(struct sws *s, struct sws_conn *c,
 			snprintf(name, namelen, "pipe:%s{0-%u@conf:rings=%u", pipe,
 				 t, s->nthreads);
 		ret = pktmap_open(&p, name, &o);
+		if (ret == -EBUSY)
+			s->busy++;
 		if (ret) {
 			reply_err(c->fd, ret, msg);
 			break;
@@ -368,7 +372,9 @@ static void serve_attach(struct sws *s, struct sws_conn *c,
 {
 	char msg[400];
 	int ret = sws_attach_name(s, rq->arg, rq->port[0] ? rq->port : NULL,
-				  msg, sizeof(msg));
+				  PKTMAP_OPEN_NOWAIT, msg, sizeof(msg));
+	if (ret == -EBUSY)
+		s->busy++;
 	if (ret)
 		reply_err(c->fd, ret, msg);
 	else

@@ -170,11 +170,11 @@ static int thread_name(const char *name, const struct pktmap_name *nm,
 /* Open `name` on every thread and attach it as pname: one id on all. */
 static int attach_threads(struct sws *s, const char *name,
 			  const struct pktmap_name *nm, const char *pname,
-			  const char *kind, uint64_t group, char *err,
-			  unsigned errlen)
+			  const char *kind, uint64_t group, uint32_t flags,
+			  char *err, unsigned errlen)
 {
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
-				      .errbuf_len = errlen };
+				      .errbuf_len = errlen, .flags = flags };
 	int ret = 0, id = -1;
 	unsigned t;
 	for (t = 0; t < s->nthreads; t++) {
@@ -206,7 +206,7 @@ static int attach_threads(struct sws *s, const char *name,
 }
 
 int sws_attach_name(struct sws *s, const char *name, const char *as,
-		    char *err, unsigned errlen)
+		    uint32_t flags, char *err, unsigned errlen)
 {
 	struct pktmap_name nm = { .sz = sizeof(nm), .region = "" };
 	char kind[16], pname[64];
@@ -232,5 +232,6 @@ int sws_attach_name(struct sws *s, const char *name, const char *as,
 	}
 	/* Ports named with one @mem: region share a pool: move buffers. */
 	uint64_t group = nm.region[0] ? sws__region_group(nm.region) : 0;
-	return attach_threads(s, name, &nm, pname, kind, group, err, errlen);
+	return attach_threads(s, name, &nm, pname, kind, group, flags, err,
+			      errlen);
 }

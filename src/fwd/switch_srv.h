@@ -127,6 +127,10 @@ struct sws {
 	struct sws_gone gone[SWS_MAX_GONE];
 	unsigned ngone;
 	uint32_t epoch[SW_MAX_PORTS];
+	/* Requests refused rather than waited on: the port they asked for
+	 * could not be opened without waiting on a lock another process
+	 * holds (PKTMAP_OPEN_NOWAIT; a client can hold its @mem: region's). */
+	uint64_t busy;
 	char err[512];               /* the last failure: a whole line */
 };
 
@@ -135,9 +139,11 @@ struct sws {
  * thread. Returns 0, or -errno with s->err; sws_teardown() either way. */
 int sws_setup(struct sws *s, const struct sws_opts *o);
 /* Open `name` and attach it as `as` (NULL: what follows the back end in
- * the name). Returns 0, or -errno with a one-line message in err. */
+ * the name), with the open flags `flags` (PKTMAP_OPEN_NOWAIT for a
+ * client's request: the switch never waits on a lock a client can
+ * hold). Returns 0, or -errno with a one-line message in err. */
 int sws_attach_name(struct sws *s, const char *name, const char *as,
-		    char *err, unsigned errlen);
+		    uint32_t flags, char *err, unsigned errlen);
 /* Forward and serve until sws_stop(), the caller's flag or an error.
  * Returns 0 or -errno (s->err says why). */
 int sws_run(struct sws *s);

@@ -141,6 +141,7 @@ struct pipe_priv {
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	uint32_t pid;                  /* ours, the sync lock's holder value */
 	bool excl;                     /* PKTMAP_OPEN_EXCLUSIVE: claims alone */
+	bool nowait;                   /* PKTMAP_OPEN_NOWAIT: locks tried once */
 	uint32_t counted;              /* RX rings [lo, lo + counted) in
 	                                * their q->rx_binders */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
@@ -350,6 +351,11 @@ static int pipe_resume_locked(struct pktmap_port *p, struct pipe_priv *pp,
 	struct pm_kring *k = dir == PIPE_TX ? pm_txkring(p, r) : pm_rxkring(p, r);
 	struct pipe_kpriv *kp = k->priv;
 	int ret = pipe_lock_wait(p, k);
+	if (ret == -EBUSY && pp->nowait)
+		return pm_open_error(p, ret, "pipe %u %s ring %u: another process "
+				     "is syncing it, and this open does not wait "
+				     "for it: try again", pp->pipe_id,
+				     dir == PIPE_TX ? "TX" : "RX", r);
 	if (ret < 0)
 		return ret;
 	ret = dir == PIPE_TX ? pipe_resume_tx(p, pp, r, seen) :
@@ -800,9 +806,11 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
 	pp->pid = (uint32_t)getpid();
 	pp->excl = o && (o->flags & PKTMAP_OPEN_EXCLUSIVE);
+	pp->nowait = o && (o->flags & PKTMAP_OPEN_NOWAIT);
 	pp->pipe_id = (uint32_t)nm->pipe_id;
 
 	struct pm_region_params rp = pipe_region_params(c, R, S);
+	rp.nowait = pp->nowait;
 	/* Several pipes (names and numbers) may share one @mem: region. */
 	snprintf(key, sizeof(key), "p:%s{%u", nm->body, pp->pipe_id);
 	/* An end opened by name joins its pipe wherever the other end made
@@ -814,6 +822,10 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	if (ret)
 		return pm_open_error(p, ret, "%s", err);
 	ret = pm_region_lock(&p->region);
+	if (ret == -EBUSY) /* nowait */
+		return pm_open_error(p, ret, "region '%s' is locked by another "
+				     "process, and this open does not wait for "
+				     "it: try again", p->region.name);
 	if (ret)
 		return pm_open_error(p, ret, "region '%s' is locked by another "
 				     "process for more than %d ms: stop it",
@@ -1016,7 +1028,8 @@ static void sync_release(struct pipe_kpriv *kp, _Atomic uint64_t *w)
  * holder that died (its sync left the queue as resumable as a closed
  * end's: pipe_tx_reload() or pipe_rx_reload() takes it up). 0, 1 when
  * taken from a dead holder, -EBUSY (said) after PM_LOCK_DEADLINE_MS of
- * a live holder. */
+ * a live holder, or at once when the port was opened with
+ * PKTMAP_OPEN_NOWAIT (not said: the caller counts it). */
 static int pipe_lock_wait(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_priv *pp = p->priv;
@@ -1034,6 +1047,8 @@ static int pipe_lock_wait(struct pktmap_port *p, struct pm_kring *k)
 				return h != 0;
 			continue;
 		}
+		if (pp->nowait)
+			return -EBUSY;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - t0.tv_sec) * 1000 +
 		    (now.tv_nsec - t0.tv_nsec) / 1000000 >= PM_LOCK_DEADLINE_MS) {

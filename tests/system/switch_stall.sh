@@ -12,6 +12,12 @@
 #     h is no longer listed;
 #   - 1000 frames from a to b arrive, every one, while the lock is held;
 #   - once the holder lets go, h's files are removed (nothing left).
+# Then a client that holds its @mem: region's lock and asks, again and
+# again, for a port in that region (VALE_OPEN with the region): every
+# request is refused at once (-EBUSY, "does not wait"), never waited on
+# (the library's wait was 5 s a request), and counted (busy_refused in
+# the switch's summary); 1000 frames a -> b arrive while the holder still
+# holds the lock and still asks.
 # Then the connection limit per uid: 254 idle connections of root's, and
 # the next client is refused with a line that names the limit.
 #
@@ -80,6 +86,71 @@ l=$(ls -d "$UDIR/pipe.$hpipe"* 2>/dev/null || true)
 [ -z "$l" ] || fail "h's files left after the lock was released: $l"
 echo "3. h's pipe closed and removed once the lock was let go"
 
+SW2="valet$$"
+R="${PIPE}swr"
+BG_TIMEOUT=120 bg "$PKTMAP" switch "$SW2" -T 0 -q --json >"$TMP/sw2.json"
+sw2=$BG_PID
+for _ in $(seq 300); do "$PKTMAP" switch --list "$SW2" >/dev/null 2>&1 && break; sleep 0.05; done
+BG_TIMEOUT=120 bg "$SWITCH_CLIENT" "$SW2:b" learn 02:00:00:00:00:0b
+switch_wait_ports "$SW2" b
+# region R exists while this recv holds it
+BG_TIMEOUT=120 bg "$PKTMAP" recv -i "pipe:${R}k}0@mem:$R" -T 0 -q
+for _ in $(seq 300); do [ -e "$UDIR/$R" ] && break; sleep 0.05; done
+[ -e "$UDIR/$R" ] || fail "region $R was not made"
+cat >"$TMP/asker.py" <<'EOF'
+import fcntl, os, socket, struct, sys, time
+sock, region_file, region, out, stop = sys.argv[1:6]
+fd = os.open(region_file, os.O_RDWR)
+fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+n = 0
+while not os.path.exists(stop):
+    # one connection a request: the switch ends one whose open failed
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sock)
+    req = struct.pack("<4I64s64s256s", 0x454c4156, 1, 1, 0, b"c%d" % n,
+                      region.encode(), b"")
+    s.send(req)
+    rep = s.recv(4096)
+    magic, version, op, status = struct.unpack_from("<3Ii", rep)
+    msg = rep[16:272].split(b"\0")[0].decode()
+    if op != 17 or status != -16 or "does not wait" not in msg:
+        print("asker: request %d: op %d status %d: %s" % (n, op, status, msg),
+              file=sys.stderr)
+        sys.exit(1)
+    s.close()
+    n += 1
+    with open(out + ".new", "w") as f:
+        f.write("%d\n" % n)
+    os.rename(out + ".new", out)
+    time.sleep(0.02)  # pacing, not synchronisation: one request at a time
+open(out + ".done", "w").close()
+time.sleep(float(sys.argv[6]))  # keeps the lock until killed
+EOF
+BG_TIMEOUT=120 bg /usr/bin/python3 "$TMP/asker.py" "$UDIR/.$SW2.sock" "$UDIR/$R" \
+	"$R" "$TMP/asked" "$TMP/stop" 60
+asker=$BG_PID
+for _ in $(seq 300); do [ -s "$TMP/asked" ] && break; sleep 0.05; done
+[ -s "$TMP/asked" ] || fail "the asker got no answer"
+"$PKTMAP" gen -i "$SW2:a" -D 02:00:00:00:00:0b -n 1000 -T 0 -q || fail "gen on $SW2"
+b2_tx() {
+	"$PKTMAP" switch --list --json "$SW2" | python3 -c 'import json, sys
+print([p["tx_frames"] for p in json.load(sys.stdin)["ports"] if p["port"] == "b"][0])'
+}
+wait_output 1000 b2_tx
+expect_eq "frames $SW2 gave b" "$(b2_tx)" 1000
+kill -0 "$asker" 2>/dev/null || fail "the asker ended early: a request was not refused at once"
+touch "$TMP/stop"
+for _ in $(seq 300); do [ -e "$TMP/asked.done" ] && break; sleep 0.05; done
+[ -e "$TMP/asked.done" ] || fail "the asker did not stop asking"
+kill -0 "$asker" 2>/dev/null || fail "the asker let go of the lock early"
+asked=$(cat "$TMP/asked")
+echo "4. 1000 frames a -> b while a client held its region's lock and asked $asked times"
+kill -INT "$sw2"
+wait_bg "$sw2"
+kill "$asker"
+wait "$asker" 2>/dev/null || true
+expect_eq "requests refused and counted" "$(json "$TMP/sw2.json" busy_refused)" "$asked"
+
 # 254 idle connections of root's (the limit per uid), then a client.
 cat >"$TMP/hog.py" <<'EOF'
 import socket, sys, time
@@ -101,5 +172,5 @@ set -e
 [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] || fail "limit: recv exit $rc"
 grep -q "uid 0 holds 254 connections, the limit per user" "$TMP/limit.err" ||
 	fail "limit: $(cat "$TMP/limit.err")"
-echo "4. over the limit: $(cat "$TMP/limit.err")"
+echo "5. over the limit: $(cat "$TMP/limit.err")"
 echo "switch_stall: ok"

@@ -259,6 +259,56 @@ static void test_dead_monitor(void)
 	CHECK_EQ(queue_files_of(pid), 0);
 }
 
+/* Another process of the user writes words naming queues whose
+ * region lock it holds (it made them, and keeps their locks): the port
+ * never waits on them. All of A's frames reach B while the holder still
+ * holds every lock (it lets go only when told, after the checks), and
+ * each frame the monitor missed is counted, exactly. */
+static void test_locked_queue(void)
+{
+	snprintf(pname, sizeof(pname), "monl%d", (int)getpid());
+	struct pktmap_port *a = must_open("{0"), *b = must_open("}0");
+	int ready[2], done[2];
+	if (!a || !b || pipe(ready) != 0 || pipe(done) != 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct pktmap_port *q[3] = { 0 };
+		char c = 'y';
+		for (unsigned g = 0; g < 3; g++) {
+			char name[96];
+			snprintf(name, sizeof(name), "pipe:pmmon.%d.%u}0/R",
+				 (int)getpid(), g + 1);
+			if (pktmap_open(&q[g], name, NULL) != 0 ||
+			    pm_region_lock(&q[g]->region) != 0)
+				c = 'n';
+		}
+		if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0); /* the locks go with the process */
+	}
+	char c = 0;
+	CHECK(read(ready[0], &c, 1) == 1 && c == 'y', "the holder holds 3 locks");
+	for (unsigned g = 0; g < 3; g++) {
+		a->stats->mon = (uint64_t)pid << 32 | (uint64_t)(g + 1) << 8 |
+				PM_MON_TX;
+		send_frames(a, b, 'T', 100);
+	}
+	CHECK(waitpid(pid, NULL, WNOHANG) == 0, "the holder still holds them");
+	CHECK_EQ(a->stats->mon_drops, 300);
+	CHECK_EQ(a->stats->mon, (uint64_t)pid << 32 | 3u << 8 | PM_MON_TX);
+	CHECK(write(done[1], "x", 1) == 1, "tell the holder");
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      WEXITSTATUS(st) == 0, "holder status %d", st);
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
 int main(void)
 {
 	test_mode("rt", 300, 1500);
@@ -268,5 +318,6 @@ int main(void)
 	test_drops();
 	test_refused();
 	test_dead_monitor();
+	test_locked_queue();
 	return t_done("monitor");
 }

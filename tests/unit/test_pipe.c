@@ -1374,6 +1374,29 @@ static void test_mem_means_mem(void)
 	pktmap_close(b);
 }
 
+/* PKTMAP_OPEN_NOWAIT: a region lock held elsewhere (here by another open
+ * file description of this process, as another process would) fails the
+ * open at once with -EBUSY and one line, and leaves nothing; once it is
+ * free the same open works. */
+static void test_nowait(void)
+{
+	char err[300] = "", name[128];
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err),
+				      .flags = PKTMAP_OPEN_NOWAIT };
+	struct pktmap_port *a = open_end("nw{0", 1), *b = NULL;
+	if (!a)
+		return;
+	snprintf(name, sizeof(name), "pipe:%snw}0", pname);
+	CHECK_EQ(pm_region_lock(&a->region), 0);
+	CHECK_EQ(pktmap_open(&b, name, &o), -EBUSY);
+	CHECK(strstr(err, "does not wait") && !strchr(err, '\n'), "%s", err);
+	pm_region_unlock(&a->region);
+	CHECK(pktmap_open(&b, name, &o) == 0, "open %s: %s", name, err);
+	pktmap_close(b);
+	pktmap_close(a);
+}
+
 /* The two-threads-per-port contract: on each end one thread owns the TX
  * ring and another the RX ring, while a fifth thread reads both ports'
  * counters. Every frame arrives, in order, and the counters add up. (CI
@@ -1589,6 +1612,7 @@ int main(void)
 	test_multi_ring();
 	test_shared_region();
 	test_mem_means_mem();
+	test_nowait();
 	test_two_directions();
 	test_split_wakeup();
 	test_threads();
