@@ -176,6 +176,11 @@ int pm_mem_check(uint64_t want, bool huge, bool pinned, char *err,
  * in out, or -errno with err set (userdir.c). */
 int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
 
+/* The same for the directory /dev/shm/BASEUID (pm_user_dir() is BASE
+ * "pktmap-"; a squatted name makes /dev/shm/BASEUID.XXXXXX). */
+int pm_owned_dir(const char *base, char *out, size_t len, char *err,
+		 size_t errlen);
+
 /* Create or join the region `name` (NULL or "": a private memfd region).
  * Joining checks that the existing region is compatible with `p` only when
  * the caller asked for specific values. Returns 0 or -errno with err set. */
@@ -509,6 +514,10 @@ void pm_port_own_rings_put(struct pktmap_port *p);
 int pm_pub_open(struct pktmap_port *p);
 void pm_pub_ready(struct pktmap_port *p, const struct pktmap_info *info);
 void pm_pub_close(struct pktmap_port *p);
+/* The caller's counters directory (made if missing; taken back from a
+ * squatter as pm_owned_dir() does), opened: its path in dir. Returns the
+ * descriptor or -errno. */
+int pm_pub_dir(char *dir, size_t len);
 
 /* Logging from inside the library (through the port's callback):
  * src/util_log.c, below everything else in the library. */

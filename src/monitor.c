@@ -143,9 +143,10 @@ static int pub_find(struct pktmap_port *p, const struct pm_name *nm,
 		    const char *name, struct pm_pub_hdr **out, size_t *size)
 {
 	char dir[64];
-	snprintf(dir, sizeof(dir), "%s/%s%u", PM_PUB_DIR, PM_PUB_PREFIX,
-		 (unsigned)geteuid());
-	DIR *d = opendir(dir);
+	int dfd = pm_pub_dir(dir, sizeof(dir)); /* where our ports publish */
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (dfd >= 0 && !d)
+		close(dfd);
 	struct dirent *e;
 	int found = 0, pids[2] = { 0, 0 };
 	while (d && (e = readdir(d)) != NULL) {

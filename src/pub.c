@@ -23,22 +23,24 @@
 /* Tell files of one process apart: PID.SEQ. */
 static _Atomic uint32_t pub_seq;
 
-/* The user's directory, made 0700 if missing, opened. Refused unless it
- * is a directory of ours that no one else can enter (someone may have
- * made it first in /dev/shm, which everyone can write). Files are made
- * through the descriptor: the directory checked is the one they go in.
- * Returns the descriptor or -errno. */
-static int pub_dir(char *dir, size_t len)
+/* The user's directory, made 0700 if missing, opened. Someone may have
+ * made a directory (or anything) of its name first in /dev/shm, which
+ * everyone can write: pm_owned_dir() takes the name back (root) or uses
+ * a directory of the user's own of another name, as for the region
+ * directory (src/userdir.c). Files are made through the descriptor: the
+ * directory checked is the one they go in. Returns the descriptor or
+ * -errno. */
+int pm_pub_dir(char *dir, size_t len)
 {
 	struct stat st;
-	uid_t uid = geteuid();
-	snprintf(dir, len, "%s/%s%u", PM_PUB_DIR, PM_PUB_PREFIX, (unsigned)uid);
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -errno;
+	char err[8];
+	int ret = pm_owned_dir(PM_PUB_PREFIX, dir, len, err, sizeof(err));
+	if (ret)
+		return ret;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	if (fstat(dfd, &st) != 0 || st.st_uid != uid || (st.st_mode & 077)) {
+	if (fstat(dfd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
 		close(dfd);
 		return -EPERM;
 	}
@@ -78,7 +80,7 @@ static int pub_create(struct pktmap_port *p)
 		 atomic_fetch_add(&pub_seq, 1));
 	int fd = -ENOENT;
 	for (int attempt = 0; attempt < 2 && fd == -ENOENT; attempt++) {
-		int dfd = pub_dir(dir, sizeof(dir));
+		int dfd = pm_pub_dir(dir, sizeof(dir));
 		if (dfd < 0)
 			return dfd;
 		if (attempt == 0)
@@ -123,8 +125,7 @@ static void *pub_file(struct pktmap_port *p, size_t size)
 int pm_pub_open(struct pktmap_port *p)
 {
 	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
-	size_t ring_ofs = (sizeof(struct pm_pub_hdr) + PKTMAP_CACHELINE - 1) &
-			  ~(size_t)(PKTMAP_CACHELINE - 1);
+	size_t ring_ofs = PM_PUB_RING_OFS;
 	size_t size = ring_ofs + (size_t)n * sizeof(struct pm_ring_stats);
 	size = (size + 4095) & ~(size_t)4095;
 

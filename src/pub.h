@@ -84,6 +84,14 @@ struct pm_pub_hdr {
 	struct pm_port_stats port;
 };
 
+/* Where the ring lines start in a file the library writes, and the
+ * largest file it writes (PM_PUB_MAX_RINGS rings, whole pages): readers
+ * refuse a bigger one. */
+#define PM_PUB_RING_OFS ((sizeof(struct pm_pub_hdr) + PKTMAP_CACHELINE - 1) & \
+			 ~(size_t)(PKTMAP_CACHELINE - 1))
+#define PM_PUB_MAX_SIZE ((PM_PUB_RING_OFS + PM_PUB_MAX_RINGS * \
+			  sizeof(struct pm_ring_stats) + 4095) & ~(size_t)4095)
+
 /* The start time (field 22, clock ticks after boot) in the text of
  * /proc/PID/stat, or 0. Fields are counted after the last ')': the
  * command name in parentheses may hold spaces and parentheses. */

@@ -23,6 +23,10 @@
  * processes that looked before and after agree.
  * Regions shared on purpose (@conf:share=) stay in /dev/shm itself, where
  * the invited group can find them.
+ *
+ * The directory of a user's published counters, /dev/shm/pktmap-stats.UID
+ * (src/pub.c), is taken back from a squatter the same way
+ * (pm_owned_dir()).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -60,12 +64,12 @@ static int evict(const char *path, const struct stat *st)
 	return rename(path, aside) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
-/* The first (by name) of our 0700 directories /dev/shm/pktmap-UID.*,
- * into out; false when there is none. */
-static bool find_spare(unsigned uid, char *out, size_t len)
+/* The first (by name) of our 0700 directories /dev/shm/BASEUID.*, into
+ * out; false when there is none. */
+static bool find_spare(const char *base, unsigned uid, char *out, size_t len)
 {
-	char prefix[32];
-	snprintf(prefix, sizeof(prefix), "pktmap-%u.", uid);
+	char prefix[48];
+	snprintf(prefix, sizeof(prefix), "%s%u.", base, uid);
 	DIR *d = opendir(PM_SHM);
 	if (!d)
 		return false;
@@ -90,13 +94,13 @@ static bool find_spare(unsigned uid, char *out, size_t len)
 /* Not root, and our name is another user's: use (or make) a directory of
  * our own under a random name. Two processes making one at once both
  * end up with the first by name; the other, empty, is removed. */
-static int spare_dir(unsigned uid, const struct stat *squat, char *out,
-		     size_t len, char *err, size_t errlen)
+static int spare_dir(const char *base, unsigned uid, const struct stat *squat,
+		     char *out, size_t len, char *err, size_t errlen)
 {
-	if (find_spare(uid, out, len))
+	if (find_spare(base, uid, out, len))
 		return 0;
-	char tmpl[64];
-	snprintf(tmpl, sizeof(tmpl), PM_SHM "/pktmap-%u.XXXXXX", uid);
+	char tmpl[80];
+	snprintf(tmpl, sizeof(tmpl), PM_SHM "/%s%u.XXXXXX", base, uid);
 	if (!mkdtemp(tmpl)) {
 		int e = errno;
 		snprintf(err, errlen, "%s belongs to uid %u, not to you (uid %u), "
@@ -104,7 +108,7 @@ static int spare_dir(unsigned uid, const struct stat *squat, char *out,
 			 "%s", out, (unsigned)squat->st_uid, uid, strerror(e));
 		return -e;
 	}
-	if (!find_spare(uid, out, len)) {
+	if (!find_spare(base, uid, out, len)) {
 		snprintf(err, errlen, "%s vanished as it was made", tmpl);
 		return -EAGAIN;
 	}
@@ -113,10 +117,11 @@ static int spare_dir(unsigned uid, const struct stat *squat, char *out,
 	return 0;
 }
 
-int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
+int pm_owned_dir(const char *base, char *out, size_t len, char *err,
+		 size_t errlen)
 {
 	unsigned uid = (unsigned)geteuid();
-	int n = snprintf(out, len, PM_SHM "/pktmap-%u", uid);
+	int n = snprintf(out, len, PM_SHM "/%s%u", base, uid);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	for (int tries = 0; tries < 4; tries++) {
@@ -124,7 +129,7 @@ int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
 		/* No directory of ours by its name: a directory of ours of
 		 * another name, made while the name was taken, comes first. */
 		if (uid != 0 && lstat(out, &st) != 0 && errno == ENOENT &&
-		    find_spare(uid, out, len))
+		    find_spare(base, uid, out, len))
 			return 0;
 		if (mkdir(out, 0700) != 0 && errno != EEXIST) {
 			snprintf(err, errlen, "cannot create %s: %s", out,
@@ -155,10 +160,15 @@ int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
 			return ret;
 		}
 		if (uid != 0)
-			return spare_dir(uid, &st, out, len, err, errlen);
+			return spare_dir(base, uid, &st, out, len, err, errlen);
 	}
 	snprintf(err, errlen, "%s keeps being replaced by another user", out);
 	return -EAGAIN;
+}
+
+int pm_user_dir(char *out, size_t len, char *err, size_t errlen)
+{
+	return pm_owned_dir("pktmap-", out, len, err, errlen);
 }
 
 PKTMAP_EXPORT int pktmap_user_dir(char *out, size_t len, char *errbuf,

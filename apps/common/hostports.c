@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * Reading the published counters (src/pub.h). A file is another user's
- * writing when root reads it: nothing in it is trusted (sizes and offsets
- * checked, strings cut at their field), and a file its owner truncates
- * while we read it raises SIGBUS, which is caught and the file skipped.
+ * writing when root reads it, and its owner can change it while we read
+ * it. So each file is copied once, whole, into private memory (each
+ * 64-bit word loaded once: no counter is torn), and only the copy is
+ * checked and used: no value is read twice from the shared file. A file
+ * its owner truncates while we copy it raises SIGBUS, which is caught and
+ * the file skipped. Nothing in the copy is trusted (sizes and offsets
+ * checked, strings cut at their field), and what one owner's files can
+ * cost a scan is bounded (hostports.h: HP_USER_*), a file of many names
+ * read once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +25,6 @@
 
 #include "hostports.h"
 
-#define HP_MAX_FILE (1u << 20)
 
 /* SIGBUS while copying out of a mapping: the file shrank under us. */
 static sigjmp_buf bus_jmp;
@@ -97,29 +102,17 @@ static void program_of(char *out, size_t len, const char *cmdline)
 }
 
 /* Is the header sane: known magic and version, every ring line inside the
- * file? Returns the number of rings, or -1. */
+ * file? h is our private copy. Returns the number of rings, or -1. */
 static int hdr_check(const struct pm_pub_hdr *h, size_t fsize)
 {
-	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != PM_PUB_MAGIC ||
-	    h->version != PM_PUB_VERSION || h->size > fsize ||
-	    h->ring_ofs < sizeof(*h) || h->ring_ofs % 64)
+	if (h->magic != PM_PUB_MAGIC || h->version != PM_PUB_VERSION ||
+	    h->size > fsize || h->ring_ofs < sizeof(*h) || h->ring_ofs % 64)
 		return -1;
 	uint64_t n = (uint64_t)h->ntx + h->nhtx + h->nrx + h->nhrx;
 	if (n > PM_PUB_MAX_RINGS ||
 	    h->ring_ofs + n * sizeof(struct pm_ring_stats) > h->size)
 		return -1;
 	return (int)n;
-}
-
-static uint64_t ld(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
-
-static void copy_counters(uint64_t *dst, const uint64_t *src, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		dst[i] = ld(&src[i]);
 }
 
 /* Ring i of the file: its kind and whether the port bound it. */
@@ -156,57 +149,62 @@ static void add_totals(struct hp_port *p)
 	}
 }
 
-/* Copy a checked mapping into p. Returns 0, or -1 when the file is not
- * (or no longer) a valid one. */
-static int port_copy(const void *m, size_t fsize, struct hp_port *p)
+int hp_parse(const void *buf, size_t size, struct hp_port *p)
 {
-	const struct pm_pub_hdr *h = m;
-	int n = hdr_check(h, fsize);
+	struct pm_pub_hdr h;
+	if (size < sizeof(h))
+		return -1;
+	memcpy(&h, buf, sizeof(h)); /* buf need not be aligned (fuzzing) */
+	int n = hdr_check(&h, size);
 	if (n < 0)
 		return -1;
 	p->rings = calloc(n ? (size_t)n : 1, sizeof(*p->rings));
 	if (!p->rings)
 		return -1;
 	p->nrings = (uint32_t)n;
-	p->pid = h->pid;
-	p->uid = h->uid;
-	p->open_sec = h->open_sec;
-	p->start_ticks = h->start_ticks;
-	field(p->name, sizeof(p->name), h->name, sizeof(h->name));
-	field(p->mode, sizeof(p->mode), h->mode, sizeof(h->mode));
-	field(p->backend, sizeof(p->backend), h->backend, sizeof(h->backend));
-	field(p->region, sizeof(p->region), h->region, sizeof(h->region));
-	field(p->comm, sizeof(p->comm), h->comm, sizeof(h->comm));
-	field(p->cmdline, sizeof(p->cmdline), h->cmdline, sizeof(h->cmdline));
+	p->pid = h.pid;
+	p->uid = h.uid;
+	p->open_sec = h.open_sec;
+	p->start_ticks = h.start_ticks;
+	field(p->name, sizeof(p->name), h.name, sizeof(h.name));
+	field(p->mode, sizeof(p->mode), h.mode, sizeof(h.mode));
+	field(p->backend, sizeof(p->backend), h.backend, sizeof(h.backend));
+	field(p->region, sizeof(p->region), h.region, sizeof(h.region));
+	field(p->comm, sizeof(p->comm), h.comm, sizeof(h.comm));
+	field(p->cmdline, sizeof(p->cmdline), h.cmdline, sizeof(h.cmdline));
 	program_of(p->program, sizeof(p->program), p->cmdline);
-	copy_counters((uint64_t *)&p->port, (const uint64_t *)&h->port,
-		      sizeof(p->port) / 8);
-	const struct pm_ring_stats *rs = (const void *)((const char *)m + h->ring_ofs);
+	p->port = h.port;
+	const char *rs = (const char *)buf + h.ring_ofs;
 	for (int i = 0; i < n; i++) {
-		ring_place(h, (uint32_t)i, &p->rings[i]);
-		copy_counters((uint64_t *)&p->rings[i].c, (const uint64_t *)&rs[i],
-			      sizeof(rs[i]) / 8);
+		ring_place(&h, (uint32_t)i, &p->rings[i]);
+		memcpy(&p->rings[i].c, rs + (size_t)i * sizeof(struct pm_ring_stats),
+		       sizeof(p->rings[i].c));
 	}
 	add_totals(p);
 	return 0;
 }
 
-/* Map and copy the file `fd`; SIGBUS (the owner truncated it) fails it. */
-static int port_read(int fd, size_t size, struct hp_port *p)
+/* Copy the file `fd` (size bytes, at most PM_PUB_MAX_SIZE) into buf, one
+ * 64-bit load per word (the counters are written whole: none is torn).
+ * SIGBUS (the owner truncated it) fails it. Returns 0 or -1. */
+static int file_copy(int fd, size_t size, uint64_t *buf)
 {
 	void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return -1;
+	/* Whole words: the mapping covers whole pages, so the word holding
+	 * the last byte is mapped even when size is not a multiple of 8. */
+	size_t words = (size + 7) / 8;
+	const uint64_t *src = m;
 	struct sigaction sa = { .sa_handler = on_sigbus }, old;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, &old);
 	int ret = -1;
 	if (sigsetjmp(bus_jmp, 1) == 0) {
 		bus_armed = 1;
-		ret = port_copy(m, size, p);
-	} else {
-		free(p->rings);
-		p->rings = NULL;
+		for (size_t i = 0; i < words; i++)
+			buf[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+		ret = 0;
 	}
 	bus_armed = 0;
 	sigaction(SIGBUS, &old, NULL);
@@ -214,94 +212,233 @@ static int port_read(int fd, size_t size, struct hp_port *p)
 	return ret;
 }
 
-static int list_add(struct hp_list *l, unsigned *cap, const struct hp_port *p)
+/* What one owner's files have cost this scan (hostports.h). */
+struct hp_user {
+	unsigned uid, dirs, names, ports, rings;
+};
+
+#define HP_MAX_USERS 1024u
+
+/* One scan: the list, its bounds, the files already read (by device and
+ * inode: a file of many names is read once), the private copy. */
+struct hp_ctx {
+	struct hp_list *l;
+	unsigned cap;
+	struct hp_user *users;
+	unsigned nusers;
+	unsigned ports, rings;
+	struct { dev_t dev; ino_t ino; } *seen;
+	size_t nseen, seen_cap;  /* seen_cap: a power of two, or 0 */
+	uint64_t *copy;          /* PM_PUB_MAX_SIZE bytes */
+};
+
+/* The budget of uid, made on first use; NULL when too many owners. */
+static struct hp_user *user_of(struct hp_ctx *c, unsigned uid)
 {
-	if (l->n == *cap) {
-		unsigned ncap = *cap ? *cap * 2 : 16;
+	for (unsigned i = 0; i < c->nusers; i++)
+		if (c->users[i].uid == uid)
+			return &c->users[i];
+	if (c->nusers == HP_MAX_USERS)
+		return NULL;
+	struct hp_user *u = &c->users[c->nusers++];
+	memset(u, 0, sizeof(*u));
+	u->uid = uid;
+	return u;
+}
+
+static size_t seen_slot(const struct hp_ctx *c, dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)ino * 0x9e3779b97f4a7c15ull) ^ (uint64_t)dev;
+	size_t i = (size_t)(h >> 17) & (c->seen_cap - 1);
+	while ((c->seen[i].dev || c->seen[i].ino) &&
+	       (c->seen[i].dev != dev || c->seen[i].ino != ino))
+		i = (i + 1) & (c->seen_cap - 1);
+	return i;
+}
+
+/* Was this file (device, inode) met before in this scan? Remembers it.
+ * Returns 1 (met), 0 (new) or -ENOMEM. */
+static int seen_before(struct hp_ctx *c, const struct stat *st)
+{
+	if (2 * (c->nseen + 1) > c->seen_cap) {
+		struct hp_ctx grown = *c;
+		grown.seen_cap = c->seen_cap ? 2 * c->seen_cap : 256;
+		grown.seen = calloc(grown.seen_cap, sizeof(*grown.seen));
+		if (!grown.seen)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->seen_cap; i++)
+			if (c->seen[i].dev || c->seen[i].ino)
+				grown.seen[seen_slot(&grown, c->seen[i].dev,
+						     c->seen[i].ino)] = c->seen[i];
+		free(c->seen);
+		c->seen = grown.seen;
+		c->seen_cap = grown.seen_cap;
+	}
+	size_t i = seen_slot(c, st->st_dev, st->st_ino);
+	if (c->seen[i].dev == st->st_dev && c->seen[i].ino == st->st_ino &&
+	    (st->st_dev || st->st_ino))
+		return 1;
+	c->seen[i].dev = st->st_dev;
+	c->seen[i].ino = st->st_ino;
+	c->nseen++;
+	return 0;
+}
+
+static int list_add(struct hp_ctx *c, const struct hp_port *p)
+{
+	struct hp_list *l = c->l;
+	if (l->n == c->cap) {
+		unsigned ncap = c->cap ? c->cap * 2 : 16;
 		struct hp_port *v = realloc(l->v, ncap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		l->v = v;
-		*cap = ncap;
+		c->cap = ncap;
 	}
 	l->v[l->n++] = *p;
 	return 0;
 }
 
-/* One file of directory dfd (owned by uid): read it if its process is
+/* Room for a file of `size` bytes (its most rings), of owner u? */
+static bool within_bounds(const struct hp_ctx *c, const struct hp_user *u,
+			  size_t size)
+{
+	size_t rings = (size - sizeof(struct pm_pub_hdr)) / sizeof(struct pm_ring_stats);
+	rings = rings < PM_PUB_MAX_RINGS ? rings : PM_PUB_MAX_RINGS;
+	return u->ports < HP_USER_PORTS && c->ports < HP_ALL_PORTS &&
+	       u->rings + rings <= HP_USER_RINGS && c->rings + rings <= HP_ALL_RINGS;
+}
+
+/* Open file fname of directory dfd if it is a counters file of u's that
+ * this scan has not met (under another name) and has room for. Returns
+ * the descriptor with *st set, -1 to skip it, or -ENOMEM. */
+static int file_open(struct hp_ctx *c, struct hp_user *u, int dfd,
+		     const char *fname, struct stat *st)
+{
+	int fd = openat(dfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	int met = 0;
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != u->uid ||
+	    st->st_size < (off_t)sizeof(struct pm_pub_hdr) ||
+	    st->st_size > (off_t)PM_PUB_MAX_SIZE ||
+	    (met = seen_before(c, st)) != 0) {
+		close(fd);
+		return met < 0 ? met : -1;
+	}
+	if (!within_bounds(c, u, (size_t)st->st_size)) {
+		c->l->skipped++;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One file of directory dfd (owned by u): read it if its process is
  * alive; if not, remove it when it is ours. Returns 0 or -ENOMEM. */
-static int scan_file(int dfd, unsigned uid, const char *fname,
-		     struct hp_list *l, unsigned *cap)
+static int scan_file(struct hp_ctx *c, struct hp_user *u, int dfd,
+		     const char *fname)
 {
 	int pid;
 	unsigned seq;
 	char end;
 	if (sscanf(fname, "%d.%u%c", &pid, &seq, &end) != 2 || pid <= 0)
 		return 0;
-	int fd = openat(dfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
 	struct stat st;
+	int fd = file_open(c, u, dfd, fname, &st);
+	if (fd < 0)
+		return fd == -ENOMEM ? fd : 0;
+	/* Alive: the pid runs as the file's owner, and started when the
+	 * file says (a reused pid starts later). */
+	uint64_t start = proc_start(pid, u->uid);
 	struct hp_port p;
 	memset(&p, 0, sizeof(p));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid ||
-	    st.st_size < (off_t)sizeof(struct pm_pub_hdr) ||
-	    st.st_size > HP_MAX_FILE) {
-		close(fd);
-		return 0;
-	}
-	int ok = port_read(fd, (size_t)st.st_size, &p);
+	int ok = -1;
+	if (start && file_copy(fd, (size_t)st.st_size, c->copy) == 0)
+		ok = hp_parse(c->copy, (size_t)st.st_size, &p);
 	close(fd);
-	/* Alive: the pid runs, and started when the file says (a reused
-	 * pid starts later). */
-	uint64_t start = proc_start(pid, uid);
-	bool alive = start && (ok != 0 || (p.pid == pid && p.start_ticks == start));
-	if (!alive) {
+	if (!start || (ok == 0 && (p.pid != pid || p.start_ticks != start))) {
 		free(p.rings);
-		if (uid == (unsigned)geteuid())
+		if (u->uid == (unsigned)geteuid())
 			unlinkat(dfd, fname, 0);
 		return 0;
 	}
 	if (ok != 0)
 		return 0; /* being created, or not a valid file */
-	p.uid = uid; /* the file's owner, not what the file says */
-	snprintf(p.key, sizeof(p.key), "%u/%s", uid, fname);
-	int ret = list_add(l, cap, &p);
-	if (ret)
+	p.uid = u->uid; /* the file's owner, not what the file says */
+	snprintf(p.key, sizeof(p.key), "%u/%s", u->uid, fname);
+	int ret = list_add(c, &p);
+	if (ret) {
 		free(p.rings);
-	return ret;
+		return ret;
+	}
+	u->ports++, c->ports++;
+	u->rings += p.nrings, c->rings += p.nrings;
+	return 0;
 }
 
-/* The directory /dev/shm/pktmap-stats.UID, if it is really uid's. */
-static int scan_dir(const char *dname, struct hp_list *l, unsigned *cap)
+/* The uid a counters directory's name gives: "pktmap-stats.UID", or
+ * "pktmap-stats.UID.SUFFIX" (one its owner made while the first name was
+ * taken: src/pub.c). Returns 0 or -1. */
+static int dir_uid(const char *dname, unsigned *uid)
 {
+	const char *s = dname + strlen(PM_PUB_PREFIX);
 	char *end;
-	unsigned long uid = strtoul(dname + strlen(PM_PUB_PREFIX), &end, 10);
-	if (*end || end == dname + strlen(PM_PUB_PREFIX))
-		return 0;
-	if (geteuid() != 0 && uid != (unsigned long)geteuid())
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || v > 0xffffffffu || (*end && *end != '.'))
+		return -1;
+	*uid = (unsigned)v;
+	return 0;
+}
+
+/* A counters directory of /dev/shm (dirfd base), if it is really the
+ * directory of the uid its name gives. Returns 0 or -ENOMEM. */
+static int scan_dir(struct hp_ctx *c, int base, const char *dname)
+{
+	unsigned uid;
+	if (dir_uid(dname, &uid) != 0 ||
+	    (geteuid() != 0 && uid != (unsigned)geteuid()))
 		return 0; /* another user's: not ours to show */
-	char path[128];
-	snprintf(path, sizeof(path), "%s/%s", PM_PUB_DIR, dname);
-	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	int dfd = openat(base, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return 0;
-	DIR *d = NULL;
-	if (fstat(dfd, &st) != 0 || st.st_uid != uid || (d = fdopendir(dfd)) == NULL) {
+	/* Owned by that uid: no one else makes a directory of its ports
+	 * (nor costs its owner's bounds below). */
+	struct stat st;
+	if (fstat(dfd, &st) != 0 || st.st_uid != uid) {
 		close(dfd);
 		return 0;
 	}
+	struct hp_user *u = user_of(c, uid);
+	DIR *d = NULL;
+	if (!u || u->dirs >= HP_USER_DIRS || (d = fdopendir(dfd)) == NULL) {
+		c->l->skipped++;
+		close(dfd);
+		return 0;
+	}
+	u->dirs++;
 	int ret = 0;
 	struct dirent *e;
-	while (ret == 0 && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			ret = scan_file(dfd, (unsigned)uid, e->d_name, l, cap);
+	while (ret == 0 && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (u->names++ >= HP_USER_NAMES) {
+			c->l->skipped++;
+			break;
+		}
+		ret = scan_file(c, u, dfd, e->d_name);
+	}
 	closedir(d);
 	/* Ours and empty now (the files of dead processes removed): gone
-	 * too, as the library does when a user's last port closes. */
-	if (uid == (unsigned long)geteuid())
-		rmdir(path);
+	 * too, as the library does when a user's last port closes. A
+	 * directory of another name (made while this one was taken) stays. */
+	char own[32];
+	snprintf(own, sizeof(own), "%s%u", PM_PUB_PREFIX, uid);
+	if (uid == (unsigned)geteuid() && strcmp(dname, own) == 0)
+		unlinkat(base, dname, AT_REMOVEDIR);
 	return ret;
 }
 
@@ -315,18 +452,21 @@ static int port_cmp(const void *a, const void *b)
 
 int hp_scan(struct hp_list *l)
 {
-	l->v = NULL;
-	l->n = 0;
-	unsigned cap = 0;
-	DIR *d = opendir(PM_PUB_DIR);
-	if (!d)
-		return 0;
-	int ret = 0;
+	memset(l, 0, sizeof(*l));
+	struct hp_ctx c = { .l = l };
+	c.users = malloc(HP_MAX_USERS * sizeof(*c.users));
+	c.copy = malloc(PM_PUB_MAX_SIZE);
+	DIR *d = c.users && c.copy ? opendir(PM_PUB_DIR) : NULL;
+	int ret = c.users && c.copy ? 0 : -ENOMEM;
 	struct dirent *e;
-	while (ret == 0 && (e = readdir(d)) != NULL)
+	while (d && ret == 0 && (e = readdir(d)) != NULL)
 		if (strncmp(e->d_name, PM_PUB_PREFIX, strlen(PM_PUB_PREFIX)) == 0)
-			ret = scan_dir(e->d_name, l, &cap);
-	closedir(d);
+			ret = scan_dir(&c, dirfd(d), e->d_name);
+	if (d)
+		closedir(d);
+	free(c.users);
+	free(c.copy);
+	free(c.seen);
 	if (ret) {
 		hp_free(l);
 		return ret;
@@ -347,6 +487,7 @@ void hp_free(struct hp_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+	l->skipped = 0;
 }
 
 uint64_t hp_drops(const struct hp_port *p)

@@ -44,12 +44,32 @@ struct hp_port {
 struct hp_list {
 	struct hp_port *v;
 	unsigned n;
+	unsigned skipped;    /* counters files left unread: over a bound
+			      * below (a directory cut short counts one) */
 };
+
+/* What one scan reads at most, so that no user's files (another user's,
+ * when root reads) can make a scan slow or big: per owner, directories
+ * opened, names looked at, ports and rings kept; over all owners, ports
+ * and rings kept. A file of several names (hard links) is read once. */
+#define HP_USER_DIRS 16u
+#define HP_USER_NAMES 16384u
+#define HP_USER_PORTS 2048u
+#define HP_USER_RINGS 8192u
+#define HP_ALL_PORTS 8192u
+#define HP_ALL_RINGS 32768u
 
 /* Read every live port this user may see into l (sorted by pid, then
  * file). Returns 0 or -errno (-ENOMEM); a directory or file that cannot
  * be read is skipped. */
 int hp_scan(struct hp_list *l);
+
+/* Check the private copy `buf` (size bytes) of a counters file and fill
+ * p from it: names, counters, rings (p->rings allocated). Nothing but
+ * buf is read, so the file's owner cannot change a value between its
+ * check and its use. Returns 0, or -1 when buf is not a valid file (or
+ * out of memory). */
+int hp_parse(const void *buf, size_t size, struct hp_port *p);
 void hp_free(struct hp_list *l);
 
 /* All drops of a port, every reason. */

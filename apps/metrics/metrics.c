@@ -177,6 +177,9 @@ int metrics_write(FILE *f)
 	family(f, "pktmap_ports", "gauge", "Ports open on the host (that this "
 	       "user may see).");
 	fprintf(f, "pktmap_ports %u\n", l.n);
+	family(f, "pktmap_ports_skipped", "gauge", "Counters files this scan "
+	       "left unread: over its bounds (docs/metrics.md).");
+	fprintf(f, "pktmap_ports_skipped %u\n", l.skipped);
 	info_family(f, &l);
 	port_family(f, &l, "pktmap_port_open_time_seconds", "gauge",
 		    "When the port was opened (Unix time).", v_opened);

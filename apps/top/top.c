@@ -143,9 +143,12 @@ static int once(const struct top_opts *o, bool json)
 	if (n < 0)
 		goto oom;
 	if (json)
-		top_json(stdout, rows, n, dt);
+		top_json(stdout, rows, n, dt, cur->skipped);
 	else
 		top_text(stdout, o, rows, n, dt, 0, false);
+	if (cur->skipped && !json)
+		cli_err("top: %u counters files not read: over the bounds of "
+			"one scan (docs/top.md)", cur->skipped);
 	free(rows);
 	hp_free(&a);
 	hp_free(&b);

@@ -48,7 +48,9 @@ int top_rows(const struct top_opts *o, const struct hp_list *cur,
 void top_text(FILE *f, const struct top_opts *o, const struct top_row *rows,
 	      int n, double dt, unsigned max_lines, bool live);
 
-/* The JSON document: every row with its counters, rings and rates. */
-void top_json(FILE *f, const struct top_row *rows, int n, double dt);
+/* The JSON document: every row with its counters, rings and rates, and
+ * how many counters files the scan left unread (struct hp_list). */
+void top_json(FILE *f, const struct top_row *rows, int n, double dt,
+	      unsigned skipped);
 
 #endif /* PKTMAP_APPS_TOP_H */

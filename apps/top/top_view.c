@@ -263,10 +263,11 @@ static void json_port(FILE *f, const struct top_row *row, double dt)
 	fputs("]}", f);
 }
 
-void top_json(FILE *f, const struct top_row *rows, int n, double dt)
+void top_json(FILE *f, const struct top_row *rows, int n, double dt,
+	      unsigned skipped)
 {
-	fprintf(f, "{\"time\":%lld,\"interval\":%.3f,\"ports\":[",
-		(long long)time(NULL), dt);
+	fprintf(f, "{\"time\":%lld,\"interval\":%.3f,\"skipped\":%u,\"ports\":[",
+		(long long)time(NULL), dt, skipped);
 	for (int i = 0; i < n; i++) {
 		fputs(i ? ",\n" : "\n", f);
 		json_port(f, &rows[i], dt);
