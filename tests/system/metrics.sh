@@ -15,7 +15,9 @@
 # rate() over the window between two scrapes = the counter's delta over
 # those scrapes' timestamps (to 0.5%), and within 5% of the rate recv
 # printed. Then bad input: malformed requests get an HTTP error and the
-# listener goes on serving; the listener binds loopback unless told.
+# listener goes on serving; 100 clients holding connections (trickling a
+# request, idle, reconnecting) do not keep scrapes from their answer; the
+# listener binds loopback unless told.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -153,7 +155,43 @@ grep -q '^pktmap_ports ' "$TMP/scrape.txt" || fail "no pktmap_ports in the scrap
 kill -0 "$metrics_pid" || fail "the listener died"
 echo "5. malformed requests: 400, 405, 404, 431, 408; the listener still serves"
 
-# 6. Bad --listen values: one line each, exit 2.
+# 6. Clients that hold the listener (tests/system/http_attack.py): a
+# trickler sends a request head one byte every 0.2 s (never complete), an
+# idle client connects and sends nothing; each reconnects as soon as it
+# is dropped. 20 of each: scrapes get their page all the same, and the
+# tricklers their 408 (the deadline is on the whole request, not on each
+# read). Then 100 idle ones, more than the 64 the listener keeps: scrapes
+# still get their page.
+attack() { # attack NTRICKLE NIDLE: start them, wait until connected
+	: >"$TMP/attack.log"
+	BG_TIMEOUT=120 bg python3 "$(dirname "$0")/http_attack.py" "${hostport%:*}" \
+		"$mport" "$1" "$2" "$TMP/attack.log" >"$TMP/attack.out"
+	attack_pid=$BG_PID
+	wait_for "$TMP/attack.out" '^ready$'
+}
+scrapes() { # scrapes WHAT: five scrapes, each must get the page
+	local i got
+	for i in 1 2 3 4 5; do
+		got=$(curl -s --max-time 10 -o "$TMP/scrape.txt" -w '%{http_code} %{time_total}' "$url") || true
+		expect_eq "scrape $i while $1" "${got%% *}" 200
+		grep -q '^pktmap_ports ' "$TMP/scrape.txt" || fail "scrape $i: no pktmap_ports"
+		echo "   scrape $i while $1: ${got#* } s"
+	done
+}
+attack 20 20
+scrapes "20 trickle and 20 idle"
+wait_for "$TMP/attack.log" '^trickle HTTP/1.1 408 Request Timeout$'
+kill "$attack_pid"
+wait "$attack_pid" 2>/dev/null || true
+attack 0 100
+scrapes "100 idle reconnect"
+kill "$attack_pid"
+wait "$attack_pid" 2>/dev/null || true
+kill -0 "$metrics_pid" || fail "the listener died"
+echo "6. tricklers and idle clients, reconnecting: every scrape answered, tricklers got 408"
+
+# 7. Bad --listen values: one line each, exit 2; an address that cannot
+# be listened on (taken): one line, exit 1 (a run-time failure).
 for bad in "nonsense" "1.2.3.4.5:80" "127.0.0.1:99999" "127.0.0.1:" "host.example:80"; do
 	set +e
 	"$PKTMAP" metrics --listen "$bad" >"$TMP/bad.out" 2>"$TMP/bad.err"
@@ -163,7 +201,14 @@ for bad in "nonsense" "1.2.3.4.5:80" "127.0.0.1:99999" "127.0.0.1:" "host.exampl
 	expect_eq "--listen $bad: lines" "$(wc -l <"$TMP/bad.err")" 1
 	grep -q '^pktmap: metrics: ' "$TMP/bad.err" || fail "--listen $bad: $(cat "$TMP/bad.err")"
 done
-echo "6. bad --listen values: one line each"
+set +e
+"$PKTMAP" metrics --listen "$hostport" >"$TMP/bad.out" 2>"$TMP/bad.err"
+rc=$?
+set -e
+expect_eq "--listen on a taken port: exit" "$rc" 1
+expect_eq "--listen on a taken port: lines" "$(wc -l <"$TMP/bad.err")" 1
+grep -q '^pktmap: metrics: cannot listen on ' "$TMP/bad.err" || fail "taken port: $(cat "$TMP/bad.err")"
+echo "7. bad --listen values: one line each, exit 2; a taken port: exit 1"
 kill "$prom_pid"
 wait "$prom_pid" 2>/dev/null || true
 echo PASS
