@@ -72,6 +72,11 @@ netmap_req)
 	      "$root/compat/netmap/emu_name.c" "$root/compat/netmap/emu_off.c")
 	incs+=(-I "$root/compat/netmap" -I "$root/compat/netmap/include")
 	;;
+memif)
+	# the control channel's parser: fuzz_memif.c includes memif_ctl.c
+	srcs=()
+	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
+	;;
 *)
 	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, all)" >&2
 	exit 2
@@ -93,7 +98,7 @@ mkdir -p "$out/corpus-$target"
 set -x
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-D_GNU_SOURCE -std=gnu11 "${incs[@]}" -pthread \
-	"$root/tests/fuzz/fuzz_$target.c" "${srcs[@]}" ${libs[@]+"${libs[@]}"} \
+	"$root/tests/fuzz/fuzz_$target.c" ${srcs[@]+"${srcs[@]}"} ${libs[@]+"${libs[@]}"} \
 	-o "$out/fuzz_$target"
 cd "$out"
 # One process: the machine is shared. New inputs go to the first directory.

@@ -11,6 +11,10 @@
  * symbolic link to a directory of root's, again and again, while root
  * opens and closes servers there: root's file of the socket's name
  * survives (before, the close's stat-then-unlink deleted it).
+ *
+ * Each of memif's region and length checks at its bound (issue 30 item
+ * 7), from a client of our own that speaks the protocol (ports/memif.h):
+ * the last value accepted, the first refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,6 +35,7 @@
 #include <unistd.h>
 
 #include "pktmap/pktmap.h"
+#include "ports/memif.h"
 #include "t.h"
 
 static char sock[200];
@@ -71,6 +78,323 @@ static struct pktmap_stats stats(const struct pktmap_port *p)
 	struct pktmap_stats st = { .sz = sizeof(st) };
 	CHECK(pktmap_stats(p, &st) == 0, "pktmap_stats");
 	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* issue 30 item 7: each of memif's region and length checks at its
+ * boundary, the last value it accepts and the first it refuses, from a
+ * client of our own that speaks the protocol byte by byte (ports/memif.h).
+ * A check loosened by one or removed fails one of these. */
+
+static char bsock[200];
+
+/* Send one control message (body at the union, fd with it). */
+static void raw_send(int fd, uint16_t type, const void *body, size_t len,
+		     int pass)
+{
+	struct mif_msg m;
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	if (body)
+		memcpy(&m.hello, body, len);
+	struct iovec iov = { &m, sizeof(m) };
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr a;
+	} u;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (pass >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	}
+	CHECK(sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m), "sendmsg: %s",
+	      strerror(errno));
+}
+
+/* The server's next message to fd (its type; 0: it closed; -1: none in
+ * about 10 s), giving its control channel turns meanwhile. */
+static int raw_reply(struct pktmap_port *srv, int fd)
+{
+	struct mif_msg m;
+	for (int i = 0; i < 2000; i++) {
+		ssize_t n = recv(fd, &m, sizeof(m), MSG_DONTWAIT);
+		if (n == (ssize_t)sizeof(m))
+			return m.type;
+		if (n == 0)
+			return 0;
+		pktmap_poll(srv, POLLIN, 5);
+	}
+	return -1;
+}
+
+static int raw_step(struct pktmap_port *srv, int fd, uint16_t type,
+		    const void *body, size_t len, int pass)
+{
+	raw_send(fd, type, body, len, pass);
+	if (pass >= 0)
+		close(pass);
+	return raw_reply(srv, fd);
+}
+
+/* A memfd of size bytes, sealed against shrinking (mapped at *base when
+ * base is given). */
+static int sealed(uint64_t size, char **base)
+{
+	int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK(fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
+	      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "memfd: %s",
+	      strerror(errno));
+	if (base) {
+		*base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		CHECK(*base != MAP_FAILED, "mmap");
+	}
+	return fd;
+}
+
+/* Connect, take HELLO, INIT: the control socket in the setup step. */
+static int raw_connect(struct pktmap_port *srv)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", bsock);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "connect: %s",
+	      strerror(errno));
+	CHECK_EQ(raw_reply(srv, fd), MIF_MSG_HELLO);
+	struct mif_init in = { .version = MIF_VERSION };
+	CHECK_EQ(raw_step(srv, fd, MIF_MSG_INIT, &in, sizeof(in), -1), MIF_MSG_ACK);
+	return fd;
+}
+
+/* Wait until the server saw the peer go. */
+static void raw_close(struct pktmap_port *srv, int fd)
+{
+	close(fd);
+	CHECK(turn_until(srv, NULL, false), "the server kept the peer");
+}
+
+/* ADD_REGION of a sealed memfd of `have` bytes announced as `says`. */
+static int region_reply(struct pktmap_port *srv, uint16_t idx, uint64_t have,
+			uint64_t says)
+{
+	int fd = raw_connect(srv);
+	int t = MIF_MSG_ACK;
+	for (uint16_t i = 0; i <= idx && t == MIF_MSG_ACK; i++) {
+		struct mif_add_region ar = { .index = i, .size = i == idx ? says : 4096 };
+		t = raw_step(srv, fd, MIF_MSG_ADD_REGION, &ar, sizeof(ar),
+			     sealed(i == idx ? have : 4096, NULL));
+	}
+	raw_close(srv, fd);
+	return t;
+}
+
+/* ADD_RING (C2S, index) at offset of region `region` (region 0, of
+ * rsize bytes, is given), 2^log2 descriptors. */
+static int ring_reply(struct pktmap_port *srv, uint16_t index, uint16_t region,
+		      uint32_t offset, uint8_t log2, uint64_t rsize)
+{
+	int fd = raw_connect(srv);
+	struct mif_add_region ar = { .index = 0, .size = rsize };
+	CHECK_EQ(raw_step(srv, fd, MIF_MSG_ADD_REGION, &ar, sizeof(ar),
+			  sealed(rsize, NULL)), MIF_MSG_ACK);
+	struct mif_add_ring ring = { .flags = MIF_ADD_RING_C2S, .index = index,
+				     .region = region, .offset = offset,
+				     .log2_ring_size = log2 };
+	int t = raw_step(srv, fd, MIF_MSG_ADD_RING, &ring, sizeof(ring),
+			 eventfd(0, EFD_CLOEXEC));
+	raw_close(srv, fd);
+	return t;
+}
+
+#define B_LOG2 6u
+#define B_S1 65536u /* region 1: the buffers */
+
+struct bpeer {
+	int fd;
+	char *r0, *r1;
+	struct mif_ring *c2s, *s2c;
+};
+
+/* A whole connection: region 0 (the two rings), region 1 (buffers). */
+static bool bpeer_up(struct pktmap_port *srv, struct bpeer *b)
+{
+	b->fd = raw_connect(srv);
+	int f0 = sealed(4096, &b->r0), f1 = sealed(B_S1, &b->r1);
+	b->c2s = (struct mif_ring *)b->r0;
+	b->s2c = (struct mif_ring *)(b->r0 + 2048);
+	b->c2s->cookie = b->s2c->cookie = MIF_COOKIE;
+	struct mif_add_region a0 = { .index = 0, .size = 4096 };
+	struct mif_add_region a1 = { .index = 1, .size = B_S1 };
+	struct mif_add_ring rc = { .flags = MIF_ADD_RING_C2S, .offset = 0,
+				   .log2_ring_size = B_LOG2 };
+	struct mif_add_ring rs = { .offset = 2048, .log2_ring_size = B_LOG2 };
+	bool ok = raw_step(srv, b->fd, MIF_MSG_ADD_REGION, &a0, sizeof(a0), f0) ==
+			  MIF_MSG_ACK &&
+		  raw_step(srv, b->fd, MIF_MSG_ADD_REGION, &a1, sizeof(a1), f1) ==
+			  MIF_MSG_ACK &&
+		  raw_step(srv, b->fd, MIF_MSG_ADD_RING, &rc, sizeof(rc),
+			   eventfd(0, EFD_CLOEXEC)) == MIF_MSG_ACK &&
+		  raw_step(srv, b->fd, MIF_MSG_ADD_RING, &rs, sizeof(rs),
+			   eventfd(0, EFD_CLOEXEC)) == MIF_MSG_ACK &&
+		  raw_step(srv, b->fd, MIF_MSG_CONNECT, "t", 2, -1) ==
+			  MIF_MSG_CONNECTED;
+	CHECK(ok, "the bounds peer did not connect");
+	return ok;
+}
+
+static void bpeer_down(struct pktmap_port *srv, struct bpeer *b)
+{
+	raw_close(srv, b->fd);
+	munmap(b->r0, 4096);
+	munmap(b->r1, B_S1);
+}
+
+/* C2S: descriptors at each bound of peer_buf() and of the length the
+ * server's buffers take; what the server receives, drops and counts. */
+static void test_c2s_bounds(struct pktmap_port *srv, uint32_t usable)
+{
+	struct bpeer b;
+	if (!bpeer_up(srv, &b))
+		return;
+	struct pktmap_stats s0 = stats(srv);
+	struct { uint16_t region, flags; uint32_t offset, length; } d[] = {
+		{ 1, 0, B_S1 - 100, 100 },       /* ends at the region's end: in */
+		{ 1, 0, B_S1 - 99, 100 },        /* one byte past: dropped */
+		{ 2, 0, 0, 100 },                /* no region 2: dropped */
+		{ 1, 0, 4096, usable },          /* fills our buffer: in */
+		{ 1, 0, 4096, usable + 1 },      /* one more: too long */
+		{ 1, 0, 4096, 0 },               /* empty: dropped */
+		{ 1, 2, 4096, 60 },              /* unknown flag: dropped */
+	};
+	const uint16_t n = sizeof(d) / sizeof(d[0]);
+	memset(b.r1 + B_S1 - 100, 'e', 100);
+	memset(b.r1 + 4096, 'u', usable + 1);
+	for (uint16_t i = 0; i < n; i++) {
+		struct mif_desc *x = &b.c2s->desc[i];
+		x->region = d[i].region;
+		x->flags = d[i].flags;
+		x->offset = d[i].offset;
+		x->length = d[i].length;
+	}
+	__atomic_store_n(&b.c2s->head, n, __ATOMIC_RELEASE);
+	struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(srv), 0);
+	for (int i = 0; i < 2000 && __atomic_load_n(&b.c2s->tail, __ATOMIC_ACQUIRE) != n;
+	     i++)
+		pktmap_poll(srv, POLLIN, 5);
+	CHECK_EQ(b.c2s->tail, n);
+	CHECK_EQ(nm_ring_space(rx), 2);
+	if (nm_ring_space(rx) == 2) {
+		struct netmap_slot *s = &rx->slot[rx->head];
+		const char *f = NETMAP_BUF(rx, s->buf_idx);
+		CHECK(s->len == 100 && f[0] == 'e' && f[99] == 'e', "frame 1");
+		s = &rx->slot[nm_ring_next(rx, rx->head)];
+		f = NETMAP_BUF(rx, s->buf_idx);
+		CHECK(s->len == usable && f[0] == 'u' && f[usable - 1] == 'u',
+		      "frame 2: %u", s->len);
+		rx->head = rx->cur = rx->tail;
+	}
+	struct pktmap_stats s1 = stats(srv);
+	CHECK_EQ(s1.drop_invalid - s0.drop_invalid, 4);
+	CHECK_EQ(s1.drop_too_long - s0.drop_too_long, 1);
+	CHECK_EQ(s1.peer_errors - s0.peer_errors, 0);
+	bpeer_down(srv, &b);
+}
+
+/* S2C: the server copies into buffers the client posts: one that ends
+ * at the region's end is filled (past = 0); one a byte further (past =
+ * 1) disconnects the peer, nothing written. A server of its own each. */
+static void test_s2c_bounds(int past)
+{
+	snprintf(bsock, sizeof(bsock), "%s.%d", sock, past);
+	char name[300], err[256] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *srv = NULL;
+	snprintf(name, sizeof(name), "memif:%s@conf:role=server,slots=64", bsock);
+	CHECK(pktmap_open(&srv, name, &o) == 0, "%s", err);
+	struct bpeer b;
+	if (!srv || !bpeer_up(srv, &b)) {
+		pktmap_close(srv);
+		return;
+	}
+	struct pktmap_stats s0 = stats(srv);
+	struct mif_desc *x = &b.s2c->desc[0];
+	x->region = 1;
+	x->offset = B_S1 - 2048 + (uint32_t)past;
+	x->length = 2048;
+	b.r1[B_S1 - 1] = 'z';
+	__atomic_store_n(&b.s2c->head, 1, __ATOMIC_RELEASE);
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(srv), 0);
+	struct netmap_slot *s = &tx->slot[tx->cur];
+	s->len = 2048;
+	memset(NETMAP_BUF(tx, s->buf_idx), 's', 2048);
+	tx->head = tx->cur = nm_ring_next(tx, tx->cur);
+	for (int i = 0; i < 2000 && __atomic_load_n(&b.s2c->tail, __ATOMIC_ACQUIRE) != 1 &&
+			stats(srv).peer_errors == s0.peer_errors; i++) {
+		pktmap_txsync(srv);
+		pktmap_poll(srv, POLLIN, 5);
+	}
+	if (!past) {
+		CHECK_EQ(b.s2c->tail, 1);
+		CHECK(x->length == 2048 && b.r1[B_S1 - 2048] == 's' &&
+		      b.r1[B_S1 - 1] == 's', "the frame at the region's end");
+	} else {
+		CHECK_EQ(stats(srv).peer_errors - s0.peer_errors, 1);
+		CHECK_EQ(b.s2c->tail, 0);
+		CHECK(b.r1[B_S1 - 1] == 'z', "written into a buffer past the region");
+	}
+	bpeer_down(srv, &b);
+	pktmap_close(srv);
+}
+
+/* Every bound of ADD_REGION, ADD_RING and the descriptors. */
+static void test_bounds(void)
+{
+	snprintf(bsock, sizeof(bsock), "%s.b", sock);
+	char name[300], err[256] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *srv = NULL;
+	snprintf(name, sizeof(name), "memif:%s@conf:role=server,slots=64", bsock);
+	CHECK(pktmap_open(&srv, name, &o) == 0, "%s", err);
+	if (!srv)
+		return;
+	struct pktmap_info in = { .sz = sizeof(in) };
+	CHECK(pktmap_info(srv, &in) == 0, "info");
+	/* ADD_REGION: the file at least as large as announced, size > 0
+	 * and at most 1 TiB, index < 16 and in order. */
+	CHECK_EQ(region_reply(srv, 0, 65536, 65536), MIF_MSG_ACK);
+	CHECK_EQ(region_reply(srv, 0, 65536, 65537), MIF_MSG_DISCONNECT);
+	CHECK_EQ(region_reply(srv, 0, 4096, 0), MIF_MSG_DISCONNECT);
+	CHECK_EQ(region_reply(srv, 0, (1ull << 40) + 4096, (1ull << 40) + 1),
+		 MIF_MSG_DISCONNECT);
+	CHECK_EQ(region_reply(srv, MIF_MAX_REGIONS - 1, 4096, 4096), MIF_MSG_ACK);
+	CHECK_EQ(region_reply(srv, MIF_MAX_REGIONS, 4096, 4096), MIF_MSG_DISCONNECT);
+	/* ADD_RING: inside its region (to the last byte), 16-aligned, in a
+	 * region given, of 2^1..2^14 descriptors, index < rings. */
+	uint32_t rb = (uint32_t)mif_ring_bytes(6);
+	CHECK_EQ(ring_reply(srv, 0, 0, 65536 - rb, 6, 65536), MIF_MSG_ACK);
+	CHECK_EQ(ring_reply(srv, 0, 0, 65536 - rb + 16, 6, 65536), MIF_MSG_DISCONNECT);
+	/* ... and one byte past a region of 16k + 15 bytes */
+	CHECK_EQ(ring_reply(srv, 0, 0, 65536 + 16 - rb, 6, 65536 + 15),
+		 MIF_MSG_DISCONNECT);
+	CHECK_EQ(ring_reply(srv, 0, 0, 8, 6, 65536), MIF_MSG_DISCONNECT);
+	CHECK_EQ(ring_reply(srv, 0, 1, 0, 6, 65536), MIF_MSG_DISCONNECT);
+	CHECK_EQ(ring_reply(srv, 0, 0, 0, 1, 65536), MIF_MSG_ACK);
+	CHECK_EQ(ring_reply(srv, 0, 0, 0, 0, 65536), MIF_MSG_DISCONNECT);
+	CHECK_EQ(ring_reply(srv, 0, 0, 0, MIF_MAX_LOG2, 1u << 20), MIF_MSG_ACK);
+	CHECK_EQ(ring_reply(srv, 0, 0, 0, MIF_MAX_LOG2 + 1, 1u << 20),
+		 MIF_MSG_DISCONNECT);
+	CHECK_EQ(ring_reply(srv, 1, 0, 0, 6, 65536), MIF_MSG_DISCONNECT);
+	test_c2s_bounds(srv, in.buf_usable);
+	pktmap_close(srv);
+	test_s2c_bounds(0);
+	test_s2c_bounds(1);
 }
 
 /* As nobody: swap names a (a directory) and b (a symbolic link) in
@@ -245,6 +569,7 @@ int main(void)
 		pktmap_close(bad);
 	if (srv)
 		pktmap_close(srv);
+	test_bounds();
 	rmdir(dir);
 	test_symlink_race();
 	return t_done("memif");
