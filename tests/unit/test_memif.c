@@ -142,19 +142,24 @@ static int raw_step(struct pktmap_port *srv, int fd, uint16_t type,
 	return raw_reply(srv, fd);
 }
 
-/* A memfd of size bytes, sealed against shrinking (mapped at *base when
- * base is given). */
-static int sealed(uint64_t size, char **base)
+/* A memfd of size bytes, sealed against shrinking (with seal; mapped at
+ * *base when base is given). */
+static int memfd_of(uint64_t size, char **base, bool seal)
 {
 	int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	CHECK(fd >= 0 && ftruncate(fd, (off_t)size) == 0 &&
-	      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "memfd: %s",
-	      strerror(errno));
+	      (!seal || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0),
+	      "memfd: %s", strerror(errno));
 	if (base) {
 		*base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		CHECK(*base != MAP_FAILED, "mmap");
 	}
 	return fd;
+}
+
+static int sealed(uint64_t size, char **base)
+{
+	return memfd_of(size, base, true);
 }
 
 /* Connect, take HELLO, INIT: the control socket in the setup step. */
@@ -178,19 +183,27 @@ static void raw_close(struct pktmap_port *srv, int fd)
 	CHECK(turn_until(srv, NULL, false), "the server kept the peer");
 }
 
-/* ADD_REGION of a sealed memfd of `have` bytes announced as `says`. */
-static int region_reply(struct pktmap_port *srv, uint16_t idx, uint64_t have,
-			uint64_t says)
+/* ADD_REGION idx (after 0..idx-1 of 4096 bytes) of a memfd of `have`
+ * bytes announced as `says`, sealed (seal) or not. */
+static int region_reply_sealed(struct pktmap_port *srv, uint16_t idx,
+			       uint64_t have, uint64_t says, bool seal)
 {
 	int fd = raw_connect(srv);
 	int t = MIF_MSG_ACK;
 	for (uint16_t i = 0; i <= idx && t == MIF_MSG_ACK; i++) {
 		struct mif_add_region ar = { .index = i, .size = i == idx ? says : 4096 };
 		t = raw_step(srv, fd, MIF_MSG_ADD_REGION, &ar, sizeof(ar),
-			     sealed(i == idx ? have : 4096, NULL));
+			     memfd_of(i == idx ? have : 4096, NULL,
+				      i < idx || seal));
 	}
 	raw_close(srv, fd);
 	return t;
+}
+
+static int region_reply(struct pktmap_port *srv, uint16_t idx, uint64_t have,
+			uint64_t says)
+{
+	return region_reply_sealed(srv, idx, have, says, true);
 }
 
 /* ADD_RING (C2S, index) at offset of region `region` (region 0, of
@@ -307,7 +320,8 @@ static void test_c2s_bounds(struct pktmap_port *srv, uint32_t usable)
 
 /* S2C: the server copies into buffers the client posts: one that ends
  * at the region's end is filled (past = 0); one a byte further (past =
- * 1) disconnects the peer, nothing written. A server of its own each. */
+ * 1), or of length 0 (past = 2), disconnects the peer, nothing written.
+ * A server of its own each. */
 static void test_s2c_bounds(int past)
 {
 	snprintf(bsock, sizeof(bsock), "%s.%d", sock, past);
@@ -325,8 +339,8 @@ static void test_s2c_bounds(int past)
 	struct pktmap_stats s0 = stats(srv);
 	struct mif_desc *x = &b.s2c->desc[0];
 	x->region = 1;
-	x->offset = B_S1 - 2048 + (uint32_t)past;
-	x->length = 2048;
+	x->offset = past == 2 ? 0 : B_S1 - 2048 + (uint32_t)past;
+	x->length = past == 2 ? 0 : 2048;
 	b.r1[B_S1 - 1] = 'z';
 	__atomic_store_n(&b.s2c->head, 1, __ATOMIC_RELEASE);
 	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(srv), 0);
@@ -352,13 +366,26 @@ static void test_s2c_bounds(int past)
 	pktmap_close(srv);
 }
 
+/* The server's log, kept: which check refused (where two would). */
+static char srv_log[8192];
+
+static void keep_log(void *ctx, enum pktmap_log_level lvl, const char *line)
+{
+	(void)ctx;
+	(void)lvl;
+	size_t n = strlen(srv_log);
+	snprintf(srv_log + n, sizeof(srv_log) - n, "%s\n", line);
+	if (n > sizeof(srv_log) / 2)
+		memmove(srv_log, srv_log + n, strlen(srv_log + n) + 1);
+}
+
 /* Every bound of ADD_REGION, ADD_RING and the descriptors. */
 static void test_bounds(void)
 {
 	snprintf(bsock, sizeof(bsock), "%s.b", sock);
 	char name[300], err[256] = "";
 	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
-				      .errbuf_len = sizeof(err) };
+				      .errbuf_len = sizeof(err), .log = keep_log };
 	struct pktmap_port *srv = NULL;
 	snprintf(name, sizeof(name), "memif:%s@conf:role=server,slots=64", bsock);
 	CHECK(pktmap_open(&srv, name, &o) == 0, "%s", err);
@@ -370,11 +397,15 @@ static void test_bounds(void)
 	 * and at most 1 TiB, index < 16 and in order. */
 	CHECK_EQ(region_reply(srv, 0, 65536, 65536), MIF_MSG_ACK);
 	CHECK_EQ(region_reply(srv, 0, 65536, 65537), MIF_MSG_DISCONNECT);
+	srv_log[0] = 0;
 	CHECK_EQ(region_reply(srv, 0, 4096, 0), MIF_MSG_DISCONNECT);
+	CHECK(strstr(srv_log, "region 0 of 0 bytes") != NULL, "refused as: %s",
+	      srv_log); /* not only by mmap() */
 	CHECK_EQ(region_reply(srv, 0, (1ull << 40) + 4096, (1ull << 40) + 1),
 		 MIF_MSG_DISCONNECT);
 	CHECK_EQ(region_reply(srv, MIF_MAX_REGIONS - 1, 4096, 4096), MIF_MSG_ACK);
 	CHECK_EQ(region_reply(srv, MIF_MAX_REGIONS, 4096, 4096), MIF_MSG_DISCONNECT);
+	CHECK_EQ(region_reply_sealed(srv, 1, 4096, 4096, false), MIF_MSG_DISCONNECT);
 	/* ADD_RING: inside its region (to the last byte), 16-aligned, in a
 	 * region given, of 2^1..2^14 descriptors, index < rings. */
 	uint32_t rb = (uint32_t)mif_ring_bytes(6);
@@ -395,6 +426,7 @@ static void test_bounds(void)
 	pktmap_close(srv);
 	test_s2c_bounds(0);
 	test_s2c_bounds(1);
+	test_s2c_bounds(2);
 }
 
 /* As nobody: swap names a (a directory) and b (a symbolic link) in
