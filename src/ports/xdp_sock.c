@@ -11,6 +11,8 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -128,16 +130,44 @@ static int sockopt_ring(int fd, int opt, uint32_t n)
 }
 
 /* Bind, retrying for a while when the queue is still held by a socket
- * that was just closed. */
-static int bind_retry(int fd, const struct sockaddr_xdp *sa)
+ * that was just closed. A signal the process handles (a Ctrl-C) ends the
+ * wait with -EINTR, as it would a blocking call: signals are blocked
+ * between the sleeps and taken only inside ppoll(), so one that arrives
+ * during a bind() is not missed. Synchronous ones stay unblocked. */
+static int bind_retry(struct pktmap_port *p, int fd,
+		      const struct sockaddr_xdp *sa)
 {
+	const struct timespec step = {0, BIND_BUSY_STEP_MS * 1000000L};
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int waited = 0;; waited += BIND_BUSY_STEP_MS) {
-		if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
-			return 0;
-		if (errno != EBUSY || waited >= BIND_BUSY_WAIT_MS)
-			return -errno;
-		poll(NULL, 0, BIND_BUSY_STEP_MS);
+		if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0) {
+			ret = 0;
+			break;
+		}
+		ret = -errno;
+		if (ret != -EBUSY || waited >= BIND_BUSY_WAIT_MS)
+			break;
+		if (waited == 0)
+			pm_log(p, PKTMAP_LOG_INFO, "%s: queue %u is busy: waiting up "
+			       "to %d s for it (a signal stops the wait)", p->name,
+			       sa->sxdp_queue_id, BIND_BUSY_WAIT_MS / 1000);
+		if (ppoll(NULL, 0, &step, &old) < 0 && errno == EINTR) {
+			ret = -EINTR;
+			break;
+		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 /* Create queue q's socket: its rings, the UMEM (registered, or shared
@@ -203,7 +233,12 @@ static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
 		sa.sxdp_flags = XDP_USE_NEED_WAKEUP | mode_flag |
 				(xp->sg ? XDP_USE_SG : 0);
 	}
-	ret = bind_retry(fd, &sa);
+	ret = bind_retry(p, fd, &sa);
+	if (ret == -EINTR)
+		return pm_open_error(p, ret, "queue %u of %s is busy (another "
+				     "AF_XDP socket or XDP program uses it): "
+				     "interrupted while waiting for it", q->qid,
+				     xp->ifname);
 	if (ret) {
 		if (umem_fd >= 0)
 			return ret; /* the caller falls back to its own UMEM */
@@ -288,13 +323,15 @@ int pm_xdp_open_sockets(struct pktmap_port *p, struct xdp_priv *xp,
 	} else {
 		ret = -1;
 	}
-	if (ret)
+	if (ret && ret != -EINTR)
 		ret = xsk_open(p, xp, &xp->q[0], -1, mode_flag);
 	if (ret == 0)
 		xp->zc = xp->q[0].zc;
 	for (uint32_t j = 1; ret == 0 && j < xp->hi - xp->lo; j++) {
 		ret = xsk_open(p, xp, &xp->q[j], xp->q[0].fd, 0);
-		if (ret == -EBUSY)
+		if (ret == -EINTR)
+			; /* said by xsk_open() */
+		else if (ret == -EBUSY)
 			ret = pm_open_error(p, ret, "queue %u is busy: another "
 					    "AF_XDP socket or XDP program uses it "
 					    "(is another pktmap running on %s?)",
