@@ -157,6 +157,8 @@ static int parse(int argc, char **argv, struct bridge_opts *o)
 	for (; optind < argc; optind++)
 		if (add_port(o, &np, argv[optind]))
 			return EXIT_USAGE;
+	if (o->cpu >= 0 && cli_cpus_ok("bridge: -a:", o->cpu, 1, NULL))
+		return EXIT_USAGE;
 	if (np == 0) {
 		cli_err("bridge: no port given: pktmap bridge PORT_A [PORT_B] "
 			"(see 'pktmap help bridge')");

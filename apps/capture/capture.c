@@ -7,7 +7,9 @@
  * the threads; the loop is in capture_work.c, the files in capture_out.c,
  * the report lines and the summary in capture_report.c.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
@@ -30,8 +32,9 @@ void usage_capture(void)
 "expression, compiled by the system libpcap) to a capture file.\n"
 "\n"
 "  -i, --port PORT       port to capture on (xdp:eth0, pkt:eth0, pipe:x}0, ...)\n"
-"  -w, --write FILE      write to FILE (\"-\": standard output); without -w\n"
-"                        packets are only counted\n"
+"  -w, --write FILE      write to FILE (\"-\": standard output), opened before\n"
+"                        the capture starts; without -w packets are only\n"
+"                        counted\n"
 "  -c, --count N         stop after N packets matched the filter\n"
 "  -s, --snaplen N       bytes kept of each packet (default and 0: 262144)\n"
 "  -B, --ring-slots N    RX ring slots for xdp:, pkt: and tap: ports unless\n"
@@ -107,7 +110,8 @@ static int parse_size(const char *s, uint64_t *out, char *err, unsigned len)
 
 	errno = 0;
 	v = strtod(s, &e);
-	if (e == s || errno || v <= 0) {
+	if ((!isdigit((unsigned char)s[0]) && s[0] != '.') || e == s || errno ||
+	    !isfinite(v) || v <= 0) {
 		snprintf(err, len, "'%s' is not a positive size", s);
 		return -1;
 	}
@@ -117,7 +121,8 @@ static int parse_size(const char *s, uint64_t *out, char *err, unsigned len)
 	case 'g': case 'G': mul = 1024 * 1024 * 1024; e++; break;
 	default: break;
 	}
-	if (*e || v * (double)mul > 1e18 || v * (double)mul < 1) {
+	if (*e || strpbrk(s, "xX") || v * (double)mul > 1e18 ||
+	    v * (double)mul < 1) {
 		snprintf(err, len, "'%s' is not a size", s);
 		return -1;
 	}
@@ -216,7 +221,14 @@ static int parse_opt(int c, const char *arg, char **argv,
 
 	switch (c) {
 	case 'i': o->port = arg; break;
-	case 'w': o->file = arg; break;
+	case 'w':
+		o->file = arg;
+		if (!arg[0]) {
+			cli_err("capture: -w: give a file name (\"-\": standard "
+				"output)");
+			bad = 1;
+		}
+		break;
 	case 'c':
 		bad = cli_opt_u64("capture: -c: count", arg, 0, UINT64_MAX,
 				  &o->count);
@@ -315,6 +327,8 @@ static int parse(int argc, char **argv, struct capture_opts *o)
 	st = check_opts(o);
 	if (st)
 		return st;
+	if (o->cpu >= 0 && cli_cpus_ok("capture: -a:", o->cpu, 1, NULL))
+		return EXIT_USAGE;
 	if (optind < argc) {
 		o->filter = join(argc - optind, argv + optind);
 		if (!o->filter) {
@@ -463,6 +477,12 @@ static int setup_workers(struct capture *cap)
 		pktmap_close(first);
 		return EXIT_USAGE;
 	}
+	/* --per-queue: worker I on CPU+I */
+	if (o->cpu >= 0 && cli_cpus_ok("capture: -a:", o->cpu, cap->nworkers,
+				       NULL)) {
+		pktmap_close(first);
+		return EXIT_USAGE;
+	}
 	cap->w = aligned_alloc(128, sizeof(*cap->w) * cap->nworkers);
 	if (!cap->w) {
 		pktmap_close(first);
@@ -531,6 +551,23 @@ static int setup_workers(struct capture *cap)
 				 sizeof(err))) {
 			cli_err("capture: %s", err);
 			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/* Open the output files (or with -G check where they go) before the
+ * capture starts, so that a file that cannot be written fails the
+ * command before "listening" rather than at the first packet. Returns 0
+ * or EXIT_RUNTIME with the message printed. */
+static int start_outputs(struct capture *cap)
+{
+	char err[PATH_MAX + 128];
+
+	for (unsigned i = 0; cap->o.file && i < cap->nworkers; i++) {
+		if (cap_out_start(&cap->w[i].out, err, sizeof(err))) {
+			cli_err("capture: -w: %s", err);
+			return EXIT_RUNTIME;
 		}
 	}
 	return 0;
@@ -628,6 +665,8 @@ int cmd_capture(int argc, char **argv)
 	status = setup_workers(cap);
 	if (!status)
 		status = compile_filter(cap);
+	if (!status)
+		status = start_outputs(cap);
 	if (!status) {
 		kernel_filter(cap);
 		/* As tcpdump's line: the port, direction and filter are set. */
@@ -642,6 +681,10 @@ int cmd_capture(int argc, char **argv)
 		status = go(cap);
 	}
 	for (unsigned i = 0; cap->w && i < cap->nworkers; i++) {
+		char err[PATH_MAX + 128];
+
+		/* the workers close theirs; this is for a failed start */
+		cap_out_close(&cap->w[i].out, err, sizeof(err));
 		if (cap->w[i].port)
 			pktmap_close(cap->w[i].port);
 		free(cap->w[i].rings);

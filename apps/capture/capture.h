@@ -130,11 +130,16 @@ void cap_summary(const struct capture *cap, const char *end);
 /* The worker thread's body: returns NULL; failures in w->err. */
 void *cap_work(void *arg);
 
-/* Prepare an output for pattern (nothing is opened until the first
- * packet). Returns 0 or -1 with a message in err. */
+/* Prepare an output for pattern (cap_out_start() opens it). Returns 0 or -1 with a message in err. */
 int cap_out_init(struct cap_out *out, const struct capture_opts *o,
 		 const char *pattern, uint32_t linktype, char *err,
 		 unsigned errlen);
+
+/* Before the capture starts: open the first file (as tcpdump does), or
+ * with -G, whose file names come from the first packet's time, check
+ * that the directory the pattern names now takes files. Returns 0 or a
+ * negative errno with a message in err. */
+int cap_out_start(struct cap_out *out, char *err, unsigned errlen);
 
 /* Append one packet, opening or rotating the file first when its time
  * or size says so. Returns 0, 1 when -G -W's last file is done (the

@@ -124,6 +124,33 @@ static int open_file(struct cap_out *out, uint64_t ts_ns, char *err,
 	return 0;
 }
 
+int cap_out_start(struct cap_out *out, char *err, unsigned errlen)
+{
+	struct timespec now;
+	char dir[PATH_MAX];
+	const char *slash;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!out->o->rotate_secs)
+		return open_file(out, 0, err, errlen);
+	/* -G: the first file's name and period come from the first
+	 * packet's time; its directory, as the pattern names it now, must
+	 * take a file. */
+	if (make_name(out, (uint64_t)now.tv_sec * 1000000000u, err, errlen))
+		return -EINVAL;
+	slash = strrchr(out->name, '/');
+	snprintf(dir, sizeof(dir), "%.*s",
+		 slash ? (int)(slash == out->name ? 1 : slash - out->name) : 1,
+		 slash ? out->name : ".");
+	if (access(dir, W_OK | X_OK) != 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
 int cap_out_close(struct cap_out *out, char *err, unsigned errlen)
 {
 	int rc;

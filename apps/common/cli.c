@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,9 +166,11 @@ int cli_parse_seconds(const char *s, double max, double *out, char *err,
 	char *e;
 	double v;
 
+	/* strtod() alone would take " 1", "0x10", "nan" and "1e400" */
 	errno = 0;
 	v = strtod(s, &e);
-	if (e == s || *e || errno || !isfinite(v) || v < 0) {
+	if ((!isdigit((unsigned char)s[0]) && s[0] != '.') || e == s || *e ||
+	    errno || !isfinite(v) || v < 0 || strpbrk(s, "xX")) {
 		snprintf(err, errlen, "'%s' is not a number of seconds", s);
 		return -1;
 	}
@@ -177,6 +180,45 @@ int cli_parse_seconds(const char *s, double max, double *out, char *err,
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* The CPUs of set as "0-3,6" into out. */
+static void cpu_list(const cpu_set_t *set, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = 0;
+	for (int c = 0; c < CPU_SETSIZE && at < len; c++) {
+		int e = c;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))
+			e++;
+		at += (size_t)snprintf(out + at, len - at, e > c ? "%s%d-%d" :
+				       "%s%d", at ? "," : "", c, e);
+		c = e;
+	}
+}
+
+int cli_cpus_ok(const char *what, int first, unsigned n, const int *cpus)
+{
+	cpu_set_t set;
+	char list[256];
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0; /* nothing to check against: the pinning will say */
+	for (unsigned i = 0; i < n; i++) {
+		long c = cpus ? cpus[i] : (long)first + i;
+
+		if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET((int)c, &set))
+			continue;
+		cpu_list(&set, list, sizeof(list));
+		cli_err("%s CPU %ld is not one this process may run on (CPUs %s)",
+			what, c, list);
+		return 1;
+	}
 	return 0;
 }
 

@@ -55,6 +55,13 @@ int cli_parse_seconds(const char *s, double max, double *out, char *err,
 int cli_opt_u64(const char *what, const char *arg, uint64_t min, uint64_t max,
 		uint64_t *out);
 int cli_opt_seconds(const char *what, const char *arg, double max, double *out);
+/* CPUs first .. first + n - 1 (pinning -a CPU with n threads), or the n
+ * CPUs of list cpus[] when cpus is not NULL: each must be one this
+ * process may run on (sched_getaffinity(): online, in its cpuset). A CPU
+ * that is not is a usage error, refused before anything is opened
+ * (pktmap(8), EXIT STATUS): returns 0, or 1 with "pktmap: WHAT CPU C is
+ * not one this process may run on (CPUs 0-3)" printed. */
+int cli_cpus_ok(const char *what, int first, unsigned n, const int *cpus);
 /* "10.0.0.1", "10.0.0.1-10.0.0.9", with an optional ":1234" or
  * ":1234-1240". When no port is given, *out's ports are left alone. */
 int cli_parse_addr(const char *s, struct cli_addr *out, char *err,

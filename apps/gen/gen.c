@@ -29,7 +29,8 @@ void usage_gen(void)
 "  -b, --batch N         slots filled per ring per sync (default 512; fewer\n"
 "                        when the ring has less room)\n"
 "  -n, --count N         packets to send in all, 0 = until Ctrl-C (default)\n"
-"  -R, --rate PPS        packets per second in all (k, M, G suffixes)\n"
+"  -R, --rate PPS        packets per second in all (k, M, G suffixes; 0, the\n"
+"                        default: as fast as the port takes them)\n"
 "  -s, --src IP[:PORT]   source address or range, with an optional port or\n"
 "                        range: 10.0.0.1-10.0.0.9:1234-1240 (default\n"
 "                        10.0.0.1:1234)\n"
@@ -38,7 +39,7 @@ void usage_gen(void)
 "  -D, --dst-mac MAC     destination MAC (default ff:ff:ff:ff:ff:ff)\n"
 "  -p, --threads N       sending threads; thread I opens ring I of the port\n"
 "                        (PORT-I); one thread uses all rings\n"
-"  -a, --affinity CPU    pin thread I to CPU+I\n"
+"  -a, --affinity CPU    pin thread I to CPU+I (CPUs the process may run on)\n"
 "  -T, --interval SEC    seconds between report lines, 0 = none (default 1)\n"
 "  -w, --wait SEC        wait before sending, for a link to come up\n"
 "                        (default 0)\n"
@@ -177,6 +178,8 @@ static int parse(int argc, char **argv, struct gen_opts *o)
 		cli_err("gen: no port given: use -i PORT (see 'pktmap help gen')");
 		return EXIT_USAGE;
 	}
+	if (o->cpu >= 0 && cli_cpus_ok("gen: -a:", o->cpu, o->threads, NULL))
+		return EXIT_USAGE;
 	if (o->rate && o->rate < o->threads) {
 		cli_err("gen: -R: rate %llu is lower than the number of threads",
 			(unsigned long long)o->rate);

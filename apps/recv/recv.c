@@ -24,11 +24,12 @@ void usage_recv(void)
 "frames that are not gen's (bad).\n"
 "\n"
 "  -i, --port PORT       port to receive on (pipe:x}0, pcap:in.pcap, ...)\n"
-"  -b, --batch N         slots consumed per ring per sync, at most\n"
-"                        (default: all that are there)\n"
-"  -n, --count N         stop after N packets (k, M, G suffixes)\n"
+"  -b, --batch N         slots consumed per ring per sync, at most: 1 to\n"
+"                        65536 (default: all that are there)\n"
+"  -n, --count N         stop after N packets (k, M, G suffixes; 0, the\n"
+"                        default: no limit)\n"
 "  -p, --threads N       receiving threads; thread I opens ring I (PORT-I)\n"
-"  -a, --affinity CPU    pin thread I to CPU+I\n"
+"  -a, --affinity CPU    pin thread I to CPU+I (CPUs the process may run on)\n"
 "  -T, --interval SEC    seconds between report lines, 0 = none (default 1)\n"
 "      --idle SEC        stop when nothing arrived for SEC seconds after\n"
 "                        the first packet (default 0: never)\n"
@@ -99,7 +100,7 @@ static int parse(int argc, char **argv, struct recv_opts *o)
 		case 'i': o->port = optarg; break;
 		case 'b':
 			bad = cli_opt_u64("recv: -b: batch", optarg,
-					  0, 65536, &v);
+					  1, 65536, &v);
 			o->batch = (uint32_t)v;
 			break;
 		case 'n':
@@ -150,6 +151,8 @@ static int parse(int argc, char **argv, struct recv_opts *o)
 		cli_err("recv: no port given: use -i PORT (see 'pktmap help recv')");
 		return EXIT_USAGE;
 	}
+	if (o->cpu >= 0 && cli_cpus_ok("recv: -a:", o->cpu, o->threads, NULL))
+		return EXIT_USAGE;
 	if (o->fast && (verify == 1 || o->csum)) {
 		cli_err("recv: --fast does not read frames: it cannot be combined "
 			"with --verify or --csum");

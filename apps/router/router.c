@@ -214,7 +214,7 @@ static int parse_lists(int c, const char *arg, struct rt_opts *o, int *nmap)
 		o->ncpus = k < 0 ? 0 : (unsigned)k;
 		if (k < 0)
 			cli_err("router: -a: %s", err);
-		return k < 0;
+		return k < 0 || cli_cpus_ok("router: -a:", 0, o->ncpus, o->cpus);
 	}
 }
 

@@ -63,7 +63,8 @@ void usage_switch(void)
 "                        switches ring T of every port; an interface\n"
 "                        attached needs N queues (thread T opens IF-T);\n"
 "                        no host rings or taps\n"
-"      --affinity CPU    pin forwarding thread T to CPU+T\n"
+"      --affinity CPU    pin forwarding thread T to CPU+T (CPUs the process\n"
+"                        may run on)\n"
 "  -T, --interval SEC    seconds between report lines, 0 = none (default 1)\n"
 "      --json            print the summary as one JSON object on stdout\n"
 "                        (report lines then go to stderr)\n"
@@ -219,6 +220,9 @@ static int parse_opts(struct swa *a, int argc, char **argv)
 			"(see 'pktmap help switch')");
 		return EXIT_USAGE;
 	}
+	if (a->cpu >= 0 && cli_cpus_ok("switch: --affinity:", a->cpu,
+				       (unsigned)a->nthreads, NULL))
+		return EXIT_USAGE;
 	a->name = argv[optind];
 	if (!vale_name_ok(a->name)) {
 		cli_err("switch: '%s' is not a switch name: 'vale' followed by up "

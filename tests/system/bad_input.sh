@@ -2,10 +2,16 @@
 # SPDX-License-Identifier: BSD-2-Clause
 #
 # Bad command lines, bad port names and bad files: each must end with a
-# one-line error "pktmap: ..." and a non-zero exit status, never a crash
-# (status >= 128 means a signal, e.g. SIGSEGV or SIGABRT).
+# one-line error "pktmap: ..." and the exit status pktmap(8) gives
+# (EXIT STATUS): 2 for a usage error (found before any work: a bad,
+# missing or out-of-range value, options that conflict, a name or @conf
+# the library refuses, a CPU the process may not run on, a frame longer
+# than the port sends), 1 for a failure at run time (a file that cannot
+# be created or read, a port the system cannot give). Never a crash
+# (status >= 128 means a signal, e.g. SIGSEGV or SIGABRT) and never a
+# hang.
 #
-#   pktmap gen/recv <bad input>  -->  "pktmap: <what is wrong>", exit 1 or 2
+#   pktmap CMD <bad input>  -->  "pktmap: <what is wrong>", exit 1 or 2
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,15 +23,30 @@ bad() {
 
 	timeout 30 "$PKTMAP" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null || rc=$?
 	[ "$rc" -ne 0 ] || fail "pktmap $*: exit status 0"
-	[ "$rc" -lt 124 ] || fail "pktmap $*: exit status $rc (crash or hang)"
+	[ "$rc" -lt 124 ] || [ "$rc" = "$want" ] ||
+		fail "pktmap $*: exit status $rc (crash or hang)"
 	if [ "$want" != any ]; then
-		[ "$rc" -eq "$want" ] || fail "pktmap $*: exit status $rc, want $want"
+		[ "$rc" -eq "$want" ] || fail "pktmap $*: exit status $rc, want $want: $(cat "$TMP/err")"
 	fi
 	lines=$(wc -l <"$TMP/err")
 	[ "$lines" -eq 1 ] || fail "pktmap $*: $lines lines on stderr: $(cat "$TMP/err")"
 	grep -q '^pktmap: ' "$TMP/err" || fail "pktmap $*: not 'pktmap: ...': $(cat "$TMP/err")"
 	echo "  [$rc] pktmap $*: $(cat "$TMP/err")"
 }
+
+# says WANT_STATUS TEXT CMD...: as bad, and the line contains TEXT.
+says() {
+	local text=$2
+	bad "$1" "${@:3}"
+	grep -qF -- "$text" "$TMP/err" || fail "pktmap ${*:3}: the line does not say '$text'"
+}
+
+# A CPU this process may not run on: one past the CPUs configured.
+NOCPU=$(getconf _NPROCESSORS_CONF)
+[ "$NOCPU" -lt 900 ] || skip "too many CPUs to name one that is not there"
+NOCPU_MSG="CPU $NOCPU is not one this process may run on"
+# A switch name of this run.
+SW=valeb$$
 
 echo "1. command line"
 bad 2 frobnicate
@@ -53,6 +74,97 @@ bad 2 recv -i null: --idle soon
 bad 2 recv -i null: --fast --verify
 bad 2 gen -i "pcap:$TMP/x.pcap" -p 2
 
+
+echo "1b. every command's values, refused at parse time"
+# gen
+says 2 "is too small (at least 60)" gen -i null: -l 0
+says 2 "not a number" gen -i null: -l -60
+says 2 "is too large (at most 65536)" gen -i null: -b 65537
+says 2 "is too large" gen -i null: -b 99999999999999999999999
+says 2 "not a number" gen -i null: -n -1
+says 2 "not a number" gen -i null: -a -1
+says 2 "$NOCPU_MSG" gen -i null: -a "$NOCPU" -n 1
+says 2 "$NOCPU_MSG" gen -i null: -a $((NOCPU - 1)) -p 2 -n 1
+says 2 "lower than the number of threads" gen -i null: -p 4 -R 3
+says 2 "not a number of seconds" gen -i null: -T nan
+says 2 "not a number of seconds" gen -i null: -T 0x10
+says 2 "not a number of seconds" gen -i null: -T ' 1'
+says 2 "not a number of seconds" gen -i null: -w 1e400
+says 2 "not a number of seconds" gen -i null: -w inf
+says 2 "not an IPv4 address" gen -i null: -s 10.0.0.1:
+says 2 "not an IPv4 address" gen -i null: -d ''
+says 2 "not a MAC address" gen -i null: -D 00:11:22:33:44:55:66
+says 2 "empty port name" gen -i ''
+# recv
+says 2 "batch must be at least 1" recv -i null: -b 0
+says 2 "is too large (at most 65536)" recv -i null: -b 65537
+says 2 "threads must be at least 1" recv -i null: -p 0
+says 2 "$NOCPU_MSG" recv -i null: -a "$NOCPU" -n 1
+says 2 "not a number" recv -i null: --dump -1
+says 2 "not a number of seconds" recv -i null: --idle -1
+says 2 "is too long (at most 86400)" recv -i null: -T 3e5
+# capture
+says 2 "not a number" capture -i null: -c -1
+says 2 "is too large (at most 262144)" capture -i null: -s 262145
+says 2 "power of two, at least 64" capture -i null: -B 100
+says 2 "power of two, at least 64" capture -i null: -B 32
+says 2 "not a positive size" capture -i null: -w "$TMP/x.pcap" -C nan
+says 2 "not a positive size" capture -i null: -w "$TMP/x.pcap" -C 0
+says 2 "not a size" capture -i null: -w "$TMP/x.pcap" -C 1e30
+says 2 "must be at least 1" capture -i null: -w "$TMP/x.pcap" -G 0
+says 2 "must be at least 1" capture -i null: -w "$TMP/x.pcap" -C 1 -W 0
+says 2 "give in, out or inout" capture -i null: -Q sideways
+says 2 "not a number of seconds" capture -i null: -T -1
+says 2 "give a file name" capture -i null: -w ''
+says 2 "$NOCPU_MSG" capture -i null: -a "$NOCPU" -c 1
+says 2 "can't parse filter expression" capture -i null: 'not a filter ((('
+# bridge
+says 2 "batch must be at least 1" bridge -b 0 null: null:
+says 2 "not a number" bridge -n -1 null: null:
+says 2 "not a number of seconds" bridge -T nan null: null:
+says 2 "is too long (at most 86400)" bridge --idle 1e99 null: null:
+says 2 "more than two ports" bridge null: null: null:
+says 2 "$NOCPU_MSG" bridge -a "$NOCPU" null: null:
+# router
+says 2 "is too small" router -i null: -i null: -b 0
+says 2 "must be a power of two" router -i null: -i null: --queue 3
+says 2 "is too small" router -i null: -i null: --stash 1
+says 2 "threads must be at least 1" router -i null: -i null: -p 0
+says 2 "at most 4 (one per stage)" router -i null: -i null: -p 5
+says 2 "no mode 'bogus'" router -i null: -i null: -m bogus
+says 2 "there are 2 ports" router -i null: -i null: --map 0,9
+says 2 "not a CPU list" router -i null: -i null: -a 0-
+says 2 "$NOCPU_MSG" router -i null: -i null: -a "0,$NOCPU"
+says 2 "not a number of seconds" router -i null: -i null: --duration -1
+says 2 "not a number" router -i null: -i null: --seed -1
+# switch (nothing is started: the values are refused first)
+says 2 "must be more than 0" switch --aging-s 0 "$SW"
+says 2 "not a number of seconds" switch --aging-s -1 "$SW"
+says 2 "must be at least 16" switch --mac-entries 15 "$SW"
+says 2 "threads must be at least 1" switch -p 0 "$SW"
+says 2 "is too large (at most 8)" switch -p 9 "$SW"
+says 2 "is too long (at most 3600)" switch -T 3601 "$SW"
+says 2 "$NOCPU_MSG" switch --affinity "$NOCPU" "$SW"
+says 2 "$NOCPU_MSG" switch --affinity $((NOCPU - 1)) -p 2 "$SW"
+says 2 "is not a switch name" switch 'bad name'
+says 2 "give one switch name" switch "$SW" extra
+# top, metrics, ports, the runners
+says 2 "at least 0.1 s between updates" top -d 0
+says 2 "not a number of seconds" top -d -1
+says 2 "is not rate, drops, name or pid" top --sort bogus --once
+says 2 "needs a value" top -d
+says 2 "want [ADDR:]PORT" metrics --listen 99999
+says 2 "want [ADDR:]PORT" metrics --listen ''
+says 2 "unexpected argument" metrics extra
+says 2 "unexpected argument" ports extra
+says 2 "no tool given" pcap-run
+says 2 "unknown option" pcap-run --bogus true
+says 2 "no program given" netmap-run
+says 2 "is not xdp or pkt" netmap-run -m '' true
+# they become the program: 127 when there is none, as env(1) and the shell
+says 127 "No such file or directory" pcap-run "$TMP/no/such/program"
+says 127 "No such file or directory" netmap-run "$TMP/no/such/program"
+
 echo "2. port names"
 bad any gen -i foo -n 1
 bad any recv -i foo -n 1
@@ -67,6 +179,13 @@ bad 1 recv -i "pcap:$TMP/missing.pcap"
 printf 'this is not a capture file at all, not even close\n' >"$TMP/junk.pcap"
 bad any recv -i "pcap:$TMP/junk.pcap"
 bad any gen -i "pcap:$TMP/no/such/dir/out.pcap" -n 1
+# capture opens its output before it starts: one line, no "listening"
+timeout 60 "$PKTMAP" gen -i "pcap:$TMP/five.pcap" -n 5 -T 0 -q
+says 1 "$TMP/no/dir/x.pcap: No such file or directory" \
+	capture -i "pcap:$TMP/five.pcap" -w "$TMP/no/dir/x.pcap"
+says 1 "$TMP/no/dir: No such file or directory" \
+	capture -i "pcap:$TMP/five.pcap" -G 60 -w "$TMP/no/dir/x-%S.pcap"
+[ ! -e "$TMP/no" ] || fail "capture made $TMP/no"
 
 # A capture cut in the middle of a record: recv delivers the 50 frames
 # before the cut, says once where the damage is (the offset), and exits 1.
