@@ -118,25 +118,27 @@ says 2 "not a number of seconds" capture -i null: -T -1
 says 2 "give a file name" capture -i null: -w ''
 says 2 "$NOCPU_MSG" capture -i null: -a "$NOCPU" -c 1
 says 2 "can't parse filter expression" capture -i null: 'not a filter ((('
-# bridge
-says 2 "batch must be at least 1" bridge -b 0 null: null:
-says 2 "not a number" bridge -n -1 null: null:
-says 2 "not a number of seconds" bridge -T nan null: null:
-says 2 "is too long (at most 86400)" bridge --idle 1e99 null: null:
-says 2 "more than two ports" bridge null: null: null:
-says 2 "$NOCPU_MSG" bridge -a "$NOCPU" null: null:
+# bridge and router: two ports (one port twice is refused on its own)
+PA="pipe:${PIPE}a{0"
+PB="pipe:${PIPE}b{0"
+says 2 "batch must be at least 1" bridge -b 0 "$PA" "$PB"
+says 2 "not a number" bridge -n -1 "$PA" "$PB"
+says 2 "not a number of seconds" bridge -T nan "$PA" "$PB"
+says 2 "is too long (at most 86400)" bridge --idle 1e99 "$PA" "$PB"
+says 2 "more than two ports" bridge "$PA" "$PB" null:
+says 2 "$NOCPU_MSG" bridge -a "$NOCPU" "$PA" "$PB"
 # router
-says 2 "is too small" router -i null: -i null: -b 0
-says 2 "must be a power of two" router -i null: -i null: --queue 3
-says 2 "is too small" router -i null: -i null: --stash 1
-says 2 "threads must be at least 1" router -i null: -i null: -p 0
-says 2 "at most 4 (one per stage)" router -i null: -i null: -p 5
-says 2 "no mode 'bogus'" router -i null: -i null: -m bogus
-says 2 "there are 2 ports" router -i null: -i null: --map 0,9
-says 2 "not a CPU list" router -i null: -i null: -a 0-
-says 2 "$NOCPU_MSG" router -i null: -i null: -a "0,$NOCPU"
-says 2 "not a number of seconds" router -i null: -i null: --duration -1
-says 2 "not a number" router -i null: -i null: --seed -1
+says 2 "is too small" router -i "$PA" -i "$PB" -b 0
+says 2 "must be a power of two" router -i "$PA" -i "$PB" --queue 3
+says 2 "is too small" router -i "$PA" -i "$PB" --stash 1
+says 2 "threads must be at least 1" router -i "$PA" -i "$PB" -p 0
+says 2 "at most 4 (one per stage)" router -i "$PA" -i "$PB" -p 5
+says 2 "no mode 'bogus'" router -i "$PA" -i "$PB" -m bogus
+says 2 "there are 2 ports" router -i "$PA" -i "$PB" --map 0,9
+says 2 "not a CPU list" router -i "$PA" -i "$PB" -a 0-
+says 2 "$NOCPU_MSG" router -i "$PA" -i "$PB" -a "0,$NOCPU"
+says 2 "not a number of seconds" router -i "$PA" -i "$PB" --duration -1
+says 2 "not a number" router -i "$PA" -i "$PB" --seed -1
 # switch (nothing is started: the values are refused first)
 says 2 "must be more than 0" switch --aging-s 0 "$SW"
 says 2 "not a number of seconds" switch --aging-s -1 "$SW"
