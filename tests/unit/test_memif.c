@@ -315,6 +315,12 @@ static void test_c2s_bounds(struct pktmap_port *srv, uint32_t usable)
 	CHECK_EQ(s1.drop_invalid - s0.drop_invalid, 4);
 	CHECK_EQ(s1.drop_too_long - s0.drop_too_long, 1);
 	CHECK_EQ(s1.peer_errors - s0.peer_errors, 0);
+	/* head more than a ring ahead of tail (by one): disconnected */
+	__atomic_store_n(&b.c2s->head, (uint16_t)(n + (1u << B_LOG2) + 1),
+			 __ATOMIC_RELEASE);
+	for (int i = 0; i < 2000 && stats(srv).peer_errors == s1.peer_errors; i++)
+		pktmap_poll(srv, POLLIN, 5);
+	CHECK_EQ(stats(srv).peer_errors - s1.peer_errors, 1);
 	bpeer_down(srv, &b);
 }
 
@@ -364,6 +370,165 @@ static void test_s2c_bounds(int past)
 	}
 	bpeer_down(srv, &b);
 	pktmap_close(srv);
+}
+
+/* A memif server of our own for a pktmap client: it takes the client
+ * (which retries every 100 ms) on lfd and answers its handshake, mapping
+ * its regions; ring[0] is its C2S ring 0, ring[1] its S2C ring 0. */
+struct bsrv {
+	int lfd, fd;
+	char *reg[2];
+	uint64_t size[2];
+	struct mif_ring *ring[2];
+};
+
+static bool bsrv_take(struct pktmap_port *cli, struct bsrv *b)
+{
+	b->fd = -1;
+	for (int i = 0; i < 2000 && b->fd < 0; i++) {
+		pktmap_poll(cli, POLLIN, 5);
+		b->fd = accept4(b->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	}
+	CHECK(b->fd >= 0, "the client never came");
+	if (b->fd < 0)
+		return false;
+	struct mif_hello h = { .min_version = MIF_VERSION,
+			       .max_version = MIF_VERSION, .max_region = 1,
+			       .max_log2_ring_size = B_LOG2 };
+	raw_send(b->fd, MIF_MSG_HELLO, &h, sizeof(h), -1);
+	uint32_t nreg = 0;
+	for (int i = 0; i < 4000; i++) {
+		struct mif_msg m;
+		union {
+			char c[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr a;
+		} u;
+		struct iovec iov = { &m, sizeof(m) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = u.c, .msg_controllen = sizeof(u.c) };
+		ssize_t n = recvmsg(b->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n != (ssize_t)sizeof(m)) {
+			pktmap_poll(cli, POLLIN, 5);
+			continue;
+		}
+		int fd = -1;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		if (c && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		if (m.type == MIF_MSG_ADD_REGION && nreg < 2) {
+			b->size[nreg] = m.add_region.size;
+			b->reg[nreg] = mmap(NULL, m.add_region.size, PROT_READ | PROT_WRITE,
+					    MAP_SHARED, fd, 0);
+			CHECK(b->reg[nreg] != MAP_FAILED, "mmap");
+			nreg++;
+		} else if (m.type == MIF_MSG_ADD_RING && m.add_ring.index == 0) {
+			int c2s = m.add_ring.flags & MIF_ADD_RING_C2S;
+			b->ring[!c2s] = (struct mif_ring *)(b->reg[0] + m.add_ring.offset);
+		} else if (m.type == MIF_MSG_CONNECT) {
+			raw_send(b->fd, MIF_MSG_CONNECTED, "t", 2, -1);
+			return turn_until(cli, NULL, true);
+		}
+		if (fd >= 0)
+			close(fd);
+		raw_send(b->fd, MIF_MSG_ACK, NULL, 0, -1);
+	}
+	CHECK(0, "the client's handshake did not end");
+	return false;
+}
+
+static void bsrv_drop(struct bsrv *b)
+{
+	close(b->fd);
+	for (int i = 0; i < 2; i++)
+		if (b->reg[i] && b->reg[i] != MAP_FAILED)
+			munmap(b->reg[i], b->size[i]);
+	memset(b->reg, 0, sizeof(b->reg));
+}
+
+/* The client's checks of what a server writes: an S2C descriptor's
+ * length fits the buffer it posted (usable: in; one more, 0, or an
+ * unknown flag: dropped and counted); the server's S2C tail not past
+ * the buffers posted, its C2S tail not past the frames sent (by one:
+ * disconnected). */
+static void test_client_bounds(void)
+{
+	struct bsrv b = { .lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) };
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(bsock, sizeof(bsock), "%s.c", sock);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", bsock);
+	CHECK(bind(b.lfd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	      listen(b.lfd, 4) == 0 && fcntl(b.lfd, F_SETFL, O_NONBLOCK) == 0,
+	      "listen: %s", strerror(errno));
+	char name[300], err[256] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err) };
+	struct pktmap_port *cli = NULL;
+	snprintf(name, sizeof(name), "memif:%s@conf:slots=64", bsock);
+	CHECK(pktmap_open(&cli, name, &o) == 0, "%s", err);
+	if (!cli || !bsrv_take(cli, &b)) {
+		pktmap_close(cli);
+		close(b.lfd);
+		unlink(bsock);
+		return;
+	}
+	struct pktmap_info in = { .sz = sizeof(in) };
+	CHECK(pktmap_info(cli, &in) == 0, "info");
+	uint32_t usable = in.buf_usable;
+	struct pktmap_stats s0 = stats(cli);
+	struct mif_ring *s2c = b.ring[1];
+	uint16_t t = s2c->tail;
+	struct mif_desc *d = s2c->desc;
+	CHECK(d[0].length == usable && d[0].region == 1, "posted %u in %u",
+	      d[0].length, d[0].region);
+	memset(b.reg[1] + d[0].offset, 'c', usable);
+	d[1].length = usable + 1;
+	d[2].length = 0;
+	d[3].length = 60;
+	d[3].flags = 2;
+	__atomic_store_n(&s2c->tail, (uint16_t)(t + 4), __ATOMIC_RELEASE);
+	struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(cli), 0);
+	for (int i = 0; i < 2000 && stats(cli).drop_invalid - s0.drop_invalid < 3; i++)
+		pktmap_poll(cli, POLLIN, 5);
+	CHECK_EQ(stats(cli).drop_invalid - s0.drop_invalid, 3);
+	CHECK_EQ(nm_ring_space(rx), 1);
+	if (nm_ring_space(rx) == 1) {
+		struct netmap_slot *s = &rx->slot[rx->head];
+		const char *f = NETMAP_BUF(rx, s->buf_idx);
+		CHECK(s->len == usable && f[0] == 'c' && f[usable - 1] == 'c',
+		      "the frame of %u bytes", s->len);
+		rx->head = rx->cur = rx->tail;
+		pktmap_rxsync(cli);
+	}
+	/* S2C tail one past what the client has posted (all 64). */
+	struct pktmap_stats s1 = stats(cli);
+	__atomic_store_n(&s2c->tail, (uint16_t)(t + 4 + (1u << B_LOG2) + 1),
+			 __ATOMIC_RELEASE);
+	for (int i = 0; i < 2000 && stats(cli).peer_errors == s1.peer_errors; i++)
+		pktmap_poll(cli, POLLIN, 5);
+	CHECK_EQ(stats(cli).peer_errors - s1.peer_errors, 1);
+	bsrv_drop(&b);
+	/* C2S tail one past the frames the client sent (3). */
+	if (bsrv_take(cli, &b)) {
+		struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(cli), 0);
+		for (int i = 0; i < 3; i++) {
+			tx->slot[tx->cur].len = 60;
+			tx->head = tx->cur = nm_ring_next(tx, tx->cur);
+		}
+		pktmap_txsync(cli);
+		struct mif_ring *c2s = b.ring[0];
+		CHECK_EQ(__atomic_load_n(&c2s->head, __ATOMIC_ACQUIRE), 3);
+		struct pktmap_stats s2 = stats(cli);
+		__atomic_store_n(&c2s->tail, 4, __ATOMIC_RELEASE);
+		for (int i = 0; i < 2000 && stats(cli).peer_errors == s2.peer_errors; i++) {
+			pktmap_txsync(cli);
+			pktmap_poll(cli, POLLIN, 5);
+		}
+		CHECK_EQ(stats(cli).peer_errors - s2.peer_errors, 1);
+		bsrv_drop(&b);
+	}
+	pktmap_close(cli);
+	close(b.lfd);
+	unlink(bsock);
 }
 
 /* The server's log, kept: which check refused (where two would). */
@@ -427,6 +592,7 @@ static void test_bounds(void)
 	test_s2c_bounds(0);
 	test_s2c_bounds(1);
 	test_s2c_bounds(2);
+	test_client_bounds();
 }
 
 /* As nobody: swap names a (a directory) and b (a symbolic link) in
