@@ -50,7 +50,8 @@ magic, version, op, status = struct.unpack_from("<3Ii", rep)
 assert op == 16, rep[16:272].split(b"\0")[0]
 pipe = rep[272:336].split(b"\0")[0].decode()
 fd = os.open(os.path.join(region_dir, "pipe." + pipe), os.O_RDWR)
-fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+# waits while the recv still holds it to finish its open
+fcntl.fcntl(fd, fcntl.F_OFD_SETLKW, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
 s.close()  # the switch sees h leave; we keep the lock
 with open(out, "w") as f:
     f.write(pipe + "\n")
@@ -101,7 +102,8 @@ cat >"$TMP/asker.py" <<'EOF'
 import fcntl, os, socket, struct, sys, time
 sock, region_file, region, out, stop = sys.argv[1:6]
 fd = os.open(region_file, os.O_RDWR)
-fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
+# waits while the recv still holds it to finish its open
+fcntl.fcntl(fd, fcntl.F_OFD_SETLKW, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0))
 n = 0
 while not os.path.exists(stop):
     # one connection a request: the switch ends one whose open failed
