@@ -21,6 +21,13 @@
 #include "cli.h"
 #include "util.h"
 
+void cli_one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 void cli_err(const char *fmt, ...)
 {
 	char line[1024];
@@ -29,6 +36,7 @@ void cli_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	cli_one_line(line);
 	fprintf(stderr, "pktmap: %s\n", line);
 }
 

@@ -25,8 +25,13 @@ struct cli_cmd {
 /* The table lives in main.c. */
 const struct cli_cmd *cli_find_cmd(const char *name);
 
-/* Print "pktmap: <message>" to stderr. */
+/* Print "pktmap: <message>" to stderr, on one line whatever the values in
+ * it hold (cli_one_line()). */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Make s one printable line in place: control characters (a newline in
+ * an argument, an escape sequence) become '?', as ls -q shows them. */
+void cli_one_line(char *s);
 
 /* An inclusive range of unsigned values. */
 struct cli_range {

@@ -44,7 +44,8 @@ static void log_cb(void *ctx, enum pktmap_log_level level, const char *msg)
 
 	if ((int)level > l->max_level)
 		return;
-	fprintf(stderr, "pktmap: %s\n", msg);
+	/* one line, whatever a name in it holds */
+	cli_err("%s", msg);
 }
 
 void run_setup(struct run_log *log, int verbose)

@@ -11,7 +11,8 @@
 #              classifier on packet headers), routes (the router's routes
 #              files), vale (the switch's control messages),
 #              netmap_req (the netmap emulation's NIOCCTRL requests:
-#              header, body, options chain, port name); "all" runs every
+#              header, body, options chain, port name), cli (the
+#              command line's value parsers); "all" runs every
 #              one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
@@ -72,13 +73,20 @@ netmap_req)
 	      "$root/compat/netmap/emu_name.c" "$root/compat/netmap/emu_off.c")
 	incs+=(-I "$root/compat/netmap" -I "$root/compat/netmap/include")
 	;;
+cli)
+	# the command line's value parsers (numbers, ranges, seconds,
+	# addresses, MACs, the port names they build)
+	srcs=("$root/apps/common/cli.c")
+	incs+=(-I "$root/apps/common")
+	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz -lm)
+	;;
 memif)
 	# the control channel's parser: fuzz_memif.c includes memif_ctl.c
 	srcs=()
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, all)" >&2
 	exit 2
 	;;
 esac

@@ -95,6 +95,11 @@ says 2 "not an IPv4 address" gen -i null: -s 10.0.0.1:
 says 2 "not an IPv4 address" gen -i null: -d ''
 says 2 "not a MAC address" gen -i null: -D 00:11:22:33:44:55:66
 says 2 "empty port name" gen -i ''
+# a value with a newline or an escape in it: still one line
+says 2 "'4?5' is not a number" gen -i null: -n $'4\n5'
+says 2 "'1?[2J' is not a number of seconds" gen -i null: -T $'1\e[2J'
+bad any gen -i $'pipe:x\ny{0' -n 1
+bad any recv -i $'nosuch\r\n:x' -n 1
 # recv
 says 2 "batch must be at least 1" recv -i null: -b 0
 says 2 "is too large (at most 65536)" recv -i null: -b 65537
