@@ -926,11 +926,21 @@ static int sock_dir_open(struct pktmap_port *p, struct sockaddr_un *via,
 		return pm_open_error(p, -EINVAL, "%s: the socket needs a file "
 				     "name", mi->addr.sun_path);
 	mi->dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A directory named through a link of ours or root's (/var/run ->
+	 * /run) is followed; one another user made is not. */
+	struct stat ls;
+	if (mi->dirfd < 0 && errno == ENOTDIR && lstat(dir, &ls) == 0 &&
+	    S_ISLNK(ls.st_mode) && (ls.st_uid == 0 || ls.st_uid == geteuid()))
+		mi->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else if (mi->dirfd < 0 && errno == ENOTDIR && lstat(dir, &ls) == 0 &&
+		 S_ISLNK(ls.st_mode))
+		errno = ELOOP;
 	if (mi->dirfd < 0)
 		return pm_open_error(p, -errno, "cannot open the socket's "
 				     "directory %s: %s%s", dir, strerror(errno),
-				     errno == ENOTDIR ? " (or a symbolic link: "
-				     "name the directory itself)" : "");
+				     errno == ELOOP ? " (a symbolic link of "
+				     "another user's: name the directory "
+				     "itself)" : "");
 	*via = mi->addr;
 	*vialen = mi->addrlen;
 	struct sockaddr_un v = { .sun_family = AF_UNIX };
