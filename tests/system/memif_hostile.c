@@ -33,7 +33,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ports/memif.h"
+#include "../unit/hugepages.h"
+#include "../unit/memif_raw.h"
 
 #define LOG2 8u
 #define RING (1u << LOG2)
@@ -49,28 +50,7 @@ static void die(const char *what)
 
 static void sendm(uint16_t type, const void *body, size_t len, int fd)
 {
-	struct mif_msg m;
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	if (body)
-		memcpy(&m.hello, body, len);
-	struct iovec iov = { &m, sizeof(m) };
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr a;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (fd >= 0) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.b;
-		mh.msg_controllen = sizeof(u.b);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	if (sendmsg(cfd, &mh, MSG_NOSIGNAL) < 0 && errno != EPIPE)
+	if (mif_raw_send(cfd, type, body, len, fd) < 0 && errno != EPIPE)
 		die("sendmsg");
 }
 
@@ -125,7 +105,6 @@ static int ended(int ms)
 	}
 }
 
-#define HUGE (2ul << 20)
 
 static int memfd(size_t size, unsigned seals, char **base, bool huge)
 {
@@ -151,7 +130,7 @@ static struct mif_ring *client_connect(char **base, uint64_t *size, int *rfd,
 	uint64_t rb = mif_ring_bytes(LOG2);
 	*size = 2 * rb + 2ull * RING * BUF;
 	if (huge)
-		*size = (*size + HUGE - 1) / HUGE * HUGE;
+		*size = (*size + T_HUGE - 1) / T_HUGE * T_HUGE;
 	int fd = memfd(*size, F_SEAL_SHRINK, base, huge);
 	if (rfd)
 		*rfd = fd;
@@ -204,20 +183,6 @@ static int garbage(void)
 	return ended(10000);
 }
 
-/* Free huge pages (HugePages_Free). */
-static long huge_free(void)
-{
-	long v = -1;
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "HugePages_Free: %ld", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 /* A hugetlb region, sealed against shrinking as the server asks (its
  * rings, which the server touches at every look); once connected, the
  * whole region punched out and every free huge page taken, so that the
@@ -232,17 +197,15 @@ static int punch(void)
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 		      (off_t)size) != 0)
 		die("fallocate");
-	long n = huge_free();
-	void *grab = n > 0 ? mmap(NULL, (size_t)n * HUGE, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
-				  MAP_POPULATE, -1, 0) : MAP_FAILED;
-	if (grab == MAP_FAILED || huge_free() != 0) {
+	size_t len;
+	void *grab = t_huge_grab(&len);
+	if (grab == MAP_FAILED || t_huge_free() != 0) {
 		fprintf(stderr, "memif_hostile: could not take every free huge "
-			"page (%ld)\n", n);
+			"page (%zu bytes)\n", len);
 		return 2;
 	}
-	printf("punched %llu bytes, took %ld huge pages\n",
-	       (unsigned long long)size, n);
+	printf("punched %llu bytes, took %zu huge pages\n",
+	       (unsigned long long)size, len / T_HUGE);
 	fflush(stdout);
 	return ended(10000);
 }

@@ -22,7 +22,7 @@
 static int t_huge_lock = -1;
 static long t_huge_added;
 
-static long t_huge_total(void)
+static inline long t_huge_total(void)
 {
 	long v = -1;
 	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "re");
@@ -34,7 +34,7 @@ static long t_huge_total(void)
 	return v;
 }
 
-static int t_huge_set(long v)
+static inline int t_huge_set(long v)
 {
 	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "we");
 	if (!f)
@@ -44,7 +44,7 @@ static int t_huge_set(long v)
 }
 
 /* Free huge pages of the default size (HugePages_Free). */
-static long t_huge_free(void)
+static inline long t_huge_free(void)
 {
 	long v = -1;
 	char line[128];
@@ -57,7 +57,7 @@ static long t_huge_free(void)
 	return v;
 }
 
-static void t_huge_release(void)
+static inline void t_huge_release(void)
 {
 	if (t_huge_lock < 0)
 		return;
@@ -71,7 +71,7 @@ static void t_huge_release(void)
 
 /* Returns 0 with at least n free huge pages, -1 (with a line saying
  * why) when there cannot be: not root, or the kernel found no memory. */
-static int t_huge_reserve(long n)
+static inline int t_huge_reserve(long n)
 {
 	if (geteuid() != 0) {
 		printf("no huge pages: needs root\n");
@@ -96,7 +96,7 @@ static int t_huge_reserve(long n)
 }
 
 /* Take every free huge page; returns the mapping (MAP_FAILED if none). */
-static void *t_huge_grab(size_t *len)
+static inline void *t_huge_grab(size_t *len)
 {
 	long n = t_huge_free();
 	*len = n > 0 ? (size_t)n * T_HUGE : 0;

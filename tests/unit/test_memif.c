@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "pktmap/pktmap.h"
-#include "ports/memif.h"
+#include "memif_raw.h"
 #include "t.h"
 
 static char sock[200];
@@ -88,33 +88,12 @@ static struct pktmap_stats stats(const struct pktmap_port *p)
 
 static char bsock[200];
 
-/* Send one control message (body at the union, fd with it). */
+/* Send one control message (memif_raw.h). */
 static void raw_send(int fd, uint16_t type, const void *body, size_t len,
 		     int pass)
 {
-	struct mif_msg m;
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	if (body)
-		memcpy(&m.hello, body, len);
-	struct iovec iov = { &m, sizeof(m) };
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr a;
-	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (pass >= 0) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.b;
-		mh.msg_controllen = sizeof(u.b);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass, sizeof(int));
-	}
-	CHECK(sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(m), "sendmsg: %s",
-	      strerror(errno));
+	CHECK(mif_raw_send(fd, type, body, len, pass) == (ssize_t)sizeof(struct mif_msg),
+	      "sendmsg: %s", strerror(errno));
 }
 
 /* The server's next message to fd (its type; 0: it closed; -1: none in
