@@ -242,6 +242,8 @@ struct xdp_queue {
 	uint32_t ep_events;     /* what epoll waits for on fd; 0: not in the set */
 	bool zc;
 	bool dead;              /* the device went away under the socket */
+	uint32_t tx_calls;      /* txsyncs, to look at the clock every 16 */
+	int64_t mtu_sec;        /* the second TX last read the MTU */
 };
 
 struct umem_share;
@@ -316,6 +318,17 @@ static inline void bit_clear(uint64_t *m, uint32_t i)
  * drop_too_long. */
 bool pm_xdp_above_mtu(struct xdp_priv *xp, const uint8_t *frame,
 		      uint32_t len, uint32_t flen);
+
+/* TX, every 16 syncs: once a second, read the MTU again, so that one
+ * lowered under an open port is applied within about a second (one
+ * raised is seen at the first longer frame). */
+void pm_xdp_mtu_tick(struct xdp_priv *xp, struct xdp_queue *q);
+
+static inline void pm_xdp_tx_tick(struct xdp_priv *xp, struct xdp_queue *q)
+{
+	if (pm_unlikely((++q->tx_calls & 15) == 0))
+		pm_xdp_mtu_tick(xp, q);
+}
 
 /* xdp_sock.c */
 uint32_t pm_xdp_queue_count(const char *ifname);

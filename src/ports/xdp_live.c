@@ -383,6 +383,7 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 		return -ENODEV;
 	/* Above it the device would drop the frame (a veth, counted as a
 	 * back-end drop): too long, as on the AF_XDP path. */
+	pm_xdp_tx_tick(xp, q);
 	const uint32_t most = __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + 14;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];

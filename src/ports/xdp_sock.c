@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xdp.h"
@@ -96,6 +97,16 @@ static uint32_t refresh_mtu(struct xdp_priv *xp)
 	    ioctl(xp->mtu_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		__atomic_store_n(&xp->mtu, (uint32_t)ifr.ifr_mtu, __ATOMIC_RELAXED);
 	return __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED);
+}
+
+void pm_xdp_mtu_tick(struct xdp_priv *xp, struct xdp_queue *q)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	if (now.tv_sec == q->mtu_sec)
+		return;
+	q->mtu_sec = now.tv_sec;
+	refresh_mtu(xp);
 }
 
 /* The kernel's AF_XDP TX checks no MTU: a veth peer, or the device,

@@ -333,6 +333,7 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 
 	if (pm_unlikely(q->dead))
 		return -ENODEV;
+	pm_xdp_tx_tick(xp, q);
 	tx_reap(xp, q);
 	while (q->tx_done != i && !bit_test(xp->tx_own, q->tx_sent[q->tx_done]))
 		q->tx_done = q->tx_done + 1 == n ? 0 : q->tx_done + 1;

@@ -15,7 +15,8 @@
 #    receives exactly those), 1515-byte untagged and 1519-byte tagged
 #    ones are counted too long, on pkt:, xdp: and xdp:@conf:tx=live.
 # 2. xdp: the MTU raised after open (to 1600): 1600-byte frames go, the
-#    MTU is read again rather than the one of the open kept.
+#    MTU is read again rather than the one of the open kept; lowered
+#    (to 1400): within about a second frames above 1414 are counted.
 # 3. gen -l above the MTU + 14: exit 2, one line, nothing sent.
 # Needs root; under CI=true it may not skip.
 set -euo pipefail
@@ -59,6 +60,23 @@ inB ip link set dev vethB mtu 1600
 for port in xdp:vethA xdp:vethA@conf:tx=live; do
 	sent "$port" 100 20 --set-mtu vethA 1600 1600:100 1615:20
 	inA ip link set dev vethA mtu 1500
+done
+
+echo "2b. xdp: the MTU lowered after open"
+# The port reads the MTU again about once a second: tx_mtu sends a frame
+# a sync until one is counted too long (what went before it is printed
+# and was delivered: vethB's MTU is still 1600), then exact counts.
+for port in xdp:vethA xdp:vethA@conf:tx=live; do
+	before=$(rx_packets)
+	out=$(inA "$TX_MTU" "$port" --set-mtu vethA 1400 --until-seen 1414:50 1415:50) ||
+		fail "$port: tx_mtu --until-seen failed"
+	after=$(rx_packets)
+	inA ip link set dev vethA mtu 1500
+	echo "  $port MTU 1400 after open: $out; vethB received $((after - before))"
+	n0=$(echo "$out" | awk '{print $2}')
+	expect_eq "$port lowered: tx_packets" "$(echo "$out" | awk '{print $4}')" 50
+	expect_eq "$port lowered: drop_too_long" "$(echo "$out" | awk '{print $6}')" 50
+	expect_eq "$port lowered: frames vethB received" "$((after - before))" "$((n0 + 50))"
 done
 
 echo "3. gen -l beyond the MTU"
