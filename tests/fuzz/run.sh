@@ -11,9 +11,11 @@
 #              classifier on packet headers), routes (the router's routes
 #              files), vale (the switch's control messages),
 #              netmap_req (the netmap emulation's NIOCCTRL requests:
-#              header, body, options chain, port name), cli (the
-#              command line's value parsers); "all" runs every
-#              one for SECONDS each
+#              header, body, options chain, port name), memif (the
+#              memif control channel's messages), cli (the command
+#              line's value parsers), http (pktmap metrics --listen's
+#              request heads), counters (the counters files pktmap top
+#              and metrics read); "all" runs every one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
@@ -85,8 +87,16 @@ memif)
 	srcs=()
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
+http)
+	srcs=("$root/apps/metrics/metrics_req.c")
+	incs+=(-I "$root/apps/metrics")
+	;;
+counters)
+	srcs=("$root/apps/common/hostports.c")
+	incs+=(-I "$root/apps/common")
+	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, all)" >&2
 	exit 2
 	;;
 esac
