@@ -181,6 +181,25 @@ int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
 int pm_owned_dir(const char *base, char *out, size_t len, char *err,
 		 size_t errlen);
 
+/* The first (by name) entry of /dev/shm whose name starts with prefix
+ * and whose lstat() ok() accepts, into out as a path; false when there is
+ * none (userdir.c). */
+struct stat;
+bool pm_shm_first(const char *prefix,
+		  bool (*ok)(const struct stat *st, uint32_t arg), uint32_t arg,
+		  char *out, size_t len);
+
+/* The directory of the regions shared with group gid,
+ * /dev/shm/pktmap-gGID (group gid, mode 3770; made if missing; when its
+ * name is taken by anything that is not a directory of gid's, the first
+ * of gid's directories /dev/shm/pktmap-gGID.XXXXXX, made if none).
+ * Returns 0 with the path in out, or -errno with err set (groupdir.c). */
+int pm_group_dir(uint32_t gid, char *out, size_t len, char *err,
+		 size_t errlen);
+/* Remove dir if it is gid's directory of the group's own name and empty
+ * (its last region went); a spare stays. */
+void pm_group_dir_drop(const char *dir, uint32_t gid);
+
 /* Create or join the region `name` (NULL or "": a private memfd region).
  * Joining checks that the existing region is compatible with `p` only when
  * the caller asked for specific values. Returns 0 or -errno with err set. */

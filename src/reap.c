@@ -5,7 +5,7 @@
  *
  * The files of a region (its rendezvous, its pipes' wake-up FIFOs and
  * locators) are made with the opener's credentials, in the opener's own
- * directory (or, shared with a group, in sticky /dev/shm). A process
+ * directory (or, shared with a group, in the group's sticky one). A process
  * that then gives up its uid (tcpdump becomes user tcpdump after opening)
  * can no longer remove them when it is the last to close, and no other
  * process of that uid may be left to do it. So an opener that can change

@@ -6,7 +6,8 @@
  * by offset or buffer index, so processes may map it at any address.
  *
  * A named region is the file NAME in the user's own directory (shared
- * with a group: /dev/shm/pktmap.NAME), joinable by name with no broker.
+ * with a group: in the group's, groupdir.c), joinable by name with no
+ * broker.
  * Its memory is a memfd sealed against shrinking and growing, which
  * joiners take from a live holder (see "The sealed pool" below): through
  * /proc (refused there, from the holder's cleaner, reap.c), or, shared
@@ -519,20 +520,20 @@ static int region_private(struct pm_region *r, const struct pm_region_params *p,
 
 /* Where the rendezvous of a named region is: our own directory, where no
  * other user can take a name first (userdir.c), or, shared with a group,
- * /dev/shm/pktmap.NAME, where the group finds it. */
+ * the group's directory, where every member finds it and nobody outside
+ * the group can take a name first (groupdir.c). */
 static int region_path(struct pm_region *r, const struct pm_region_params *p,
 		       char *err, size_t errlen)
 {
 	char dir[64], why[300];
-	int ret;
-	if (p->share)
-		snprintf(dir, sizeof(dir), "/dev/shm");
-	else if ((ret = pm_user_dir(dir, sizeof(dir), why, sizeof(why))) != 0) {
+	int ret = p->share ? pm_group_dir(p->share_gid, dir, sizeof(dir), why,
+					  sizeof(why)) :
+			     pm_user_dir(dir, sizeof(dir), why, sizeof(why));
+	if (ret) {
 		snprintf(err, errlen, "region '%s': %s", r->name, why);
 		return ret;
 	}
-	snprintf(r->path, sizeof(r->path), "%s/%s%s", dir,
-		 p->share ? "pktmap." : "", r->name);
+	snprintf(r->path, sizeof(r->path), "%s/%s", dir, r->name);
 	return 0;
 }
 
@@ -546,9 +547,9 @@ static int region_file(struct pm_region *r, const struct pm_region_params *p,
 	mode_t mode = p->share ? 0660 : 0600;
 	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		     mode);
-	/* Our directory, removed with another region's last file between
-	 * region_path() and here: make it again, once. */
-	if (r->fd < 0 && errno == ENOENT && !p->share &&
+	/* Our directory (or the group's), removed with another region's
+	 * last file between region_path() and here: make it again, once. */
+	if (r->fd < 0 && errno == ENOENT &&
 	    (ret = region_path(r, p, err, errlen)) == 0)
 		r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 			     O_NOFOLLOW, mode);
@@ -839,17 +840,25 @@ static void region_unlink(struct pm_region *r)
 			unlinkat(dirfd(d), e->d_name, 0);
 			continue;
 		}
+		/* Ours; in a group's directory also a member's FIFO of this
+		 * region (the group's, made for its end): the last user
+		 * removes them, if the directory lets it. */
 		if (!is_companion(e->d_name, base) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISFIFO(st.st_mode) || st.st_uid != geteuid())
+		    !S_ISFIFO(st.st_mode) ||
+		    (st.st_uid != geteuid() &&
+		     !(r->share && st.st_gid == r->share_gid)))
 			continue;
 		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
-	/* The user's directory goes with its last file: made again by the
-	 * next open, which starts over if it loses that race (region_file,
-	 * the switch). */
-	pm_user_dir_drop(dirpath);
+	/* The user's directory (or the group's) goes with its last file:
+	 * made again by the next open, which starts over if it loses that
+	 * race (region_file, the switch). */
+	if (r->share)
+		pm_group_dir_drop(dirpath, r->share_gid);
+	else
+		pm_user_dir_drop(dirpath);
 }
 
 /* Look at one candidate file: is it a region, is it in use, remove it if
@@ -878,6 +887,11 @@ static int region_probe(const char *dir, const char *fname, size_t prefix,
 		close(r.fd);
 		return 0;
 	}
+	/* In a group's directory: the group's to drop with its last file. */
+	if (strncmp(dir, "/dev/shm/pktmap-g", 17) == 0) {
+		r.share = true;
+		r.share_gid = (uint32_t)st.st_gid;
+	}
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", r.name);
 	snprintf(d->path, sizeof(d->path), "%s", r.path);
@@ -902,33 +916,54 @@ static int region_probe(const char *dir, const char *fname, size_t prefix,
 	return 1;
 }
 
+/* The regions of ours in directory path whose file names start with
+ * prefix, counted in *count (the first max into out). */
+static void regions_in(const char *path, const char *prefix,
+		       struct pktmap_region_desc *out, unsigned max, int *count,
+		       int gc)
+{
+	DIR *dir = opendir(path);
+	if (!dir)
+		return;
+	size_t pl = strlen(prefix);
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		if (strncmp(e->d_name, prefix, pl) != 0 || e->d_name[0] == '.' ||
+		    e->d_type == DT_FIFO)
+			continue;
+		struct pktmap_region_desc tmp;
+		struct pktmap_region_desc *d =
+			out && (unsigned)*count < max ? &out[*count] : &tmp;
+		*count += region_probe(path, e->d_name, pl, d, gc);
+	}
+	closedir(dir);
+}
+
 int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
 {
 	/* Our own directory (files named NAME; dot files are the switch's),
-	 * then the regions shared with a group (pktmap.NAME). */
+	 * the groups' directories (groupdir.c), and the regions of the old
+	 * layout (pktmap.NAME). */
 	char own[64], err[300];
-	const char *dirs[] = { own, "/dev/shm", "/dev/hugepages" };
-	const char *prefix[] = { "", "pktmap.", "pktmap." };
 	int count = 0;
-	if (pm_user_dir(own, sizeof(own), err, sizeof(err)) != 0)
-		own[0] = 0;
-	for (size_t i = 0; i < PM_ARRAY_SIZE(dirs); i++) {
-		DIR *dir = dirs[i][0] ? opendir(dirs[i]) : NULL;
-		if (!dir)
+	if (pm_user_dir(own, sizeof(own), err, sizeof(err)) == 0)
+		regions_in(own, "", out, max, &count, gc);
+	DIR *shm = opendir("/dev/shm");
+	struct dirent *e;
+	while (shm && (e = readdir(shm)) != NULL) {
+		char gdir[300];
+		struct stat st;
+		if (strncmp(e->d_name, "pktmap-g", 8) != 0 ||
+		    fstatat(dirfd(shm), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(st.st_mode) || (st.st_mode & 0007))
 			continue;
-		size_t pl = strlen(prefix[i]);
-		struct dirent *e;
-		while ((e = readdir(dir)) != NULL) {
-			if (strncmp(e->d_name, prefix[i], pl) != 0 ||
-			    e->d_name[0] == '.' || e->d_type == DT_FIFO)
-				continue;
-			struct pktmap_region_desc tmp;
-			struct pktmap_region_desc *d =
-				out && (unsigned)count < max ? &out[count] : &tmp;
-			count += region_probe(dirs[i], e->d_name, pl, d, gc);
-		}
-		closedir(dir);
+		snprintf(gdir, sizeof(gdir), "/dev/shm/%s", e->d_name);
+		regions_in(gdir, "", out, max, &count, gc);
 	}
+	if (shm)
+		closedir(shm);
+	regions_in("/dev/shm", "pktmap.", out, max, &count, gc);
+	regions_in("/dev/hugepages", "pktmap.", out, max, &count, gc);
 	return count;
 }
 

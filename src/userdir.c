@@ -21,8 +21,8 @@
  * name) of those that are UID's 0700 directories. Once such a directory
  * exists it is used even if the squatter gives the name back, so that
  * processes that looked before and after agree.
- * Regions shared on purpose (@conf:share=) stay in /dev/shm itself, where
- * the invited group can find them.
+ * Regions shared on purpose (@conf:share=) live in the invited group's
+ * directory, where its members find them (groupdir.c).
  *
  * The directory of a user's published counters, /dev/shm/pktmap-stats.UID
  * (src/pub.c), is taken back from a squatter the same way
@@ -64,12 +64,25 @@ static int evict(const char *path, const struct stat *st)
 	return rename(path, aside) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
+static bool ours_ok(const struct stat *st, uint32_t arg)
+{
+	(void)arg;
+	return dir_is_ours(st);
+}
+
 /* The first (by name) of our 0700 directories /dev/shm/BASEUID.*, into
  * out; false when there is none. */
 static bool find_spare(const char *base, unsigned uid, char *out, size_t len)
 {
 	char prefix[48];
 	snprintf(prefix, sizeof(prefix), "%s%u.", base, uid);
+	return pm_shm_first(prefix, ours_ok, 0, out, len);
+}
+
+bool pm_shm_first(const char *prefix,
+		  bool (*ok)(const struct stat *st, uint32_t arg), uint32_t arg,
+		  char *out, size_t len)
+{
 	DIR *d = opendir(PM_SHM);
 	if (!d)
 		return false;
@@ -79,7 +92,7 @@ static bool find_spare(const char *base, unsigned uid, char *out, size_t len)
 		struct stat st;
 		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !dir_is_ours(&st))
+		    !ok(&st, arg))
 			continue;
 		if (!best[0] || strcmp(e->d_name, best) < 0)
 			snprintf(best, sizeof(best), "%s", e->d_name);

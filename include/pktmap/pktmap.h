@@ -375,7 +375,7 @@ PKTMAP_EXPORT int pktmap_user_dir(char *out, size_t len, char *errbuf,
 struct pktmap_region_desc {
 	char name[64];    /* as in "@mem:NAME" (pipes: "pipe.PIPENAME") */
 	char path[128];   /* its file: /dev/shm/pktmap-UID/NAME, or with
-			   * share=, /dev/shm/pktmap.NAME */
+			   * share=, /dev/shm/pktmap-gGID/NAME */
 	uint64_t size;    /* bytes of its memory (the sealed memfd's) */
 	int in_use;       /* some process has it open */
 	int removed;      /* gc: it was unused and has been removed */

@@ -51,7 +51,8 @@ in_cg() {
 # nothing_left WHAT: no file of this test's pipes in /dev/shm or $UDIR.
 nothing_left() {
 	local l
-	l=$(ls -d /dev/shm/pktmap.pipe."$PIPE"* "$UDIR"/pipe."$PIPE"* 2>/dev/null || true)
+	l=$(ls -d /dev/shm/pktmap.pipe."$PIPE"* /dev/shm/pktmap-g*/pipe."$PIPE"* \
+		"$UDIR"/pipe."$PIPE"* 2>/dev/null || true)
 	[ -z "$l" ] || fail "$1: left behind: $l"
 }
 

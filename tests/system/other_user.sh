@@ -34,8 +34,10 @@ rm_nobody_files() {
 }
 at_exit netns_del "$NS"
 at_exit rm_nobody_files
+# The directory of the regions shared with nogroup (src/groupdir.c).
+GDIR="/dev/shm/pktmap-g$(getent group nogroup | cut -d: -f3)"
 rm_shm_files() {
-	rm -f /dev/shm/pktmap.*"$PIPE"*
+	rm -f /dev/shm/pktmap.*"$PIPE"* "$GDIR"/*"$PIPE"*
 }
 at_exit rm_shm_files
 
@@ -43,7 +45,7 @@ at_exit rm_shm_files
 # other than the files nobody planted.
 shm_left() {
 	local f n
-	for f in /dev/shm/pktmap.*"$PIPE"* /dev/shm/pktmap-0/*"$PIPE"*; do
+	for f in /dev/shm/pktmap.*"$PIPE"* /dev/shm/pktmap-0/*"$PIPE"* "$GDIR"/*"$PIPE"*; do
 		[ -e "$f" ] || [ -L "$f" ] || continue
 		for n in "${NOBODY_FILES[@]}"; do [ "$f" = "$n" ] && continue 2; done
 		echo "$f"
@@ -204,8 +206,9 @@ no_shm_left "case 7"
 sh="pipe:${PIPE}g"
 BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$sh}0@conf:share=group:nogroup" -n 200 -T 0 -q
 shr=$BG_PID
-for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}g.w0.0.0t" ] && break; sleep 0.05; done
-expect_eq "shared region mode" "$(stat -c '%a %G' "/dev/shm/pktmap.pipe.${PIPE}g")" "660 nogroup"
+for _ in $(seq 200); do [ -e "$GDIR/pipe.${PIPE}g.w0.0.0t" ] && break; sleep 0.05; done
+expect_eq "shared region mode" "$(stat -c '%a %G' "$GDIR/pipe.${PIPE}g")" "660 nogroup"
+expect_eq "the group's directory" "$(stat -c '%a %G %F' "$GDIR")" "3770 nogroup directory"
 setpriv --reuid=nobody --regid=nogroup --init-groups "${OTHER_ENV[@]}" "$OTHER_PKTMAP" gen \
 	-i "$sh{0@conf:share=group:nogroup" -n 200 -T 0 -q || fail "nobody could not use the shared pipe"
 wait_bg "$shr"
@@ -224,12 +227,12 @@ as_group() {
 }
 BG_TIMEOUT=60 bg sh -c '"$1" recv -i "$2}0$3" -n 100 -T 0 --json >"$4"' sh "$PKTMAP" "$h" "$gopt" "$TMP/h0.json"
 hr0=$BG_PID
-for _ in $(seq 200); do [ -e "/dev/shm/pktmap.pipe.${PIPE}h" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -e "$GDIR/pipe.${PIPE}h" ] && break; sleep 0.05; done
 BG_TIMEOUT=60 bg sh -c '"$@" >"$0"' "$TMP/h1.json" setpriv --reuid=nobody --regid=nogroup --init-groups \
 	"${OTHER_ENV[@]}" "$OTHER_PKTMAP" recv -i "$h}1$gopt" -n 100 -T 0 --json
 hr1=$BG_PID
 # (nobody's recv holds the region once its end's two FIFOs are there)
-h_fifos() { find /dev/shm -maxdepth 1 -name "pktmap.pipe.${PIPE}h.w*" -user nobody | wc -l; }
+h_fifos() { find "$GDIR" -maxdepth 1 -name "pipe.${PIPE}h.w*" -user nobody | wc -l; }
 for _ in $(seq 400); do [ "$(h_fifos)" -ge 2 ] && break; sleep 0.05; done
 [ "$(h_fifos)" -ge 2 ] || fail "9. nobody's recv did not join"
 "$PKTMAP" gen -i "$h{0$gopt" -n 100 -T 0 -q
@@ -237,7 +240,7 @@ wait_bg "$hr0"
 expect_eq "9. root's recv exit" "$WAIT_RC" 0
 expect_eq "9. root's recv: packets, gaps, reordered" "$(json "$TMP/h0.json" packets) \
 $(json "$TMP/h0.json" gaps) $(json "$TMP/h0.json" reordered)" "100 0 0"
-[ -e "/dev/shm/pktmap.pipe.${PIPE}h" ] || fail "9. the region went while nobody's recv holds it"
+[ -e "$GDIR/pipe.${PIPE}h" ] || fail "9. the region went while nobody's recv holds it"
 as_group gen -i "$h{1$gopt" -n 100 -T 0 -q || fail "9. nobody's gen failed"
 wait_bg "$hr1"
 expect_eq "9. nobody's recv exit" "$WAIT_RC" 0

@@ -17,6 +17,11 @@
 #           cannot move it, uses a directory of its own of another name:
 #           pipe:NAME{0 -> pipe:NAME}0 as nobody, 1000 frames, before and
 #           after daemon gives the name back
+#   nobody, not in nogroup: /dev/shm/pktmap-gNOGROUP (a 0777 directory)
+#           and /dev/shm/pktmap.pipe.NAME; root's
+#           pipe:NAME}0@conf:share=group:nogroup and a member's {0 (nobody
+#           with nogroup) use a directory of the group's of another name,
+#           1000 frames each way, before and after the name is given back
 set -euo pipefail
 if [ -z "${PKTMAP_SQUAT_NS:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root" >&2; exit 77; }
@@ -147,4 +152,65 @@ rmdir "$NDIR"
 pipe_works "${PIPE}m" "${NOBODY[@]}"
 [ ! -e "$NDIR" ] || fail "$NDIR made again: nobody's processes would disagree"
 expect_eq "left in $spare" "$(find "$spare" -mindepth 1 | wc -l)" 0
+echo "6. a region shared with a group: another user, not in it, takes its names first"
+GID=$(getent group nogroup | cut -d: -f3)
+GDIR=/dev/shm/pktmap-g$GID
+# The squatter is nobody in the group daemon only: not a member of nogroup.
+SQUAT=(setpriv --reuid=nobody --regid=daemon --clear-groups)
+"${SQUAT[@]}" mkdir -m 777 "$GDIR"
+"${SQUAT[@]}" touch "/dev/shm/pktmap.pipe.${PIPE}g" # the old flat name
+shg="pipe:${PIPE}g"
+gopt="@conf:share=group:nogroup"
+# root receives; a member of the group (nobody with nogroup) sends
+BG_TIMEOUT=60 bg "$PKTMAP" recv -i "$shg}0$gopt" -n 1000 -T 0 -q
+r=$BG_PID
+# fifos_in DIR: of the wake-up FIFOs the sender needs, how many the
+# receiver has made (its RX ring's and the sender's TX ring's, made last:
+# a sender that came first would make it, and the other user's last
+# close could not remove it)
+fifos_in() {
+	local f n=0
+	for f in "$1/pipe.${PIPE}g.w0.1.0r" "$1/pipe.${PIPE}g.w0.0.0t"; do
+		[ -p "$f" ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+# empty_in DIR WHAT: nothing left in DIR once the last user's close (or
+# its cleaner) is done
+empty_in() {
+	for _ in $(seq 300); do
+		[ "$(find "$1" -mindepth 1 | wc -l)" = 0 ] && return 0
+		sleep 0.1
+	done
+	fail "$2: left in $1: $(find "$1" -mindepth 1)"
+}
+gspare=
+for _ in $(seq 300); do
+	gspare=$(find /dev/shm -maxdepth 1 -name "pktmap-g$GID.*" -type d)
+	[ -n "$gspare" ] && [ "$(fifos_in "$gspare")" -ge 2 ] && break
+	sleep 0.05
+done
+[ -n "$gspare" ] || fail "6. root made no directory of the group's"
+expect_eq "6. the group's directory" "$(stat -c '%U %G %a %F' "$gspare")" \
+	"root nogroup 3770 directory"
+expect_eq "6. the squatter's" "$(stat -c '%U %a' "$GDIR")" "nobody 777"
+"${NOBODY[@]}" "$PKTMAP" gen -i "$shg{0$gopt" -n 1000 -T 0 -q 2>"$TMP/gen.err" ||
+	fail "6. the member's gen: $(cat "$TMP/gen.err")"
+wait_bg "$r"
+expect_eq "6. root's recv exit" "$WAIT_RC" 0
+empty_in "$gspare" "6"
+# The squatter gives the name back: the group keeps to its directory.
+rmdir "$GDIR"
+rm -f "/dev/shm/pktmap.pipe.${PIPE}g"
+BG_TIMEOUT=60 bg "${NOBODY[@]}" "$PKTMAP" recv -i "$shg}0$gopt" -n 1000 -T 0 -q
+r=$BG_PID
+for _ in $(seq 300); do [ "$(fifos_in "$gspare")" -ge 2 ] && break; sleep 0.05; done
+[ "$(fifos_in "$gspare")" -ge 2 ] || fail "6. the member did not use $gspare"
+"$PKTMAP" gen -i "$shg{0$gopt" -n 1000 -T 0 -q || fail "6. root's gen"
+wait_bg "$r"
+expect_eq "6. the member's recv exit" "$WAIT_RC" 0
+[ ! -e "$GDIR" ] || fail "$GDIR made again: the members would disagree"
+empty_in "$gspare" "6, the member's"
+l=$(find /dev/shm -user 0 -mindepth 1 ! -path "$UDIR" ! -path "$gspare" 2>/dev/null || true)
+[ -z "$l" ] || fail "6: root's files left: $l"
 echo "squat: ok"

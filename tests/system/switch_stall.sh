@@ -71,8 +71,9 @@ echo "1. the switch answered ${ms} ms after h left holding its lock"
 grep -q '^h ' "$TMP/list" && fail "h still attached: $(cat "$TMP/list")"
 
 "$PKTMAP" gen -i "$SW:a" -D 02:00:00:00:00:0b -n 1000 -T 0 -q || fail "gen"
+# b_tx [SWITCH]: the frames the switch ($SW) gave port b
 b_tx() {
-	"$PKTMAP" switch --list --json "$SW" | python3 -c 'import json, sys
+	"$PKTMAP" switch --list --json "${1:-$SW}" | python3 -c 'import json, sys
 print([p["tx_frames"] for p in json.load(sys.stdin)["ports"] if p["port"] == "b"][0])'
 }
 wait_output 1000 b_tx
@@ -134,12 +135,8 @@ asker=$BG_PID
 for _ in $(seq 300); do [ -s "$TMP/asked" ] && break; sleep 0.05; done
 [ -s "$TMP/asked" ] || fail "the asker got no answer"
 "$PKTMAP" gen -i "$SW2:a" -D 02:00:00:00:00:0b -n 1000 -T 0 -q || fail "gen on $SW2"
-b2_tx() {
-	"$PKTMAP" switch --list --json "$SW2" | python3 -c 'import json, sys
-print([p["tx_frames"] for p in json.load(sys.stdin)["ports"] if p["port"] == "b"][0])'
-}
-wait_output 1000 b2_tx
-expect_eq "frames $SW2 gave b" "$(b2_tx)" 1000
+wait_output 1000 b_tx "$SW2"
+expect_eq "frames $SW2 gave b" "$(b_tx "$SW2")" 1000
 kill -0 "$asker" 2>/dev/null || fail "the asker ended early: a request was not refused at once"
 touch "$TMP/stop"
 for _ in $(seq 300); do [ -e "$TMP/asked.done" ] && break; sleep 0.05; done

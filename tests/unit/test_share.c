@@ -61,7 +61,9 @@ static int extra_files(void)
 	return n;
 }
 
-/* Files in /dev/shm whose names start with pktmap.BASE. */
+/* Files whose names start with BASE in the groups' directories
+ * (/dev/shm/pktmap-gGID*, src/groupdir.c), and of the old layout
+ * (/dev/shm/pktmap.BASE). */
 static int shm_files(const char *base)
 {
 	char pre[120];
@@ -69,11 +71,26 @@ static int shm_files(const char *base)
 	DIR *d = opendir("/dev/shm");
 	int n = 0;
 	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL)
+	while (d && (e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, pre, strlen(pre)) == 0) {
 			fprintf(stderr, "left behind: /dev/shm/%s\n", e->d_name);
 			n++;
 		}
+		if (strncmp(e->d_name, "pktmap-g", 8) != 0)
+			continue;
+		char gdir[300];
+		snprintf(gdir, sizeof(gdir), "/dev/shm/%s", e->d_name);
+		DIR *g = opendir(gdir);
+		struct dirent *f;
+		while (g && (f = readdir(g)) != NULL)
+			if (strncmp(f->d_name, base, strlen(base)) == 0) {
+				fprintf(stderr, "left behind: %s/%s\n", gdir,
+					f->d_name);
+				n++;
+			}
+		if (g)
+			closedir(g);
+	}
 	if (d)
 		closedir(d);
 	return n;
@@ -347,7 +364,8 @@ static void test_truncate_shared(void)
 	const uint32_t n = 5000;
 	char base[80], flat2[160], name[160], err[400];
 	snprintf(base, sizeof(base), "pipe.%st", pname);
-	snprintf(flat2, sizeof(flat2), "/dev/shm/pktmap.%s", base);
+	snprintf(flat2, sizeof(flat2), "/dev/shm/pktmap-g%u/%s", (unsigned)gid,
+		 base);
 	snprintf(name, sizeof(name), "pipe:%st{0@conf:share=group:%u", pname,
 		 (unsigned)gid);
 	struct pktmap_port *tx;
@@ -422,7 +440,9 @@ static void open_drop_close(const char *key, gid_t gid)
 			_exit(2);
 		}
 	}
-	if (files_with(udir, key) < 3 || files_with("/dev/shm", key) < 1)
+	char gdir[64];
+	snprintf(gdir, sizeof(gdir), "/dev/shm/pktmap-g%u", (unsigned)gid);
+	if (files_with(udir, key) < 3 || files_with(gdir, key) < 1)
 		_exit(3);
 	become_nobody(gid);
 	for (int i = 0; i < 6; i++)
@@ -447,12 +467,17 @@ static void test_dropped_privileges(void)
 	if (pid == 0)
 		open_drop_close(key, (gid_t)(40000 + getpid() % 20000));
 	int st = 0;
+	char gdir[64];
+	snprintf(gdir, sizeof(gdir), "/dev/shm/pktmap-g%u",
+		 (unsigned)(40000 + pid % 20000));
 	waitpid(pid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s %d",
 	      WIFSIGNALED(st) ? "killed by signal" : "exit",
 	      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 	CHECK_EQ(files_with(udir, key), 0);
-	CHECK_EQ(files_with("/dev/shm", key), 0);
+	CHECK_EQ(files_with(gdir, key), 0);
+	/* the group's directory went with its last file */
+	CHECK(access(gdir, F_OK) != 0, "%s left", gdir);
 }
 
 /* Fork child(name, n, go, up) with two pipes: a byte from us on go, one
