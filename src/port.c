@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -667,6 +668,11 @@ int pktmap_info(const struct pktmap_port *p, struct pktmap_info *out)
 	info.linktype = p->linktype;
 	info.flags = pm_info_flags(p);
 	info.tx_max_len = p->tx_max_len;
+	struct stat mst;
+	if (p->region.mfd >= 0 && fstat(p->region.mfd, &mst) == 0) {
+		info.region_dev = (uint64_t)mst.st_dev;
+		info.region_ino = (uint64_t)mst.st_ino;
+	}
 	if (p->ops->info)
 		p->ops->info(p, &info);
 	info.mode_name = mode_name(info.mode);

@@ -169,6 +169,14 @@ struct pktmap_info {
 	 * Added in 1.0 after the fields above (sz says whether it is
 	 * there). */
 	uint32_t tx_max_len;
+	/* Which memory the buffers are in (the device and inode of the
+	 * region's memory, 0 when the back end has none): two ports with
+	 * the same pair share one buffer pool, so that a buffer index means
+	 * the same buffer to both (zero-copy between them). The region's
+	 * name does not say it: a region shared with a group and a private
+	 * one may have the same name. Added in 1.0 after the fields above
+	 * (sz says whether they are there). */
+	uint64_t region_dev, region_ino;
 };
 
 /* Counters. Every packet that enters a sync call is counted exactly once:

@@ -116,5 +116,21 @@ int fwd_repeated_port(const char *const *names, unsigned n, unsigned *first)
 bool fwd_same_region(const struct pktmap_info *a, const struct pktmap_info *b)
 {
 	return strcmp(a->region, "(private)") != 0 &&
-	       strcmp(a->region, b->region) == 0 && a->buf_size == b->buf_size;
+	       strcmp(a->region, b->region) == 0 && a->buf_size == b->buf_size &&
+	       a->region_ino != 0 && a->region_dev == b->region_dev &&
+	       a->region_ino == b->region_ino;
+}
+
+uint64_t fwd_memory_group(const struct pktmap_info *info)
+{
+	/* FNV-1a of the memory's device and inode: nonzero, one per memory */
+	uint64_t v[2] = { info->region_dev, info->region_ino }, h;
+
+	if (!info->region_ino || strcmp(info->region, "(private)") == 0)
+		return 0;
+	h = 1469598103934665603ull;
+	for (unsigned i = 0; i < 2; i++)
+		for (unsigned k = 0; k < 8; k++)
+			h = (h ^ ((v[i] >> (8 * k)) & 0xff)) * 1099511628211ull;
+	return h | 1;
 }

@@ -204,9 +204,14 @@ bool fwd_same_port(const char *a, const char *b);
  * index in *first), or -1. */
 int fwd_repeated_port(const char *const *names, unsigned n, unsigned *first);
 
-/* "same region": both ports' buffers live in one named region with one
- * buffer size, so a buffer index means the same buffer to both and can be
- * moved instead of the bytes. */
+/* "same region": both ports' buffers live in one named region (one
+ * memory: its device and inode, not only its name) with one buffer size,
+ * so a buffer index means the same buffer to both and can be moved
+ * instead of the bytes. */
 bool fwd_same_region(const struct pktmap_info *a, const struct pktmap_info *b);
+/* A nonzero number shared by the ports whose buffers are in one named
+ * region's memory (its device and inode, not its name), 0 for a private
+ * one: the switch's zero-copy group. */
+uint64_t fwd_memory_group(const struct pktmap_info *info);
 
 #endif /* PKTMAP_FWD_FWD_H */

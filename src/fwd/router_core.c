@@ -450,8 +450,7 @@ void rt_account(struct rt_router *rt)
 		unsigned home = i;
 
 		for (unsigned k = 0; k < i; k++)
-			if (strcmp(rt->ports[k].info.region, p->info.region) == 0 &&
-			    strcmp(p->info.region, "(private)") != 0) {
+			if (fwd_same_region(&rt->ports[k].info, &p->info)) {
 				home = k;
 				break;
 			}

@@ -249,12 +249,10 @@ static int open_pipe(struct sws *s, struct sws_conn *c,
 				      .flags = PKTMAP_OPEN_NOWAIT };
 	if (rq->slots >= 4 && rq->slots <= 65536)
 		o.slots = rq->slots;
-	uint64_t group = 0;
 	if (rq->region[0]) {
 		/* Trusted clients share one region: room for 16 ports. */
 		o.region = rq->region;
 		o.bufs = 16 * 4 * (o.slots ? o.slots : 1024) + 64;
-		group = sws__region_group(rq->region);
 	}
 	int ret = 0, id = -1;
 	unsigned t;
@@ -272,7 +270,8 @@ static int open_pipe(struct sws *s, struct sws_conn *c,
 			reply_err(c->fd, ret, msg);
 			break;
 		}
-		ret = sw_attach(sws_ctx(s, t), p, rq->port, "client", true, group);
+		ret = sw_attach(sws_ctx(s, t), p, rq->port, "client", true,
+				rq->region[0] ? sws__port_group(p) : 0);
 		if (ret < 0 || (id >= 0 && ret != id)) {
 			pktmap_close(p);
 			reply_err(c->fd, ret < 0 ? ret : -EPROTO, sws_ctx(s, t)->err);

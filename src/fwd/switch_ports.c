@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fwd.h"
 #include "switch_srv.h"
 
 void sws_counters(struct sws *s, uint16_t id, struct sw_counters *c)
@@ -129,13 +130,12 @@ void sws_detach(struct sws *s, uint16_t id)
 	s->epoch[id]++;
 }
 
-uint64_t sws__region_group(const char *region)
+uint64_t sws__port_group(struct pktmap_port *p)
 {
-	/* A nonzero id shared by the ports named with one region. */
-	uint64_t h = 1469598103934665603ull;
-	for (; *region; region++)
-		h = (h ^ (unsigned char)*region) * 1099511628211ull;
-	return h | 1;
+	/* The memory, not the name: one @mem: name may be two memories (a
+	 * region shared with a group and a private one). */
+	struct pktmap_info info = { .sz = sizeof(info) };
+	return pktmap_info(p, &info) == 0 ? fwd_memory_group(&info) : 0;
 }
 
 /* What the switch calls a port it opens: "nic", "host", "tap", or the
@@ -188,7 +188,8 @@ static int attach_threads(struct sws *s, const char *name,
 		ret = pktmap_open(&p, tname, &o);
 		if (ret)
 			break;
-		ret = sw_attach(sws_ctx(s, t), p, pname, kind, true, group);
+		ret = sw_attach(sws_ctx(s, t), p, pname, kind, true,
+				group ? sws__port_group(p) : 0);
 		if (ret < 0 || (id >= 0 && ret != id)) {
 			snprintf(err, errlen, "%s: %s", tname, sws_ctx(s, t)->err);
 			pktmap_close(p);
@@ -230,8 +231,9 @@ int sws_attach_name(struct sws *s, const char *name, const char *as,
 			 name, s->nthreads);
 		return -EOPNOTSUPP;
 	}
-	/* Ports named with one @mem: region share a pool: move buffers. */
-	uint64_t group = nm.region[0] ? sws__region_group(nm.region) : 0;
+	/* Ports in one @mem: region share a pool: move buffers (the group is
+	 * the region's memory, sws__port_group()). */
+	uint64_t group = nm.region[0] != 0;
 	return attach_threads(s, name, &nm, pname, kind, group, flags, err,
 			      errlen);
 }

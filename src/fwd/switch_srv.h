@@ -172,6 +172,8 @@ void sws__serve(struct sws *s, struct pollfd *pfd, unsigned n);
 void sws__ctl_close(struct sws *s);
 int sws__reaper_start(struct sws *s);
 void sws__reaper_stop(struct sws *s);
-uint64_t sws__region_group(const char *region);
+/* The zero-copy group of a port opened in a named region: one per
+ * memory (fwd_memory_group()), 0 for none. */
+uint64_t sws__port_group(struct pktmap_port *p);
 
 #endif /* PKTMAP_FWD_SWITCH_SRV_H */
