@@ -874,6 +874,69 @@ static void test_shared_tx_sigkill(void)
 	pktmap_close(p);
 }
 
+/* PKTMAP_OPEN_NOWAIT and a ring's sync turn: another binder of TX ring 0
+ * stops inside its sync, holding the turn, alive. A NOWAIT binder's
+ * txsync returns -EBUSY (and moves nothing) instead of waiting, and a
+ * NOWAIT open of that ring is refused with one line; once the holder is
+ * gone the same binder's sync goes through and its frames arrive. */
+static void count_waits(void *ctx, enum pktmap_log_level lvl, const char *line)
+{
+	(void)lvl;
+	if (strstr(line, "has been syncing it"))
+		(*(int *)ctx)++;
+}
+
+static void test_nowait_sync(void)
+{
+	struct pktmap_port *p = open_end("}25@conf:slots=64", 1);
+	char name[128], err[300] = "";
+	int waited = 0; /* lines of a sync that waited for the turn */
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err),
+				      .flags = PKTMAP_OPEN_NOWAIT,
+				      .log = count_waits, .log_ctx = &waited };
+	struct pktmap_port *q = NULL, *q2 = NULL;
+	struct turn_proc b;
+	snprintf(name, sizeof(name), "pipe:%s{25/T", pname);
+	if (!p || pktmap_open(&q, name, &o) != 0 || turn_fork(&b, "{25/T")) {
+		CHECK(0, "setup: %s", err);
+		pktmap_close(q);
+		pktmap_close(p);
+		return;
+	}
+	uint32_t bseq = 0, seq = 1000, expect = 0, got = 0;
+	uint64_t bytes = 0;
+	CHECK(turn(&b, 'S', &bseq) == 0, "b's turn");
+	uint32_t m[2] = { 'K', bseq };
+	CHECK(write(b.cmd, m, sizeof(m)) == sizeof(m), "stall");
+	int status = 0;
+	waitpid(b.pid, &status, WUNTRACED);
+	CHECK(WIFSTOPPED(status), "b stopped inside its sync: %d", status);
+	/* (a binder fills its slots only after a sync that had its turn) */
+	CHECK_EQ(pktmap_txsync(q), -EBUSY);
+	CHECK_EQ(pktmap_txsync(q), -EBUSY);
+	CHECK_EQ(pktmap_open(&q2, name, &o), -EBUSY);
+	CHECK(strstr(err, "does not wait") && !strchr(err, '\n'), "%s", err);
+	CHECK_EQ(waited, 0);
+	kill(b.pid, SIGKILL);
+	waitpid(b.pid, NULL, 0);
+	close(b.cmd);
+	close(b.reply);
+	/* the holder is gone: b's frames are the 50 of its first turn (the
+	 * stopped sync published nothing); its turn is ours now */
+	pktmap_rxsync(p);
+	got += recv_check(p, &expect, &bytes);
+	CHECK_EQ(got, 50);
+	expect = 1000;
+	CHECK_EQ(pktmap_txsync(q), 0);
+	CHECK_EQ(send_seq(q, &seq, 10, 0), 10);
+	CHECK_EQ(pktmap_txsync(q), 0);
+	pktmap_rxsync(p);
+	CHECK_EQ(recv_check(p, &expect, &bytes), 10);
+	pktmap_close(q);
+	pktmap_close(p);
+}
+
 /* n processes bind the same RX ring and receive in turns (each syncs
  * when its turn comes): every frame reaches exactly one of them, bytes
  * and order intact, their counts add up; a frame one holds unreleased is
@@ -1602,6 +1665,7 @@ int main(void)
 	test_shared_tx(3);
 	test_shared_tx_sigkill();
 	test_shared_tx_exclusive();
+	test_nowait_sync();
 	test_shared_rx(2);
 	test_shared_rx(3);
 	test_shared_rx_sigkill();
