@@ -18,6 +18,15 @@
  *                                           twice each (one binding reads,
  *                                           one writes); copy COUNT from A
  *                                           to B
+ *   nmt tlemt A B COUNT                     tlem's threads: the same four
+ *                                           opens; one thread reads A and
+ *                                           copies to B, syncing by ioctl
+ *                                           only (TX reclaimed by a
+ *                                           NIOCTXSYNC when B's ring is
+ *                                           full), while a second thread
+ *                                           loops NIOCRXSYNC on B's other
+ *                                           binding (tlem's other
+ *                                           direction)
  *   nmt excl PIPE                           "/x" (NR_EXCLUSIVE) against a
  *                                           ring already bound, and back
  *   nmt lb IN OUT N COUNT NBUFS [WAIT]      as lb: N pipes OUT{k/xT in IN's
@@ -46,7 +55,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,6 +764,88 @@ static int tlem(const char *a_name, const char *b_name, uint64_t count)
 	return 0;
 }
 
+/* tlem's threads (nmt tlemt): each direction's thread reads one binding
+ * and writes the other port's, syncing with ioctl only; TX slots come
+ * back through NIOCTXSYNC when the ring is full, never through poll. The
+ * B -> A direction's reader runs in a thread of its own, syncing B's
+ * second binding all the while (its RX ring, the same port whose TX ring
+ * the main thread fills). */
+static volatile int tlemt_stop;
+
+static void *tlemt_other(void *arg)
+{
+	struct port *pa2 = arg;
+	while (!tlemt_stop) {
+		if (ioctl(pa2->fd, NIOCRXSYNC, NULL) < 0)
+			die("%s: NIOCRXSYNC: %s", pa2->name, strerror(errno));
+		usleep(5); /* tlem's own wait */
+	}
+	return NULL;
+}
+
+static int tlemt(const char *a_name, const char *b_name, uint64_t count)
+{
+	struct port pa, pb, pa2, pb2;
+	port_open(&pa, a_name, 0);
+	port_open(&pb, b_name, 0);
+	port_open(&pa2, b_name, 0);
+	port_open(&pb2, a_name, 0);
+	pthread_t t;
+	if (pthread_create(&t, NULL, tlemt_other, &pa2))
+		die("pthread_create");
+	printf("ready bound twice, two threads\n");
+	fflush(stdout);
+	struct netmap_ring *rx = NETMAP_RXRING(pa.nifp, pa.first_rx);
+	struct netmap_ring *tx = NETMAP_TXRING(pb.nifp, pb.first_tx);
+	uint64_t done = 0, reclaims = 0;
+	time_t last = time(NULL);
+	while (done < count) {
+		if (nm_ring_empty(rx) && ioctl(pa.fd, NIOCRXSYNC, NULL) < 0)
+			die("%s: NIOCRXSYNC: %s", a_name, strerror(errno));
+		bool moved = false;
+		while (!nm_ring_empty(rx)) {
+			if (nm_ring_empty(tx)) { /* full: reclaim, as tlem does */
+				if (ioctl(pb.fd, NIOCTXSYNC, NULL) < 0)
+					die("%s: NIOCTXSYNC: %s", b_name, strerror(errno));
+				reclaims++;
+				if (nm_ring_empty(tx))
+					break;
+			}
+			struct netmap_slot *rs = &rx->slot[rx->head];
+			struct netmap_slot *ts = &tx->slot[tx->head];
+			memcpy(NETMAP_BUF(tx, ts->buf_idx), NETMAP_BUF(rx, rs->buf_idx),
+			       rs->len);
+			ts->len = rs->len;
+			ts->flags = 0;
+			rx->head = rx->cur = nm_ring_next(rx, rx->head);
+			tx->head = tx->cur = nm_ring_next(tx, tx->head);
+			done++;
+			moved = true;
+		}
+		/* idle, or the ring stays full: send what is pending */
+		if (ioctl(pb.fd, NIOCTXSYNC, NULL) < 0)
+			die("%s: NIOCTXSYNC: %s", b_name, strerror(errno));
+		if (moved)
+			last = time(NULL);
+		else
+			usleep(5); /* tlem's own wait */
+		if (time(NULL) - last > 10)
+			die("tlemt: stuck for 10 s after %" PRIu64 " packets", done);
+	}
+	drain(&pb);
+	if (ioctl(pa.fd, NIOCRXSYNC, NULL) < 0) /* give A's slots back */
+		die("%s: NIOCRXSYNC: %s", a_name, strerror(errno));
+	tlemt_stop = 1;
+	pthread_join(t, NULL);
+	printf("copied %" PRIu64 " packets in two threads, %s a full ring\n",
+	       done, reclaims ? "TX reclaimed by NIOCTXSYNC from" : "never");
+	port_close(&pa2);
+	port_close(&pb2);
+	port_close(&pa);
+	port_close(&pb);
+	return 0;
+}
+
 /* The extra buffers: a list through each buffer's first word. */
 static uint32_t list_count(struct netmap_ring *ring, uint32_t head, uint32_t max)
 {
@@ -1302,6 +1395,8 @@ int main(int argc, char **argv)
 		return lb(argv[2], argv[3], (unsigned)atoi(argv[4]),
 			  strtoull(argv[5], NULL, 0), (uint32_t)atoi(argv[6]));
 	}
+	if (!strcmp(role, "tlemt") && argc >= 5)
+		return tlemt(argv[2], argv[3], strtoull(argv[4], NULL, 0));
 	if (!strcmp(role, "tlem") && argc >= 5) {
 		wait_parse(argc > 5 ? argv[5] : NULL);
 		return tlem(argv[2], argv[3], strtoull(argv[4], NULL, 0));

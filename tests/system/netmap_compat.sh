@@ -145,6 +145,31 @@ for prog in lib raw; do
 done
 echo "  $(tail -n 1 "$TMP/tl.raw") / $(tail -n 1 "$TMP/tl.raw.rx"); /x: $(tail -n 1 "$TMP/x.raw")"
 
+echo "4d. tlem's threads: syncs by ioctl only, TX reclaimed by NIOCTXSYNC on a full ring"
+#   gen -> A}0 | A{0 read, B{0 write (main thread); B{0 read again (a
+#   second thread, NIOCRXSYNC all the while) | B}0 -> recv
+for prog in lib raw; do
+	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
+	bg "$LIB" recv "netmap:${PIPE}tt$prog}0" "$N" 300 poll >"$TMP/tt.$prog.rx" 2>&1
+	rpid=$BG_PID
+	wait_for "$TMP/tt.$prog.rx" '^ready'
+	bg "${cmd[@]}" tlemt "netmap:${PIPE}ts$prog{0" "netmap:${PIPE}tt$prog{0" "$N" \
+		>"$TMP/tt.$prog" 2>&1
+	tpid=$BG_PID
+	wait_for "$TMP/tt.$prog" '^ready'
+	"${cmd[@]}" gen "netmap:${PIPE}ts$prog}0" "$N" 300 poll \
+		>"$TMP/tt.$prog.tx" 2>&1 || fail "tlemt gen ($prog): $(cat "$TMP/tt.$prog.tx")"
+	wait_bg "$tpid"
+	[ "$WAIT_RC" = 0 ] || fail "tlemt ($prog): $(cat "$TMP/tt.$prog")"
+	wait_bg "$rpid"
+	[ "$WAIT_RC" = 0 ] || fail "tlemt recv ($prog): $(cat "$TMP/tt.$prog.rx")"
+	expect_eq "tlemt ($prog)" "$(tail -n 1 "$TMP/tt.$prog")" \
+		"copied $N packets in two threads, TX reclaimed by NIOCTXSYNC from a full ring"
+	expect_eq "tlemt recv ($prog)" "$(tail -n 1 "$TMP/tt.$prog.rx")" \
+		"received $N in order, bytes ok"
+done
+echo "  $(tail -n 1 "$TMP/tt.raw") / $(tail -n 1 "$TMP/tt.raw.rx")"
+
 echo "4c. one pipe end bound by two processes, one per direction (/T, /R), both ways"
 #   gen raw  netmap:D{0/T --->  netmap:D}0/R recv raw
 #   recv lib netmap:D{0/R <---  netmap:D}0/T gen lib
