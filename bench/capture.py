@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """Capture at saturation on a veth pair, every tool writing a pcap file to
-/dev/shm, side by side in one run (../../shared/BENCH.md):
+/dev/shm, side by side in one run (docs/performance.md, "Method"):
 
   tcpdump_stock      stock tcpdump -w, vethB (AF_PACKET TPACKET_V3, 2 MiB)
   tcpdump_stock_B32M the same with -B 32768: pkt:'s ring memory (32 MiB)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Shared helpers of pktmap's benchmarks: machine facts, repeated runs
-with median/min/max, JSON results (see ../../shared/BENCH.md)."""
+with median/min/max, JSON results (docs/performance.md, "Method")."""
 import json
 import os
 import re
@@ -46,7 +46,7 @@ def tsc_hz():
     return _tsc
 
 
-# BENCH.md: a run is a result only on a quiet machine, load average
+# docs/performance.md, "Method": a run is a result only on a quiet machine, load average
 # under 0.3 before it starts.
 QUIET_LOAD = 0.3
 LOAD_BEFORE = os.getloadavg()[0]
@@ -61,7 +61,7 @@ def quiet_note():
     machine is not quiet (the result is then marked noisy)."""
     if LOAD_BEFORE >= QUIET_LOAD:
         print(f"load average {LOAD_BEFORE:.2f} >= {QUIET_LOAD}: the machine is "
-              "busy, this result is marked noisy (not a result, BENCH.md)")
+              "busy, this result is marked noisy (not a result: docs/performance.md, Method)")
     return LOAD_BEFORE
 
 

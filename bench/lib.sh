@@ -28,7 +28,7 @@ bench_cleanup() {
 # tx_window SEND_NS RECV_NS DEV CPU WARM SECS CMD...: run CMD in SEND_NS
 # pinned to CPU and print three figures for a window of SECS seconds that
 # opens WARM seconds after CMD started (a tool's start-up, mapping and
-# touching its memory, is not in them: BENCH.md's fixed window after a
+# touching its memory, is not in them: the method's fixed window after a
 # warm-up):
 #   packets per second RECV_NS's DEV counted (rx_packets);
 #   CPU's busy time per packet, in ns (user + system + irq + softirq from
@@ -103,8 +103,8 @@ cpu_busy() {
 	awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
-# The load average when the benchmark started (BENCH.md: a result needs
-# a quiet machine, under 0.3); write_tx_json records it and marks the
+# The load average when the benchmark started (docs/performance.md: a
+# result needs a quiet machine, under 0.3); write_tx_json records it and marks the
 # result noisy above that.
 LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
 if awk -v l="$LOAD_BEFORE" 'BEGIN { exit !(l >= 0.3) }'; then

@@ -19,7 +19,7 @@
 #     the frame is sent);
 #   - XDP receivers, "_napi1": veth's NAPI threaded and its thread pinned to
 #     CPU 1, the receiver's core, beside the application;
-#   - tcpdump_rps: RPS moves the receiving stack to CPU 1 (BENCH.md's setup).
+#   - tcpdump_rps: RPS moves the receiving stack to CPU 1 (docs/performance.md, Method).
 # Each point: RUNS runs, tools interleaved; median/min/max of the packets
 # per second the receiver got, and of the loss (sent - received).
 # Output: bench/results/xdp_veth_rx.json.

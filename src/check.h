@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The slot checker: every slot and every ring index that crosses a sync
- * call is validated here, and only here (DESIGN §5). Each value is read
- * from shared memory exactly once; the checks use the copies, so a peer
- * that rewrites the ring while we look cannot make us follow a value we
- * did not check.
+ * call is validated here, and only here (docs/design.md, "Trust
+ * model"). Each value is read from shared memory exactly once; the
+ * checks use the copies, so a peer that rewrites the ring while we look
+ * cannot make us follow a value we did not check.
  */
 #ifndef PKTMAP_CHECK_H
 #define PKTMAP_CHECK_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * Monitors: netmap's "PORT/r", "/t" and "/rt" (docs/ports.md,
+ * Monitors: netmap's "PORT/r", "/t" and "/rt" (pktmap-ports(7),
  * docs/netmap.md). A monitor sees a copy of every frame an open port
  * receives (r), transmits (t) or both, in the order the port's syncs
  * move them, possibly from another process of the same user.

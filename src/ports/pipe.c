@@ -9,8 +9,8 @@
  * descriptor (both slots get NS_BUF_CHANGED); rxsync copies descriptors
  * into its private RX ring. Every TX+RX pair is a single-producer
  * single-consumer queue of 8-byte descriptors in the region (each side's
- * rings are private, DESIGN §5); its two indices live in a control block
- * in the region, two cache lines apart:
+ * rings are private: docs/design.md, "Trust model"); its two indices
+ * live in a control block in the region, two cache lines apart:
  *
  *     writer (txsync)                      reader (rxsync)
  *     fills RX slots [prod ...)            owns [cons, prod) once seen

@@ -15,7 +15,7 @@
  * not: the caller's scalar loop goes on from there and says what was
  * wrong. A value from shared memory is loaded once, checked in the
  * register it was loaded into, and stored from that register, so a peer
- * rewriting it meanwhile changes nothing (DESIGN §5).
+ * rewriting it meanwhile changes nothing (docs/design.md, "Trust model").
  *
  * Written with GCC/clang vector extensions: SSE2 on x86-64, NEON on
  * arm64, scalar code elsewhere. The lane order above is little-endian;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The slot checker, from a table of boundary cases (DESIGN §5). */
+/* The slot checker, from a table of boundary cases (docs/design.md,
+ * "Trust model"). */
 #include <string.h>
 
 #include "internal.h"

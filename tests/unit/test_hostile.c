@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* A hostile peer sharing a pipe's region (DESIGN §5, docs/design.md
+/* A hostile peer sharing a pipe's region (docs/design.md
  * "Trust model"): it writes garbage, in a loop, into every byte of the
  * region it can map (header, free list, directory, the pipe's queues and
  * descriptors, the buffers), races the descriptors against rxsync, is
