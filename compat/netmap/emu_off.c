@@ -17,6 +17,12 @@
 
 struct nme_off_ring {
 	struct netmap_ring *ring;
+	/* The ring's layout as it was set up: the program can write the
+	 * ring's num_slots, buf_ofs and nr_buf_size, so they are not read
+	 * back from it. */
+	uint32_t nslots;
+	char *bufs;      /* buffer 0 */
+	uint32_t stride; /* bytes from one buffer to the next */
 	bool tx;
 	uint32_t done;   /* TX: moved down up to here; RX: offsets read to here */
 	uint32_t seen;   /* RX: moved up to here */
@@ -32,9 +38,14 @@ struct nme_off {
 	struct nme_off_ring r[];
 };
 
-static uint32_t off_next(const struct netmap_ring *ring, uint32_t i)
+static uint32_t off_next(const struct nme_off_ring *r, uint32_t i)
 {
-	return i + 1 == ring->num_slots ? 0 : i + 1;
+	return i + 1 == r->nslots ? 0 : i + 1;
+}
+
+static char *off_buf(const struct nme_off_ring *r, uint32_t idx)
+{
+	return r->bufs + (size_t)idx * r->stride;
 }
 
 /* Is idx a buffer of the region (the checker's rule)? */
@@ -56,9 +67,9 @@ void nme_off_tx(struct nme_file *f)
 		struct nme_off_ring *r = &o->r[k];
 		struct netmap_ring *ring = r->ring;
 		uint32_t head = ring->head;
-		if (!r->tx || head >= ring->num_slots)
+		if (!r->tx || head >= r->nslots)
 			continue;
-		for (uint32_t i = r->done; i != head; i = off_next(ring, i)) {
+		for (uint32_t i = r->done; i != head; i = off_next(r, i)) {
 			struct netmap_slot *s = &ring->slot[i];
 			uint64_t at = s->ptr & o->mask;
 			uint32_t len = s->len, idx = s->buf_idx;
@@ -68,7 +79,7 @@ void nme_off_tx(struct nme_file *f)
 				s->len = 0; /* past the buffer: the checker drops it */
 				continue;
 			}
-			char *b = NETMAP_BUF(ring, idx);
+			char *b = off_buf(r, idx);
 			memmove(b, b + at, len);
 		}
 		r->done = head;
@@ -84,9 +95,9 @@ void nme_off_rx_pre(struct nme_file *f)
 		struct nme_off_ring *r = &o->r[k];
 		struct netmap_ring *ring = r->ring;
 		uint32_t head = ring->head;
-		if (r->tx || head >= ring->num_slots)
+		if (r->tx || head >= r->nslots)
 			continue;
-		for (uint32_t i = r->done; i != head; i = off_next(ring, i))
+		for (uint32_t i = r->done; i != head; i = off_next(r, i))
 			r->want[i] = ring->slot[i].ptr & o->mask;
 		r->done = head;
 	}
@@ -100,15 +111,15 @@ void nme_off_rx_post(struct nme_file *f)
 		struct nme_off_ring *r = &o->r[k];
 		struct netmap_ring *ring = r->ring;
 		uint32_t tail = ring->tail;
-		if (r->tx || tail >= ring->num_slots)
+		if (r->tx || tail >= r->nslots)
 			continue;
-		for (uint32_t i = r->seen; i != tail; i = off_next(ring, i)) {
+		for (uint32_t i = r->seen; i != tail; i = off_next(r, i)) {
 			struct netmap_slot *s = &ring->slot[i];
 			uint64_t at = r->want[i];
 			uint32_t len = s->len, idx = s->buf_idx;
 			if (at && at <= o->max && len <= o->usable - at &&
 			    off_buf_ok(o, idx)) {
-				char *b = NETMAP_BUF(ring, idx);
+				char *b = off_buf(r, idx);
 				memmove(b + at, b, len);
 			} else {
 				at = 0; /* no room past it: the packet stays first */
@@ -182,8 +193,11 @@ int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
 		r->ring = (struct netmap_ring *)(void *)((char *)nifp +
 							 nifp->ring_ofs[i]);
 		r->tx = i < ntx;
+		r->nslots = r->ring->num_slots;
+		r->bufs = NETMAP_BUF(r->ring, 0);
+		r->stride = r->ring->nr_buf_size;
 		if (!r->tx) {
-			r->want = calloc(r->ring->num_slots, sizeof(*r->want));
+			r->want = calloc(r->nslots, sizeof(*r->want));
 			if (!r->want) {
 				for (uint32_t k = 0; k < o->n; k++)
 					free(o->r[k].want);
@@ -195,7 +209,7 @@ int nme_off_setup(struct nme_file *f, struct nmreq_opt_offsets *opt,
 		struct netmap_ring *ring = r->ring;
 		*(uint64_t *)(void *)&ring->offset_mask = mask;
 		*(uint64_t *)(void *)&ring->buf_align = 1;
-		for (uint32_t k = 0; k < ring->num_slots; k++) {
+		for (uint32_t k = 0; k < r->nslots; k++) {
 			struct netmap_slot *s = &ring->slot[k];
 			s->ptr = (s->ptr & ~mask) | opt->nro_initial_offset;
 			if (r->want)

@@ -335,6 +335,32 @@ static void offsets(const char *pipe, const char *peer)
 	ioctl(fd, NIOCTXSYNC, NULL);
 	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
 	CHECK_EQ(nm_ring_space(rx), 0);
+	/* the program writes over the ring's layout (num_slots, buf_ofs):
+	 * the emulation moves the bytes by the layout it set up */
+	s = &t->slot[t->head];
+	memset(NETMAP_BUF(t, s->buf_idx), 'c', 50);
+	memset(NETMAP_BUF(t, s->buf_idx) + 50, 'd', 60);
+	s->ptr = 50;
+	s->len = 60;
+	uint32_t ns = t->num_slots, nh = t->head + 1 == ns ? 0 : t->head + 1;
+	int64_t bo = t->buf_ofs;
+	*(uint32_t *)(void *)&t->num_slots = UINT32_MAX;
+	*(int64_t *)(void *)&t->buf_ofs = INT64_MIN / 2;
+	t->head = t->cur = nh;
+	CHECK(ioctl(fd, NIOCTXSYNC, NULL) == 0, "a ring whose layout was written "
+	      "over: %s", strerror(errno));
+	*(uint32_t *)(void *)&t->num_slots = ns;
+	*(int64_t *)(void *)&t->buf_ofs = bo;
+	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
+	CHECK_EQ(nm_ring_space(rx), 1);
+	if (nm_ring_space(rx) == 1) {
+		struct netmap_slot *rs = &rx->slot[rx->head];
+		char want[60];
+		memset(want, 'd', sizeof(want));
+		CHECK(rs->len == 60 && !memcmp(NETMAP_BUF(rx, rs->buf_idx), want, 60),
+		      "the frame from its offset, by the layout set up");
+		rx->head = rx->cur = rx->tail;
+	}
 	munmap(m, r.nr_memsize);
 	close(fd);
 	close(pfd);
