@@ -534,6 +534,44 @@ static void test_rings(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
+/* 7. VLAN tags (802.1Q and 802.1ad, their bytes in network order) back
+ * in the other RX engines too: frames in place (TPACKET_V2, RX only and
+ * both ways) and copies out of V3 blocks into a shared region (@mem:). */
+static void test_vlan_engines(struct pktmap_port *a)
+{
+	char shm[64];
+	snprintf(shm, sizeof(shm), "pkt:pb@mem:utvl%d", (int)getpid());
+	const struct {
+		const char *name;
+		unsigned dir;
+	} m[] = {
+		{ "pkt:pb", PKTMAP_DIR_RX },
+		{ "pkt:pb", PKTMAP_DIR_BOTH },
+		{ shm, PKTMAP_DIR_RX },
+	};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		struct pktmap_port *b = t_open_port(m[i].name, m[i].dir);
+		if (!b)
+			continue;
+		struct pktmap_info info = { .sz = sizeof(info) };
+		pktmap_info(b, &info);
+		struct rx r;
+		rx_init(&r, 0);
+		const uint32_t N = 1000; /* 200 tagged */
+		for (uint32_t sent = 0; sent < N; sent += 250) {
+			send_frames(a, sent, 250, 0);
+			drain_until(b, &r, sent + 250);
+		}
+		CHECK(r.got == N && r.bad == 0 && r.misorder == 0 && r.dup == 0,
+		      "%s (%s): %llu of %u frames, %llu bad, %llu out of order",
+		      m[i].name, info.mode_name, (unsigned long long)r.got, N,
+		      (unsigned long long)r.bad, (unsigned long long)r.misorder);
+		printf("%s: %u frames (one in five tagged), every byte\n",
+		       info.mode_name, N);
+		pktmap_close(b);
+	}
+}
+
 int main(void)
 {
 	t_need_root("pkt_blocks");
@@ -548,6 +586,7 @@ int main(void)
 	test_monitor(a);
 	test_open_forms(a);
 	test_rings(a);
+	test_vlan_engines(a);
 	pktmap_close(a);
 	return t_done("pkt_blocks");
 }
