@@ -154,6 +154,155 @@ out:
 	pktmap_close(br.port[1]);
 }
 
+/* One bridge over pipe A (64 slots) and pipe B (16 slots), or the null
+ * port when `null_b` (16 slots: it takes every frame and leaves the TX
+ * slots as they are), in one region (zero-copy). The peers' ends are
+ * g->sa and g->sb. */
+struct rig {
+	struct bridge br;
+	struct pktmap_port *sa, *sb;
+	uint32_t k; /* slots put so far */
+	atomic_int stop, done;
+};
+
+static bool rig_open(struct rig *g, const char *tag, bool null_b)
+{
+	char a[96], b[96], sa[96], sb[96], err[400] = "";
+	int pid = (int)getpid();
+
+	snprintf(a, sizeof(a), "pipe:tc%s%d{0@conf:slots=64@mem:tbc%d%s", tag, pid, pid, tag);
+	snprintf(sa, sizeof(sa), "pipe:tc%s%d}0@mem:tbc%d%s", tag, pid, pid, tag);
+	if (null_b)
+		snprintf(b, sizeof(b), "null:@conf:slots=16@mem:tbc%d%s", pid, tag);
+	else
+		snprintf(b, sizeof(b), "pipe:td%s%d{0@conf:slots=16@mem:tbc%d%s", tag, pid, pid, tag);
+	snprintf(sb, sizeof(sb), "pipe:td%s%d}0@mem:tbc%d%s", tag, pid, pid, tag);
+	memset(g, 0, sizeof(*g));
+	g->br.batch = 64;
+	g->br.stop = &g->stop;
+	g->br.port[0] = open_port(a);
+	g->br.port[1] = open_port(b);
+	g->sa = open_port(sa);
+	g->sb = null_b ? NULL : open_port(sb);
+	if (!g->br.port[0] || !g->br.port[1] || !g->sa || (!null_b && !g->sb))
+		return false;
+	CHECK(bridge_setup(&g->br, false, err, sizeof(err)) == 0, "setup: %s", err);
+	CHECK(g->br.zerocopy, "zero-copy");
+	return g->br.zerocopy;
+}
+
+static void *rig_main(void *arg)
+{
+	struct rig *g = arg;
+
+	bridge_work(&g->br);
+	atomic_store(&g->done, 1);
+	return NULL;
+}
+
+/* Run the bridge to br.count frames; a bridge that stops moving before
+ * is stopped after 20 s (that bound only ends a failing run) and the
+ * check of its end fails. */
+static void rig_work(struct rig *g)
+{
+	pthread_t th;
+
+	pthread_create(&th, NULL, rig_main, g);
+	for (uint64_t end = now_ms() + 20000; !atomic_load(&g->done) && now_ms() < end;) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	atomic_store(&g->stop, 1);
+	pthread_join(th, NULL);
+	CHECK(g->br.end && strcmp(g->br.end, "count") == 0, "end %s", g->br.end);
+}
+
+static void rig_close(struct rig *g)
+{
+	pktmap_close(g->sa);
+	pktmap_close(g->sb);
+	pktmap_close(g->br.port[0]);
+	pktmap_close(g->br.port[1]);
+}
+
+/* Put a chain of n slots (n = 1: a frame) on A's peer; the last one
+ * ends it unless `open`. Slot lengths 60 + k, k counting all slots. */
+static void put_chain(struct rig *g, uint32_t n, bool open)
+{
+	struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(g->sa), 0);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct netmap_slot *sl = &tx->slot[tx->head];
+		sl->len = (uint16_t)(60 + g->k++ % 64);
+		sl->flags = i + 1 < n || open ? NS_MOREFRAG : 0;
+		tx->head = tx->cur = nm_ring_next(tx, tx->head);
+	}
+	CHECK(pktmap_txsync(g->sa) >= 0, "txsync");
+}
+
+/* Zero-copy swaps mark the TX slot NS_BUF_CHANGED, keep a chain whole
+ * with its NS_MOREFRAG, drop a chain that never fits B's TX ring (16
+ * slots: 15 do fit) and a chain that never ends before A's RX ring is
+ * full (63 slots), and forward a chain that ends on the last slot that
+ * has arrived. */
+static void flags_and_chains(void)
+{
+	struct rig g;
+
+	/* 1. 15 frames swapped into the null port's TX ring (it takes
+	 * them and leaves the slots alone): each TX slot the bridge filled
+	 * says NS_BUF_CHANGED. (A pipe marks its slots itself, both ways: it
+	 * cannot show what the bridge did.) */
+	if (rig_open(&g, "f", true)) {
+		for (int i = 0; i < 15; i++)
+			put_chain(&g, 1, false);
+		g.br.count = 15;
+		rig_work(&g);
+		struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(g.br.port[1]), 0);
+		uint32_t marked = 0;
+		for (uint32_t i = 0; i < tx->num_slots; i++)
+			marked += !!(tx->slot[i].flags & NS_BUF_CHANGED);
+		CHECK(marked == 15, "null's TX ring: %u of 15 slots NS_BUF_CHANGED",
+		      marked);
+	}
+	rig_close(&g);
+
+	/* 2. Chains: of 16 (dropped: B's ring holds 15), then of 15, ending
+	 * on the last slot that has arrived: sent whole, NS_MOREFRAG on all
+	 * its slots but the last. */
+	if (rig_open(&g, "c", false)) {
+		put_chain(&g, 16, false);
+		put_chain(&g, 15, false);
+		g.br.count = 2;
+		rig_work(&g);
+		CHECK_EQ(atomic_load(&g.br.dir[0].c.drops), 1);
+		CHECK_EQ(atomic_load(&g.br.dir[0].c.packets), 1);
+		CHECK_EQ(atomic_load(&g.br.dir[0].c.tx_slots), 15);
+		struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(g.sb), 0);
+		pktmap_rxsync(g.sb);
+		uint32_t got = 0, bad = 0;
+		for (; !nm_ring_empty(rx); rx->head = rx->cur = nm_ring_next(rx, rx->head)) {
+			const struct netmap_slot *sl = &rx->slot[rx->head];
+			bad += !!(sl->flags & NS_MOREFRAG) != (got < 14) ||
+			       sl->len != 60 + 16 + got;
+			got++;
+		}
+		CHECK(got == 15 && bad == 0, "B's peer: %u slots, %u wrong", got, bad);
+	}
+	rig_close(&g);
+
+	/* 3. A chain that never ends and fills A's ring (63 of 64 slots):
+	 * let go, one drop, nothing sent. */
+	if (rig_open(&g, "o", false)) {
+		put_chain(&g, 63, true);
+		g.br.count = 1;
+		rig_work(&g);
+		CHECK_EQ(atomic_load(&g.br.dir[0].c.drops), 1);
+		CHECK_EQ(atomic_load(&g.br.dir[0].c.tx_slots), 0);
+	}
+	rig_close(&g);
+}
+
 /* A port opened for one direction only cannot be bridged. */
 static void setup_errors(void)
 {
@@ -178,6 +327,7 @@ static void setup_errors(void)
 int main(void)
 {
 	setup_errors();
+	flags_and_chains();
 	run("zc", true, false, 0, false);
 	run("cp", false, false, 1, false);
 	run("fc", true, true, 2, false);
