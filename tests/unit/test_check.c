@@ -123,6 +123,42 @@ int main(void)
 	CHECK(nlogs >= 1 && nlogs <= 2, "rate-limited logging (%d lines)", nlogs);
 	CHECK(strstr(logged, "test:ring") != NULL, "log names the port: %s", logged);
 
+	/* pm_rx_release: the RX slots given back ([hwcur, head), wrapping)
+	 * must each hold a buffer of the port; hwcur stops at the first
+	 * that does not (counted), else moves to head. */
+	static const struct {
+		const char *what;
+		uint32_t hwcur, head, bad_slot, bad_idx; /* bad_slot 8: none */
+		int ret;
+		uint32_t hwcur_after;
+	} rel[] = {
+		{ "nothing given back", 3, 3, 3, 0, 0, 3 },
+		{ "all good", 1, 6, 8, 0, 0, 6 },
+		{ "all good, wrapping", 6, 2, 8, 0, 0, 2 },
+		{ "index 0 in the middle", 1, 6, 4, 0, -EINVAL, 4 },
+		{ "index 1 first", 1, 6, 1, 1, -EINVAL, 1 },
+		{ "past the pool last", 1, 6, 5, 100, -EINVAL, 5 },
+		{ "bad after the wrap", 6, 2, 0, 0xffffffffu, -EINVAL, 0 },
+		{ "bad at head: not given back", 1, 6, 6, 0, 0, 6 },
+		{ "last valid index", 1, 6, 3, 99, 0, 6 },
+	};
+	k.tx = 0;
+	for (size_t i = 0; i < PM_ARRAY_SIZE(rel); i++) {
+		for (uint32_t s = 0; s < 8; s++)
+			u.r.slot[s].buf_idx = 10 + s;
+		if (rel[i].bad_slot < 8)
+			u.r.slot[rel[i].bad_slot].buf_idx = rel[i].bad_idx;
+		k.hwcur = rel[i].hwcur;
+		k.rhead = rel[i].head;
+		uint64_t drops = rst.drop_invalid;
+		int r = pm_rx_release(&port, &k);
+		CHECK(r == rel[i].ret && k.hwcur == rel[i].hwcur_after &&
+			      rst.drop_invalid == drops + (rel[i].ret != 0),
+		      "release '%s': %d, hwcur %u, %llu dropped", rel[i].what, r,
+		      k.hwcur, (unsigned long long)(rst.drop_invalid - drops));
+	}
+	k.tx = 1;
+
 	/* pm_slot_reject counts and logs. */
 	uint64_t before = rst.drop_invalid;
 	pm_slot_reject(&port, &k, 3, 0, 60, PM_SLOT_BAD_IDX);
