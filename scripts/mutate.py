@@ -377,7 +377,9 @@ def sync_copy(work):
         except FileNotFoundError:
             pass
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy2(src, dst)
+        # a new mtime, not the source's: ninja must see the change
+        shutil.copyfile(src, dst)
+        shutil.copymode(src, dst)
         n += 1
     return tree, n
 
