@@ -1104,6 +1104,60 @@ static void test_pcapng_made(void)
 		pm_pcapr_close(r);
 		pkts_free(&ps);
 	}
+	/* caplen within the snaplen but past the block's data: the
+	 * block's own length bounds it. */
+	for (uint32_t over = 21; over <= 40; over += 19) {
+		w.n = good;
+		size_t at = blk(&w, 6);
+		w32(&w, 0); w32(&w, 0); w32(&w, 0);
+		w32(&w, over); w32(&w, over);
+		for (int i = 0; i < 20; i++)
+			w.b[w.n++] = 0xa7;
+		blk_end(&w, at);
+		CHECK(pm_pcapr_open_mem(&r, w.b, w.n, err, sizeof(err)) == 0, "%s", err);
+		if (r) {
+			char want[80];
+			snprintf(want, sizeof(want), "caplen %u overruns the block "
+				 "(20 bytes of data)", over);
+			CHECK_EQ(read_all(r, &ps), -EBADMSG);
+			CHECK(strstr(pm_pcapr_error(r), want), "error: %s",
+			      pm_pcapr_error(r));
+			CHECK_EQ(ps.n, 6);
+			pm_pcapr_close(r);
+			pkts_free(&ps);
+		}
+	}
+	/* Versions: 1.0 and 1.2 are read, 1.1 and 2.0 are not; a later
+	 * section needs only major version 1. */
+	static const struct { uint16_t maj, min; int ret; } vers[] = {
+		{ 1, 0, 0 }, { 1, 2, 0 }, { 1, 1, -EINVAL }, { 1, 3, -EINVAL },
+		{ 2, 0, -EINVAL }, { 0, 0, -EINVAL },
+	};
+	for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
+		memset(&w, 0, sizeof(w));
+		shb(&w, false);
+		memcpy(w.b + 12, &vers[i].maj, 2);
+		memcpy(w.b + 14, &vers[i].min, 2);
+		idb(&w, 1, 0, -1, 0);
+		epb(&w, 0, 0, 4, 4, 0);
+		int rc = pm_pcapr_open_mem(&r, w.b, w.n, err, sizeof(err));
+		CHECK(rc == vers[i].ret && (rc == 0 || strstr(err, "unsupported pcapng version")),
+		      "version %u.%u: %d %s", vers[i].maj, vers[i].min, rc,
+		      rc ? err : "");
+		if (rc == 0)
+			pm_pcapr_close(r);
+	}
+	/* A file that ends inside the first section header's 12 bytes. */
+	memset(&w, 0, sizeof(w));
+	shb(&w, false);
+	for (size_t cut = 8; cut < 12; cut++) {
+		uint8_t *b = malloc(cut); /* exact size: ASan sees overruns */
+		memcpy(b, w.b, cut);
+		int rc = pm_pcapr_open_mem(&r, b, cut, err, sizeof(err));
+		CHECK(rc < 0 && strstr(err, "truncated section header block"),
+		      "%zu bytes: %d %s", cut, rc, err);
+		free(b);
+	}
 	/* A packet before any interface. */
 	memset(&w, 0, sizeof(w));
 	shb(&w, false);
