@@ -76,6 +76,52 @@ static const struct name_case cases[] = {
 	{ "memif:/x@conf:abstract=2", 0, NULL, NULL, 0, 0, 0, 0, "needs a number" },
 };
 
+/* The limits, each at its bound and one past: PREFIX, N times FILL,
+ * SUFFIX. errpart NULL: it parses. */
+struct limit_case {
+	const char *prefix;
+	size_t n;
+	char fill;
+	const char *suffix, *errpart;
+};
+
+static const struct limit_case limits[] = {
+	{ "pkt:", 15, 'a', "", NULL },
+	{ "pkt:", 16, 'a', "", "interface names are at most 15 characters" },
+	{ "pipe:", 48, 'a', "{0", NULL },
+	{ "pipe:", 49, 'a', "{0", "name too long" },
+	{ "vale", 11, 'a', ":p", NULL },
+	{ "vale", 12, 'a', ":p", "at most 11 more" },
+	{ "memif:/x@conf:secret=", 24, 's', "", NULL },
+	{ "memif:/x@conf:secret=", 25, 's', "", "1 to 24 characters" },
+	{ "pipe:x{0@conf:slots=", 7, '0', "512", NULL },   /* 10 digits */
+	{ "pipe:x{0@conf:slots=", 8, '0', "512", "needs a number" },
+	{ "pipe:x{0@conf:slots=", 0, '0', "65536", NULL },
+	{ "pipe:x{0@conf:slots=", 0, '0', "65537", "needs a number" },
+	{ "pipe:x{0@conf:slots=", 0, '0', "4294967808", "needs a number" }, /* 2^32 + 512 */
+	{ "pipe:x{0@conf:tx-slots=", 0, '0', "4", NULL },
+	{ "pipe:x{0@conf:tx-slots=", 0, '0', "3", "needs a number" },
+	{ "pipe:x{0@conf:rings=", 0, '0', "64", NULL },
+	{ "pipe:x{0@conf:rings=", 0, '0', "65", "needs a number" },
+	{ "pipe:x{", 0, '0', "4095", NULL },
+	{ "pipe:x{", 0, '0', "4096", "bad pipe number" },
+	{ "pipe:x{0-", 0, '0', "63", NULL },
+	{ "pipe:x{0-", 0, '0', "64", "bad ring number" },
+	{ "null:", 0, '0', "-63", NULL },
+	{ "null:", 0, '0', "-64", "" },
+	/* the whole name: 255 characters, then 256 (PM_NAME_MAX) */
+	{ "pipe:x{0@conf:rings=", 2, '0', "1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1", NULL },
+	{ "pipe:x{0@conf:rings=", 3, '0', "1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,rings=1,"
+	  "rings=1", "" },
+};
+
 static int nlogged;
 
 static void count_log(void *ctx, enum pktmap_log_level level, const char *msg)
@@ -89,6 +135,23 @@ int main(void)
 {
 	char err[400];
 	struct pm_name nm;
+	for (size_t i = 0; i < PM_ARRAY_SIZE(limits); i++) {
+		const struct limit_case *c = &limits[i];
+		char name[PM_NAME_MAX + 64];
+		size_t pl = strlen(c->prefix);
+		memcpy(name, c->prefix, pl);
+		memset(name + pl, c->fill, c->n);
+		snprintf(name + pl + c->n, sizeof(name) - pl - c->n, "%s", c->suffix);
+		err[0] = 0;
+		int r = pm_name_parse(name, &nm, err, sizeof(err));
+		if (!c->errpart)
+			CHECK(r == 0, "limit: '%s' (%zu) should parse: %s", name,
+			      strlen(name), err);
+		else
+			CHECK(r == -EINVAL && strstr(err, c->errpart),
+			      "limit: '%s' (%zu) should fail with '%s': %d %s",
+			      name, strlen(name), c->errpart, r, err);
+	}
 	for (size_t i = 0; i < PM_ARRAY_SIZE(cases); i++) {
 		const struct name_case *c = &cases[i];
 		err[0] = 0;
