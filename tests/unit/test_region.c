@@ -4,6 +4,7 @@
  * the cleaner of a root process that died without closing. */
 #include <linux/capability.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -21,6 +22,66 @@ static bool drop_caps(void)
 	struct __user_cap_data_struct d[2];
 	memset(d, 0, sizeof(d));
 	return syscall(SYS_capset, &h, d) == 0;
+}
+
+/* pm_mem_check (bounds.c), each limit it knows, in a child (the limits
+ * stay there): free hugepages, RLIMIT_AS, RLIMIT_MEMLOCK without
+ * CAP_IPC_LOCK. Each refusal names its limit; each limit is the least
+ * room, so the number asked for is what decides. */
+static void test_mem_check(void)
+{
+	char err[300];
+	/* 1 TiB: more than this machine's hugepages and its memory; the
+	 * message says which limit was read. */
+	CHECK(pm_mem_check(1ull << 40, true, false, err, sizeof(err)) == -ENOMEM &&
+		      strstr(err, "free hugepages"), "hugepages: %s", err);
+	CHECK(pm_mem_check(1ull << 40, false, false, err, sizeof(err)) == -ENOMEM &&
+		      strstr(err, "free memory"), "memory: %s", err);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+		unsigned long long pages = 0;
+		FILE *f = fopen("/proc/self/statm", "re");
+		if (!f || fscanf(f, "%llu", &pages) != 1)
+			_exit(10);
+		fclose(f);
+		/* the address space: what is mapped now + 256 MiB (under
+		 * ASan, what is mapped is terabytes) */
+		uint64_t used = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+		struct rlimit rl = { used + (256u << 20), used + (256u << 20) };
+		if (setrlimit(RLIMIT_AS, &rl) != 0)
+			_exit(11);
+		bad |= pm_mem_check(128u << 20, false, false, err, sizeof(err)) != 0;
+		/* 256 MiB + half of what is mapped: above the room, below
+		 * the limit itself */
+		bad |= (pm_mem_check((256u << 20) + used / 2, false, false, err,
+				     sizeof(err)) != -ENOMEM ||
+			!strstr(err, "RLIMIT_AS")) << 1;
+		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+		setrlimit(RLIMIT_AS, &rl); /* may fail: then AS stays, fine */
+		/* memory locked: without CAP_IPC_LOCK, pinned memory only
+		 * (a limit of at most 8 MiB: lowering needs no capability) */
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+			_exit(12);
+		uint64_t L = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (8u << 20) ?
+			     8u << 20 : rl.rlim_max;
+		if (L < (1u << 20))
+			_exit(0); /* too little to tell anything apart */
+		rl.rlim_cur = rl.rlim_max = L;
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+			_exit(13);
+		if (!drop_caps())
+			_exit(14);
+		bad |= (pm_mem_check(2 * L, false, true, err, sizeof(err)) !=
+				-ENOMEM || !strstr(err, "RLIMIT_MEMLOCK")) << 2;
+		bad |= (pm_mem_check(L / 2, false, true, err, sizeof(err)) != 0) << 3;
+		bad |= (pm_mem_check(2 * L, false, false, err, sizeof(err)) != 0) << 4;
+		_exit(bad);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "pm_mem_check child: %#x", WEXITSTATUS(status));
 }
 
 /* A process that could change its uid (root) leaves a cleaner: when it
@@ -305,6 +366,8 @@ int main(void)
 		test_crash_cleaned(name, path, &p);
 
 	test_hugepage_joiner(name);
+
+	test_mem_check();
 
 	/* Names are checked: 1 to 48 of [a-zA-Z0-9_.-], not starting with
 	 * a dot; each bound of each range by the character beyond it. */
