@@ -1156,6 +1156,55 @@ static void test_garbage_view(void)
 	pktmap_close(t);
 }
 
+/* The next binder of an end resumes its RX ring from the descriptors in
+ * shared memory, which a peer may have scribbled on while the end was
+ * closed: 0, 1, past the pool, 2^32-1 and an index twice are each
+ * replaced by a buffer of the pool, no slot's buffer twice. */
+static void test_garbage_resume(void)
+{
+	struct pktmap_port *a = open_end("{42", 1), *b = open_end("}42", 1);
+	if (!a || !b) {
+		pktmap_close(a);
+		pktmap_close(b);
+		return;
+	}
+	size_t off = (size_t)((char *)pm_pipe_peer_desc(a, 0) - (char *)a->region.base);
+	uint32_t nb = a->region.nbufs;
+	pktmap_close(a);
+	uint32_t *d = (uint32_t *)((char *)b->region.base + off);
+	d[0 * 2] = 0;
+	d[1 * 2] = 1;
+	d[2 * 2] = nb;
+	d[3 * 2] = 0xffffffffu;
+	d[4 * 2] = d[5 * 2];
+	a = open_end("{42", 1);
+	if (a) {
+		struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(a), 0);
+		static uint8_t seen[1u << 16];
+		uint32_t bad = 0, twice = 0;
+		memset(seen, 0, sizeof(seen));
+		for (uint32_t i = 0; i < rx->num_slots; i++) {
+			uint32_t idx = rx->slot[i].buf_idx;
+			if (idx < 2 || idx >= nb || idx >= sizeof(seen)) {
+				bad++;
+				continue;
+			}
+			twice += seen[idx]++ != 0;
+		}
+		CHECK(bad == 0 && twice == 0, "resumed RX ring: %u bad, %u twice",
+		      bad, twice);
+		/* and it works */
+		uint32_t seq = 0, expect = 0;
+		uint64_t bytes = 0;
+		send_seq(b, &seq, 10, 0);
+		pktmap_txsync(b);
+		pktmap_rxsync(a);
+		CHECK_EQ(recv_check(a, &expect, &bytes), 10);
+	}
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
 /* A reader sleeping in poll is woken by the writer. */
 struct waiter {
 	struct pktmap_port *p;
@@ -1672,6 +1721,7 @@ int main(void)
 	test_old_pipe();
 	test_garbage_peer();
 	test_garbage_view();
+	test_garbage_resume();
 	test_wakeup();
 	test_multi_ring();
 	test_shared_region();
