@@ -17,7 +17,8 @@
 # 2. xdp: the MTU raised after open (to 1600): 1600-byte frames go, the
 #    MTU is read again rather than the one of the open kept; lowered
 #    (to 1400): within about a second frames above 1414 are counted.
-# 3. gen -l above the MTU + 14: exit 2, one line, nothing sent.
+# 3. gen -l above the MTU + 14: exit 2, one line, nothing sent (pkt:,
+#    xdp:, tx=live, tap:).
 # Needs root; under CI=true it may not skip.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -80,7 +81,8 @@ for port in xdp:vethA xdp:vethA@conf:tx=live; do
 done
 
 echo "3. gen -l beyond the MTU"
-for port in pkt:vethA xdp:vethA xdp:vethA@conf:tx=live; do
+# (tap: makes its device, MTU 1500, and removes it at close)
+for port in pkt:vethA xdp:vethA xdp:vethA@conf:tx=live "tap:pmtT$$"; do
 	before=$(rx_packets)
 	rc=0
 	inA "$PKTMAP" gen -i "$port" -l 1515 -n 10 -T 0 -q 2>"$TMP/err" || rc=$?
