@@ -49,12 +49,12 @@ void usage_netmap_run(void)
 "                        refused requests (the program still gets errno)\n"
 "  -n, --dry-run         print the environment and command, do not run it\n"
 "\n"
-"Pipes netmap:NAME{N / }N, memories @N, /R /T /x, ^ and *, @offset: work\n"
-"as in netmap; valeX:Y is a port of 'pktmap switch valeX'; monitors\n"
-"(/t /r /z), extmem and CSB mode are refused with one line naming the\n"
-"part. The program must be dynamically linked and not setuid\n"
-"(LD_PRELOAD). PKTMAP_NETMAP_LIBDIR overrides where " NETMAP_LIB "\n"
-"is looked for. See docs/netmap.md.\n");
+"Pipes netmap:NAME{N / }N, memories @N, /R /T /x, ^ and *, @offset and\n"
+"monitors /t /r /rt: work as in netmap; valeX:Y is a port of 'pktmap\n"
+"switch valeX'; zero-copy monitors (/z), extmem and CSB mode are refused\n"
+"with one line naming the part. The program must be dynamically linked\n"
+"and not setuid (LD_PRELOAD). PKTMAP_NETMAP_LIBDIR overrides where\n"
+NETMAP_LIB " is looked for. See docs/netmap.md.\n");
 }
 
 static const struct option longopts[] = {

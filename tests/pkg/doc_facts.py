@@ -7,7 +7,10 @@
 - every version the docs quote of pktmap ("version":"X.Y.Z", "pktmap
   X.Y.Z") is the project's version (meson.build);
 - every metric family apps/metrics/ serves is named in pktmap-metrics(8)
-  and in docs/metrics.md.
+  and in docs/metrics.md;
+- the man pages render what they say: no line of text starts with a dot
+  (roff takes it for a request: "...)" printed as "..)"), and an option's
+  term line holds its names and arguments (capitals), not its description.
 
 Exits 1 with one line per difference.
 """
@@ -49,6 +52,19 @@ def main():
             bad.append(f"doc_facts: pktmap-metrics(8) does not name {n}")
         if not re.search(r"\b%s\b" % n, md):
             bad.append(f"doc_facts: docs/metrics.md does not name {n}")
+    for path in sorted(glob.glob(os.path.join(root, "docs", "man", "*.scd*"))):
+        rel = os.path.relpath(path, root)
+        literal = False
+        for n, line in enumerate(read(path).splitlines(), 1):
+            if line.lstrip("\t ").startswith("```"):
+                literal = not literal
+            if not literal and line.lstrip("\t ").startswith("."):
+                bad.append(f"doc_facts: {rel}:{n}: a line starting with a "
+                           "dot is a roff request: reflow it")
+            if line.startswith("*-") and re.search(r"(?<![\w])_[a-z]", line):
+                bad.append(f"doc_facts: {rel}:{n}: an option's term line "
+                           "holds prose: put the description on the next "
+                           "line, indented by a tab")
     for line in bad:
         print(line)
     if bad:
