@@ -74,6 +74,7 @@ static char *rebase(char *base, size_t size, size_t at)
 	return (char *)(uintptr_t)v;
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > IMG_MAX)
