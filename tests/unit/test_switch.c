@@ -484,6 +484,43 @@ static void test_component(unsigned nthreads, bool own_flag)
 	CHECK(access(sock, F_OK) != 0, "%s left behind", sock);
 }
 
+/* The switch's zero-copy group is the memory its ports' buffers are in,
+ * not the @mem: name: ports of one region share one group; a port of a
+ * region of the same name shared with group 0 (another memory) gets
+ * another, so frames between them are copied, never moved. */
+static void test_memory_groups(void)
+{
+	if (geteuid() != 0) {
+		CHECK(getenv("CI") == NULL, "CI=true: this test needs root");
+		return;
+	}
+	static struct sws s;
+	char name[16], n[3][128], err[300];
+	snprintf(name, sizeof(name), "valem%d", (int)getpid() % 1000000);
+	struct sws_opts o = { .name = name, .nthreads = 1, .cpu = -1,
+			      .mac_entries = 64, .aging_ms = 300000 };
+	CHECK_EQ(sws_setup(&s, &o), 0);
+	snprintf(n[0], sizeof(n[0]), "pipe:tsm%dx{0@conf:bufs=16384@mem:tsm%d", (int)getpid(),
+		 (int)getpid());
+	snprintf(n[1], sizeof(n[1]), "pipe:tsm%dy{0@mem:tsm%d", (int)getpid(),
+		 (int)getpid());
+	snprintf(n[2], sizeof(n[2]), "pipe:tsm%dz{0@conf:share=group:0@mem:tsm%d",
+		 (int)getpid(), (int)getpid());
+	const char *as[3] = { "x", "y", "z" };
+	uint64_t g[3] = { 0, 0, 0 };
+	for (int i = 0; i < 3; i++) {
+		int ret = sws_attach_name(&s, n[i], as[i], 0, err, sizeof(err));
+		CHECK(ret == 0, "attach %s: %s", n[i], err);
+		struct sw_port *sp = sw_find(&s.sw, as[i]);
+		g[i] = sp ? sp->zc_group : 0;
+	}
+	CHECK(g[0] != 0 && g[0] == g[1], "one memory, one group: %llx %llx",
+	      (unsigned long long)g[0], (unsigned long long)g[1]);
+	CHECK(g[2] != 0 && g[2] != g[0], "one name, two memories: %llx %llx",
+	      (unsigned long long)g[2], (unsigned long long)g[0]);
+	sws_teardown(&s);
+}
+
 int main(void)
 {
 	test_table();
@@ -491,5 +528,6 @@ int main(void)
 	test_custom_lookup();
 	test_component(1, true);
 	test_component(2, false);
+	test_memory_groups();
 	return t_done("switch");
 }
