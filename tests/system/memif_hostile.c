@@ -128,7 +128,10 @@ static struct mif_ring *client_connect(char **base, uint64_t *size, int *rfd,
 	sendm(MIF_MSG_INIT, &in, sizeof(in), -1);
 	expect(MIF_MSG_ACK);
 	uint64_t rb = mif_ring_bytes(LOG2);
-	*size = 2 * rb + 2ull * RING * BUF;
+	/* On huge pages the buffers get a page of their own, after the
+	 * rings' page: punch() takes that one only. */
+	uint64_t bufs = huge ? T_HUGE : 2 * rb;
+	*size = bufs + 2ull * RING * BUF;
 	if (huge)
 		*size = (*size + T_HUGE - 1) / T_HUGE * T_HUGE;
 	int fd = memfd(*size, F_SEAL_SHRINK, base, huge);
@@ -141,7 +144,7 @@ static struct mif_ring *client_connect(char **base, uint64_t *size, int *rfd,
 		struct mif_ring *r = (struct mif_ring *)(*base + d * rb);
 		r->cookie = MIF_COOKIE;
 		for (uint32_t i = 0; i < RING; i++) {
-			r->desc[i].offset = (uint32_t)(2 * rb + (d * RING + i) * BUF);
+			r->desc[i].offset = (uint32_t)(bufs + (d * RING + i) * BUF);
 			r->desc[i].length = BUF;
 		}
 		struct mif_add_ring ring = { .flags = d ? 0 : MIF_ADD_RING_C2S,
@@ -183,19 +186,26 @@ static int garbage(void)
 	return ended(10000);
 }
 
-/* A hugetlb region, sealed against shrinking as the server asks (its
- * rings, which the server touches at every look); once connected, the
- * whole region punched out and every free huge page taken, so that the
- * server's next touch of it finds no page (SIGBUS, before issue 30).
- * The server must hang up. */
+/* A hugetlb region, sealed against shrinking as the server asks: a page
+ * of rings, a page of buffers. Once connected, the buffers' page punched
+ * out and every free huge page taken; then one descriptor posted, so
+ * that the server's copy of it finds no page (SIGBUS, before issue 30).
+ * The server touches that page only for the descriptor, after every
+ * page is gone: had it touched a punched page before the grab, the
+ * kernel would have given it a fresh one and there would be nothing to
+ * catch (the whole region punched at once left that window open). The
+ * server must hang up. */
 static int punch(void)
 {
 	char *base;
 	uint64_t size;
 	int fd;
-	client_connect(&base, &size, &fd, true);
-	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-		      (off_t)size) != 0)
+	struct mif_ring *r = client_connect(&base, &size, &fd, true);
+	/* Fault the buffers' page in, so that the punch frees a page (an
+	 * untouched one is only a reservation, which the punch keeps). */
+	memset(base + T_HUGE, 0, size - T_HUGE);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)T_HUGE, (off_t)(size - T_HUGE)) != 0)
 		die("fallocate");
 	size_t len;
 	void *grab = t_huge_grab(&len);
@@ -205,9 +215,11 @@ static int punch(void)
 		return 2;
 	}
 	printf("punched %llu bytes, took %zu huge pages\n",
-	       (unsigned long long)size, len / T_HUGE);
+	       (unsigned long long)(size - T_HUGE), len / T_HUGE);
 	fflush(stdout);
-	return ended(10000);
+	r->desc[0].length = 60;
+	__atomic_store_n(&r->head, (uint16_t)1, __ATOMIC_RELEASE);
+	return ended(30000);
 }
 
 /* Server: take one client, map its region 0 and rings, then lie. */

@@ -20,8 +20,9 @@
 #    1 MiB, unknown flags: each dropped and counted (drop_invalid = 160);
 #    then head a ring too far: disconnected.
 #    punch (root, huge pages): a region of huge pages sealed against
-#    shrinking, punched out after CONNECT, every free huge page taken:
-#    recv's next touch of it is caught (no SIGBUS), the peer dropped.
+#    shrinking, its buffers' page punched out after CONNECT, every free
+#    huge page taken, then a descriptor posted: recv's copy of it is
+#    caught (no SIGBUS), the peer dropped.
 # 6. recv as server then takes 100000 frames from gen: exact.
 # 7. a lying server: 32 bad S2C descriptors to recv (counted), then
 #    impossible indices on both rings (recv and gen disconnect; gen counts
