@@ -14,10 +14,11 @@
  * Writers: each ring's line is written only by the thread that owns the
  * ring (plain relaxed stores, no locked instruction); the port line by
  * any thread with atomic adds. Readers (pktmap top, pktmap metrics) take
- * nothing: they load each 64-bit counter once, so a value is never torn,
- * and counters only grow. A reader trusts nothing in the file (its owner
- * may have written anything): every size and offset is checked, strings
- * are cut at their field.
+ * nothing: they copy the file once into their own memory, loading each
+ * 64-bit word once, so a value is never torn, and counters only grow. A
+ * reader trusts nothing in the file (its owner may have written anything,
+ * and may change it at any time): only the copy is checked and used,
+ * every size and offset is checked, strings are cut at their field.
  *
  * Only this header and src/pub.c know the layout; readers include it.
  */

@@ -25,7 +25,6 @@
 
 #include "hostports.h"
 
-
 /* SIGBUS while copying out of a mapping: the file shrank under us. */
 static sigjmp_buf bus_jmp;
 static volatile sig_atomic_t bus_armed;
@@ -215,6 +214,7 @@ static int file_copy(int fd, size_t size, uint64_t *buf)
 /* What one owner's files have cost this scan (hostports.h). */
 struct hp_user {
 	unsigned uid, dirs, names, ports, rings;
+	uint64_t bytes;
 };
 
 #define HP_MAX_USERS 1024u
@@ -227,6 +227,7 @@ struct hp_ctx {
 	struct hp_user *users;
 	unsigned nusers;
 	unsigned ports, rings;
+	uint64_t bytes;
 	struct { dev_t dev; ino_t ino; } *seen;
 	size_t nseen, seen_cap;  /* seen_cap: a power of two, or 0 */
 	uint64_t *copy;          /* PM_PUB_MAX_SIZE bytes */
@@ -299,14 +300,19 @@ static int list_add(struct hp_ctx *c, const struct hp_port *p)
 	return 0;
 }
 
-/* Room for a file of `size` bytes (its most rings), of owner u? */
+/* Room to read a file of `size` bytes, of owner u? (Its rings are
+ * counted once it is read: rings_fit().) */
 static bool within_bounds(const struct hp_ctx *c, const struct hp_user *u,
 			  size_t size)
 {
-	size_t rings = (size - sizeof(struct pm_pub_hdr)) / sizeof(struct pm_ring_stats);
-	rings = rings < PM_PUB_MAX_RINGS ? rings : PM_PUB_MAX_RINGS;
 	return u->ports < HP_USER_PORTS && c->ports < HP_ALL_PORTS &&
-	       u->rings + rings <= HP_USER_RINGS && c->rings + rings <= HP_ALL_RINGS;
+	       u->bytes + size <= HP_USER_BYTES && c->bytes + size <= HP_ALL_BYTES;
+}
+
+/* Room for n more rings of owner u? */
+static bool rings_fit(const struct hp_ctx *c, const struct hp_user *u, uint32_t n)
+{
+	return u->rings + n <= HP_USER_RINGS && c->rings + n <= HP_ALL_RINGS;
 }
 
 /* Open file fname of directory dfd if it is a counters file of u's that
@@ -357,6 +363,10 @@ static int scan_file(struct hp_ctx *c, struct hp_user *u, int dfd,
 	if (start && file_copy(fd, (size_t)st.st_size, c->copy) == 0)
 		ok = hp_parse(c->copy, (size_t)st.st_size, &p);
 	close(fd);
+	if (start) {
+		u->bytes += (uint64_t)st.st_size;
+		c->bytes += (uint64_t)st.st_size;
+	}
 	if (!start || (ok == 0 && (p.pid != pid || p.start_ticks != start))) {
 		free(p.rings);
 		if (u->uid == (unsigned)geteuid())
@@ -365,6 +375,11 @@ static int scan_file(struct hp_ctx *c, struct hp_user *u, int dfd,
 	}
 	if (ok != 0)
 		return 0; /* being created, or not a valid file */
+	if (!rings_fit(c, u, p.nrings)) {
+		free(p.rings);
+		c->l->skipped++;
+		return 0;
+	}
 	p.uid = u->uid; /* the file's owner, not what the file says */
 	snprintf(p.key, sizeof(p.key), "%u/%s", u->uid, fname);
 	int ret = list_add(c, &p);

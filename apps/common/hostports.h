@@ -50,12 +50,15 @@ struct hp_list {
 
 /* What one scan reads at most, so that no user's files (another user's,
  * when root reads) can make a scan slow or big: per owner, directories
- * opened, names looked at, ports and rings kept; over all owners, ports
- * and rings kept. A file of several names (hard links) is read once. */
+ * opened, names looked at, bytes copied, ports and rings kept; over all
+ * owners, bytes copied, ports and rings kept. A file of several names
+ * (hard links) is read once. (A user's 2048 one-page ports are 8 MiB.) */
 #define HP_USER_DIRS 16u
 #define HP_USER_NAMES 16384u
+#define HP_USER_BYTES (16u << 20)
 #define HP_USER_PORTS 2048u
 #define HP_USER_RINGS 8192u
+#define HP_ALL_BYTES (64u << 20)
 #define HP_ALL_PORTS 8192u
 #define HP_ALL_RINGS 32768u
 

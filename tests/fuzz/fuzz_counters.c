@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* libFuzzer target: the counters files pktmap top and pktmap metrics read
  * (another user's, when root reads them), through hp_parse()
- * (apps/common/hostports.c) on the private copy a reader makes. An
- * accepted file has its rings inside it (at most PM_PUB_MAX_RINGS), its
+ * (apps/common/hostports.c) on the private copy a reader makes. A file
+ * is accepted exactly when it is what src/pub.h describes; an accepted
+ * file has its rings inside it (at most PM_PUB_MAX_RINGS), its
  * strings ended and printable (they go to root's terminal and metric
  * labels), and totals that are the sums of its bound rings. Each input
  * is tried as it is, and with a valid magic and version in front (where
@@ -24,17 +25,26 @@ static void printable(const char *s, size_t len)
 			__builtin_trap();
 }
 
-/* An accepted file: what pub.h says a file is, restated from its bytes. */
-static void check(const uint8_t *buf, const struct hp_port *p, size_t size)
+/* What pub.h says a valid file is, restated from its bytes. */
+static bool spec_ok(const uint8_t *buf, size_t size)
 {
 	struct pm_pub_hdr h;
 	if (size < sizeof(h))
-		__builtin_trap();
+		return false;
 	memcpy(&h, buf, sizeof(h));
 	uint64_t n = (uint64_t)h.ntx + h.nhtx + h.nrx + h.nhrx;
-	if (h.magic != PM_PUB_MAGIC || h.version != PM_PUB_VERSION ||
-	    h.size > size || h.ring_ofs < sizeof(h) || h.ring_ofs % 64 ||
-	    n != p->nrings || h.ring_ofs + n * sizeof(struct pm_ring_stats) > h.size)
+	return h.magic == PM_PUB_MAGIC && h.version == PM_PUB_VERSION &&
+	       h.size <= size && h.ring_ofs >= sizeof(h) && h.ring_ofs % 64 == 0 &&
+	       n <= PM_PUB_MAX_RINGS &&
+	       h.ring_ofs + n * sizeof(struct pm_ring_stats) <= h.size;
+}
+
+/* An accepted file: its rings, strings and totals. */
+static void check(const uint8_t *buf, const struct hp_port *p, size_t size)
+{
+	struct pm_pub_hdr h;
+	memcpy(&h, buf, sizeof(h));
+	if ((uint64_t)h.ntx + h.nhtx + h.nrx + h.nhrx != p->nrings)
 		__builtin_trap();
 	if (p->nrings > PM_PUB_MAX_RINGS ||
 	    sizeof(struct pm_pub_hdr) + (size_t)p->nrings * sizeof(struct pm_ring_stats) > size)
@@ -65,7 +75,12 @@ static void try_parse(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	struct hp_port p;
 	memset(&p, 0, sizeof(p));
-	if (hp_parse(buf, size, &p) == 0) {
+	int r = hp_parse(buf, size, &p);
+	/* accepted exactly when valid (a refusal for want of memory aside:
+	 * the target runs far below it) */
+	if ((r == 0) != spec_ok(buf, size))
+		__builtin_trap();
+	if (r == 0) {
 		check(buf, &p, size);
 		free(p.rings);
 	}

@@ -167,6 +167,41 @@ rm -f "${CRAFTED[@]}"
 CRAFTED=()
 echo "2. 300 names: one port, $bytes bytes; 11 big files: $big shown, $skipped skipped, root's port shown"
 
+# 2b. The other bounds of one user's share, exactly (this /dev/shm is
+# ours: nobody's only other file is its recv's): 2049 one-ring files and
+# the recv are 2050 ports, 2048 are kept (HP_USER_PORTS); then 250
+# files of 68 KiB (the largest a port writes) with one ring each are
+# 17 MiB, 240 are read (HP_USER_BYTES, 16 MiB, with the recv's 4 KiB).
+nobody_ports() { # nobody_ports: "shown skipped" of nobody's ports
+	topq "'%d %d' % (sum(1 for p in P if p['uid'] == $NUID), S)"
+}
+as_nobody /usr/bin/python3 - "$STAGE/craft.py" "$ND" "$o_pid" "pipe:${PIPE}many" 2049 4096 <<'EOF'
+import subprocess, sys
+craft, d, pid, name, count, size = sys.argv[1:]
+src = "%s/%s.50000" % (d, pid)
+subprocess.check_call(["/usr/bin/python3", craft, src, pid, name + "}0", "1", "1"])
+data = open(src, "rb").read()
+data = data.ljust(int(size), b"\0")
+for i in range(int(count)):
+    open("%s/%s.%d" % (d, pid, 50000 + i), "wb").write(data)
+EOF
+expect_eq "2049 one-ring files and a recv of nobody's: shown, skipped" "$(nobody_ports)" "2048 2"
+rm -f "$ND/$o_pid".5????
+as_nobody /usr/bin/python3 - "$STAGE/craft.py" "$ND" "$o_pid" "pipe:${PIPE}wide" 250 69632 <<'EOF'
+import subprocess, sys
+craft, d, pid, name, count, size = sys.argv[1:]
+src = "%s/%s.50000" % (d, pid)
+subprocess.check_call(["/usr/bin/python3", craft, src, pid, name + "}0", "1", "1"])
+data = open(src, "rb").read()
+data = data.ljust(int(size), b"\0")
+for i in range(int(count)):
+    open("%s/%s.%d" % (d, pid, 50000 + i), "wb").write(data)
+EOF
+expect_eq "250 files of 68 KiB and a recv of nobody's: shown, skipped" "$(nobody_ports)" "241 10"
+rm -f "$ND/$o_pid".5????
+expect_eq "nobody's recv alone again" "$(nobody_ports)" "1 0"
+echo "2b. 2050 ports of one user: 2048 kept; 17 MiB of one user's files: 16 MiB read"
+
 # 3a. A file of uid 65533's in nobody's directory, opened to everyone by
 # nobody: not nobody's port (the file's owner is checked).
 as_nobody chmod 777 "$ND"
