@@ -83,6 +83,12 @@ for f in $(ls "$1/ex"/*.sh | sort); do
 	wait "$pid"
 	rc=$?
 	kill -KILL -- -"$pid" 2>/dev/null
+	# a reader following the doc would see an error: a pipe cut short
+	# (| head on a program that goes on writing)
+	if [ "$rc" = 0 ] && grep -q "Broken pipe" "$f.out"; then
+		echo "     (printed 'Broken pipe': end the command, not the pipe)"
+		rc=141
+	fi
 	if [ "$rc" = 0 ]; then
 		echo "ok   $where"
 	else
