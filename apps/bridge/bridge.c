@@ -432,6 +432,13 @@ int cmd_bridge(int argc, char **argv)
 		else if (o.copy)
 			fprintf(stderr, "bridge: %s <-> %s: copying (--copy)\n",
 				b.info[0].name, b.info[1].name);
+		else if (!strcmp(b.info[0].backend, "memif") ||
+			 !strcmp(b.info[1].backend, "memif"))
+			/* memif refuses @mem: (its pool is the peer's or
+			 * its own), so do not suggest it */
+			fprintf(stderr, "bridge: %s <-> %s: copying (a memif "
+				"port has a buffer pool of its own)\n",
+				b.info[0].name, b.info[1].name);
 		else
 			fprintf(stderr, "bridge: %s <-> %s: copying (the ports "
 				"are in different regions: name both with "

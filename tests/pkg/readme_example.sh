@@ -3,7 +3,7 @@
 # README's C example, extracted as it stands (the ```c block under "A
 # program using the library"), compiles with -Wall -Wextra -Werror against
 # what `pkg-config --cflags --libs pktmap` gives, and runs: it counts what
-# `pktmap gen` sends into its pipe.
+# `pktmap gen` sends into its pipe. libpktmap(3)'s EXAMPLE compiles the same way.
 #   readme_example.sh README.md [PKG_CONFIG_PATH]
 #   (PKTMAP, PKTMAP_BUILD_ROOT from the test environment)
 set -euo pipefail
@@ -27,6 +27,18 @@ for std in "" -std=c11; do
 		fail "README's example does not compile${std:+ with $std}: $(cat "$TMP/cc.err")"
 done
 echo "ok: README's example compiles ($(wc -l <"$TMP/example.c") lines; default C and -std=c11)"
+
+# libpktmap(3)'s EXAMPLE (the man page's source beside README) compiles
+# the same way.
+man="$(dirname "$readme")/docs/man/libpktmap.3.scd.in"
+awk '/^# EXAMPLE/ { on = 1 } on && /^```$/ { if (code) exit; code = 1; next }
+     code { print }' "$man" >"$TMP/man_example.c"
+grep -q 'int main' "$TMP/man_example.c" || fail "no example with main() in $man"
+# shellcheck disable=SC2046
+cc -Wall -Wextra -Werror -o "$TMP/man_example" "$TMP/man_example.c" \
+	$(pkg-config --cflags --libs pktmap) 2>"$TMP/cc.err" ||
+	fail "libpktmap(3)'s example does not compile: $(cat "$TMP/cc.err")"
+echo "ok: libpktmap(3)'s example compiles with -Wall -Wextra -Werror"
 
 # It receives on pipe:p}0: give it 1000 frames and read its count.
 libdir=${PKTMAP_BUILD_ROOT:-}

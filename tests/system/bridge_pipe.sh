@@ -19,6 +19,8 @@
 # 5. --copy in one region; Ctrl-C on an idle bridge: summary, exit 0.
 # 6. bad input: one line, exit 2; one port whose back end has no host
 #    rings: one line, exit 1.
+# 7. a memif port: the start line says why it copies and does not
+#    suggest @mem: (which memif refuses).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 # Regions named with @mem: are /dev/shm/pktmap-UID/NAME: ours start with
@@ -158,5 +160,15 @@ bad 2 "pipe:${PIPE}x}0" "pipe:${PIPE}x}0@conf:slots=64"
 grep -q "repeated port" "$TMP/err" || fail "6: $(cat "$TMP/err")"
 bad 2 "pipe:${PIPE}x}0"   # a pipe has no host rings
 "$PKTMAP" bridge --help | grep -q "usage: pktmap bridge" || fail "--help"
+
+echo "7. a memif port: the start line does not suggest @mem: (memif refuses it)"
+bg "$PKTMAP" bridge "memif:$TMP/m.sock@conf:role=server" "pipe:${PIPE}m{0" \
+	>/dev/null 2>"$TMP/b7.err"
+bpid=$BG_PID
+wait_for "$TMP/b7.err" "copying"
+stop_bg "$bpid"
+wait_bg "$bpid"
+grep -q "copying (a memif port has a buffer pool of its own)" "$TMP/b7.err" ||
+	fail "7: $(head -1 "$TMP/b7.err")"
 
 echo "PASS"
