@@ -251,6 +251,46 @@ if compgen -G "$U/.pipe.${PIPE}o*" >/dev/null; then
 	fail "lb: locators left: $(compgen -G "$U/.pipe.*" | tr '\n' ' ')"
 fi
 
+echo "5d. lb: a queue whose ring shows room only after lb's NIOCTXSYNC is still sent"
+# lb's ring to one output holds 1022 of its 1023 packets (1024-slot
+# rings, PM_DEFAULT_SLOTS) and lb sleeps on its input alone (a ring with
+# room gets no POLLOUT); a receiver empties that ring meanwhile, so lb's
+# tail is stale. 10 more packets: the first fills the one slot lb sees,
+# the rest wait in extra buffers, and lb's NIOCTXSYNC then shows the
+# room. With no more input coming, lb must send them before it sleeps
+# again (it slept on the input and died "stuck for 10 s", issue 30).
+for prog in lib raw; do
+	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
+	I=${PIPE}j$prog
+	O=${PIPE}q$prog
+	bg "${cmd[@]}" lb "netmap:$I}0" "$O" 1 1032 64 poll >"$TMP/lbq.$prog" 2>&1
+	lbpid=$BG_PID
+	wait_for "$TMP/lbq.$prog" '^ready'
+	# gen exits once lb has taken all 1022 (drain): lb is then done
+	# with them, its ring to $O holds 1022 and it waits for input
+	"${RUN[@]}" "$RAW" gen "netmap:$I{0" 1022 200 poll >"$TMP/lbq.$prog.tx" 2>&1 ||
+		fail "lbq gen ($prog): $(cat "$TMP/lbq.$prog.tx")"
+	"${cmd[@]}" recv "netmap:$O}0" 1022 200 poll >"$TMP/lbq.$prog.r1" 2>&1 ||
+		fail "lbq recv 1 ($prog): $(cat "$TMP/lbq.$prog.r1")"
+	bg env NMT_STRIDE=1:1022 "${cmd[@]}" recv "netmap:$O}0" 10 200 poll \
+		>"$TMP/lbq.$prog.r2" 2>&1
+	rpid=$BG_PID
+	wait_for "$TMP/lbq.$prog.r2" '^ready'
+	NMT_SEQ=1022 "${RUN[@]}" "$RAW" gen "netmap:$I{0" 10 200 poll >"$TMP/lbq.$prog.tx" 2>&1 ||
+		fail "lbq gen 2 ($prog): $(cat "$TMP/lbq.$prog.tx")"
+	wait_bg "$lbpid"
+	[ "$WAIT_RC" = 0 ] || fail "lbq ($prog): $(cat "$TMP/lbq.$prog")"
+	case "$(tail -n 1 "$TMP/lbq.$prog")" in
+	"forwarded 1032 to 1 pipes, "*" through extra buffers") ;;
+	*) fail "lbq ($prog): $(cat "$TMP/lbq.$prog")" ;;
+	esac
+	wait_bg "$rpid"
+	[ "$WAIT_RC" = 0 ] || fail "lbq recv 2 ($prog): $(cat "$TMP/lbq.$prog.r2")"
+	expect_eq "lbq recv 2 ($prog)" "$(tail -n 1 "$TMP/lbq.$prog.r2")" \
+		"received 10 in order, bytes ok"
+	echo "  $prog: $(tail -n 1 "$TMP/lbq.$prog"), the last 10 after the ring emptied"
+done
+
 echo "5a. buffer offsets (NETMAP_REQ_OPT_OFFSETS): packets at NETMAP_BUF_OFFSET"
 # a sender at offset 100 (libnetmap's nmport_offset), a receiver at 200
 # (the raw option): 1514-byte frames, every byte, each at its offset
