@@ -26,6 +26,7 @@
  *  6. two rings (PACKET_FANOUT): each its own blocks, every frame whole.
  */
 #include <errno.h>
+#include <linux/if_packet.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -534,6 +535,85 @@ static void test_rings(struct pktmap_port *a)
 	pktmap_close(b);
 }
 
+/* The tpacket3_hdr of the frame at f (len bytes in its slot): the
+ * kernel's header before it, found by its own tp_mac and tp_snaplen (a
+ * tag put back moved the frame 4 bytes earlier). */
+static struct tpacket3_hdr *hdr_of(uint8_t *f, uint32_t len)
+{
+	for (uint32_t m = sizeof(struct tpacket3_hdr); m < 512; m++) {
+		struct tpacket3_hdr *h = (struct tpacket3_hdr *)(f - m);
+		if (((uintptr_t)h & 3) == 0 &&
+		    ((h->tp_mac == m && h->tp_snaplen == len) ||
+		     (h->tp_mac == m - 4 && h->tp_snaplen == len - 4)))
+			return h;
+	}
+	return NULL;
+}
+
+/* 8. The application can write anywhere in the blocks, also on the
+ * headers of frames rxsync has not read yet: a frame whose header says
+ * its data starts inside the header, or runs past its block, or is
+ * shorter than the frame was (tp_snaplen < tp_len), is dropped and
+ * counted; the frames after it arrive. */
+static void test_scribbled(struct pktmap_port *a)
+{
+	static const struct {
+		const char *what;
+		int field; /* 0 tp_mac, 1 tp_snaplen */
+		uint32_t value;
+		int too_long; /* drop_too_long, else drop_backend */
+	} sc[] = {
+		{ "data inside the header", 0, 0, 0 },
+		{ "data just before the 20 bytes", 0, sizeof(struct tpacket3_hdr) + 19, 0 },
+		{ "longer than the block", 1, 0x7fffffff, 0 },
+		{ "cut by the kernel", 1, 59, 1 },
+	};
+	for (size_t c = 0; c < sizeof(sc) / sizeof(sc[0]); c++) {
+		struct pktmap_port *b = t_open_port("pkt:pb@conf:rx=blocks,rx-slots=8",
+						    PKTMAP_DIR_RX);
+		if (!b)
+			return;
+		struct netmap_ring *ring = NETMAP_RXRING(pktmap_nifp(b), 0);
+		/* 20 frames of 60 bytes in one block; 7 fit the ring */
+		send_frames(a, 0, 20, 60);
+		for (int64_t end = now_ms() + 10000; nm_ring_space(ring) < 7 && now_ms() < end;)
+			pktmap_poll(b, POLLIN, 100);
+		CHECK_EQ(nm_ring_space(ring), 7);
+		struct netmap_slot *s0 = &ring->slot[ring->head];
+		struct tpacket3_hdr *h = hdr_of((uint8_t *)NETMAP_BUF(ring, s0->buf_idx),
+						s0->len);
+		CHECK(h != NULL, "%s: the first frame's header", sc[c].what);
+		for (int i = 0; h && i < 7; i++) /* to the 8th: not read yet */
+			h = h->tp_next_offset ?
+				    (struct tpacket3_hdr *)((uint8_t *)h + h->tp_next_offset) : NULL;
+		CHECK(h != NULL, "%s: the 8th frame's header", sc[c].what);
+		if (!h) {
+			pktmap_close(b);
+			return;
+		}
+		if (sc[c].field == 0)
+			h->tp_mac = (uint16_t)sc[c].value;
+		else
+			h->tp_snaplen = sc[c].value;
+		struct pktmap_stats st0, st;
+		stats_of(b, &st0);
+		struct rx r;
+		rx_init(&r, 60);
+		r.gaps_ok = true;
+		consume(b, &r); /* the 7, then the rest */
+		drain_until(b, &r, 19);
+		stats_of(b, &st);
+		CHECK(r.got == 19 && r.bad == 0 &&
+			      st.drop_backend - st0.drop_backend == (sc[c].too_long ? 0 : 1) &&
+			      st.drop_too_long - st0.drop_too_long == (sc[c].too_long ? 1 : 0),
+		      "%s: %llu of 19 frames, %llu bad, drops backend %llu, too long %llu",
+		      sc[c].what, (unsigned long long)r.got, (unsigned long long)r.bad,
+		      (unsigned long long)(st.drop_backend - st0.drop_backend),
+		      (unsigned long long)(st.drop_too_long - st0.drop_too_long));
+		pktmap_close(b);
+	}
+}
+
 /* 7. VLAN tags (802.1Q and 802.1ad, their bytes in network order) back
  * in the other RX engines too: frames in place (TPACKET_V2, RX only and
  * both ways) and copies out of V3 blocks into a shared region (@mem:). */
@@ -587,6 +667,7 @@ int main(void)
 	test_open_forms(a);
 	test_rings(a);
 	test_vlan_engines(a);
+	test_scribbled(a);
 	pktmap_close(a);
 	return t_done("pkt_blocks");
 }
