@@ -26,6 +26,16 @@ static const struct name_case cases[] = {
 	{ "pipe:a{", 1, "pipe", "a", NR_REG_PIPE_MASTER, -1, 0, 0, NULL },
 	{ "pipe:a{0/T", 1, "pipe", "a", NR_REG_PIPE_MASTER, -1, 0, PKTMAP_DIR_TX, NULL },
 	{ "null:", 1, "null", "", NR_REG_ALL_NIC, -1, -1, 0, NULL },
+	/* a dash not followed by digits only is part of the name */
+	{ "pkt:br-lan", 1, "pkt", "br-lan", NR_REG_ALL_NIC, -1, -1, 0, NULL },
+	{ "pkt:br-1x", 1, "pkt", "br-1x", NR_REG_ALL_NIC, -1, -1, 0, NULL },
+	/* a group by name (root is group 0 everywhere) or by number */
+	{ "pipe:x{0@conf:share=group:root", 1, "pipe", "x", NR_REG_PIPE_MASTER, -1,
+	  0, 0, NULL },
+	{ "pipe:x{0@conf:share=group:nosuchgroup_pm", 0, NULL, NULL, 0, 0, 0, 0,
+	  "no such group" },
+	{ "pipe:x{0@conf:share=group:4294967295", 0, NULL, NULL, 0, 0, 0, 0,
+	  "not a group id" },
 	{ "null:-1", 1, "null", "", NR_REG_ONE_NIC, 1, -1, 0, NULL },
 	{ "pcap:/tmp/x.pcap", 1, "pcap", "/tmp/x.pcap", NR_REG_ALL_NIC, -1, -1, 0, NULL },
 	{ "pcap:/tmp/x-1.pcap/R", 1, "pcap", "/tmp/x-1.pcap", NR_REG_ALL_NIC, -1, -1,
