@@ -1205,6 +1205,52 @@ static void test_garbage_resume(void)
 	pktmap_close(b);
 }
 
+/* A reader that swaps a received buffer out (zero-copy: into its own TX
+ * slot, kept there) gives the writer the one it swapped in: the buffer
+ * it kept is never the writer's again, however many frames follow. */
+static void test_swapped_release(void)
+{
+	struct pktmap_port *a = open_end("{43@conf:slots=16", 1), *b = open_end("}43", 1);
+	if (a && b) {
+		uint32_t seq = 0, expect = 0;
+		uint64_t bytes = 0;
+		send_seq(a, &seq, 1, 0);
+		pktmap_txsync(a);
+		pktmap_rxsync(b);
+		struct netmap_ring *rx = NETMAP_RXRING(pktmap_nifp(b), 0);
+		struct netmap_ring *tx = NETMAP_TXRING(pktmap_nifp(b), 0);
+		CHECK_EQ(nm_ring_space(rx), 1);
+		struct netmap_slot *rs = &rx->slot[rx->head], *ts = &tx->slot[tx->head];
+		uint32_t x = rs->buf_idx;
+		rs->buf_idx = ts->buf_idx;
+		rs->flags |= NS_BUF_CHANGED;
+		ts->buf_idx = x;
+		ts->flags |= NS_BUF_CHANGED;
+		memset(NETMAP_BUF(tx, x), 'Z', 64);
+		rx->head = rx->cur = nm_ring_next(rx, rx->head);
+		pktmap_rxsync(b);
+		expect = 1;
+		uint32_t got = 0;
+		for (int round = 0; round < 4; round++) {
+			pktmap_txsync(a); /* the slots b gave back */
+			send_seq(a, &seq, 15, 0);
+			pktmap_txsync(a);
+			pktmap_rxsync(b);
+			got += recv_check(b, &expect, &bytes);
+			pktmap_rxsync(b);
+		}
+		CHECK_EQ(got, 60);
+		const char *z = NETMAP_BUF(tx, x);
+		uint32_t changed = 0;
+		for (int i = 0; i < 64; i++)
+			changed += z[i] != 'Z';
+		CHECK(changed == 0, "the buffer kept was written by the writer "
+		      "(%u bytes changed)", changed);
+	}
+	pktmap_close(a);
+	pktmap_close(b);
+}
+
 /* A reader sleeping in poll is woken by the writer. */
 struct waiter {
 	struct pktmap_port *p;
@@ -1722,6 +1768,7 @@ int main(void)
 	test_garbage_peer();
 	test_garbage_view();
 	test_garbage_resume();
+	test_swapped_release();
 	test_wakeup();
 	test_multi_ring();
 	test_shared_region();
