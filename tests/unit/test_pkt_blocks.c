@@ -569,7 +569,9 @@ static void test_scribbled(struct pktmap_port *a)
 		{ "cut by the kernel", 1, 59, 1 },
 	};
 	for (size_t c = 0; c < sizeof(sc) / sizeof(sc[0]); c++) {
-		struct pktmap_port *b = t_open_port("pkt:pb@conf:rx=blocks,rx-slots=8",
+		/* a block retires when full or after 1 s: the 20 frames,
+		 * sent at once, are in one */
+		struct pktmap_port *b = t_open_port("pkt:pb@conf:rx=blocks,rx-slots=8,block-ms=1000",
 						    PKTMAP_DIR_RX);
 		if (!b)
 			return;
