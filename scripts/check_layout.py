@@ -8,7 +8,9 @@
   2. no cycle between files: file A uses file B when A's object refers to
      a symbol B's object defines (nm of the build's objects, as listed in
      compile_commands.json); within the library, within each app and
-     within the netmap compatibility layer the "uses" graph has no cycle.
+     within the netmap compatibility layer the "uses" graph has no cycle;
+  3. no comment or doc naming a path of the repository that does not
+     exist, or one outside it (rule 3 below).
 
     scripts/check_layout.py [BUILD_DIR]     (default: build)
 
@@ -16,6 +18,7 @@ Exits 1 with one line per violation, 0 when the tree keeps the rules.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -121,6 +124,108 @@ def cycles(unit_objs):
     return out, uses
 
 
+# Rule 3: a comment (or a doc) that names a path of this repository names
+# one that exists. The words looked at: the comments of C, shell, Python
+# and meson files, and the whole text of docs/, the man pages and the
+# top-level *.md; a path is a word that starts with one of the top-level
+# folders below (a relative Markdown link is resolved from its file and
+# must stay inside the repository). Not checked: CHANGELOG.md (history
+# names the files as they were), a placeholder (a part in capitals:
+# apps/NAME, fuzz_TARGET.c), a program built from PATH.c, and a path in
+# netmap's tree, written after netmap's name ("netmap's apps/pkt-gen").
+TOPS = ("src", "apps", "compat", "include", "docs", "tests", "scripts",
+        "bench", "bpf", "debian", "completions", "contrib", ".ci")
+SKIP_DIRS = {".git", "results", "data", "seeds", "__pycache__"}
+PATH_RE = re.compile(r"(?<![\w./~$-])((?:%s)/[\w.+/-]*\w)(?![\w*<{$])"
+                     % "|".join(re.escape(t) for t in TOPS))
+LINK_RE = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+HASH_COMMENT = re.compile(r"(?:^|\s)#[^\n]*")
+PLACEHOLDER = re.compile(r"(?:^|[/_.-])[A-Z]{3,}(?:$|[/_.])")
+OTHER_TREE = re.compile(r"(?:netmap's|/netmap,) `?$")
+# outside the repository: a relative path that climbs out of it, and
+# the names of notes kept beside the repository, not in it (its own
+# design notes, method and style are docs/design.md, docs/performance.md
+# and CONTRIBUTING.md)
+UP_RE = re.compile(r"(?<![\w./-])((?:\.\./)+[\w.+/-]*\w)")
+OUTSIDE_RE = re.compile(r"\b(?:DESIGN|BENCH|STYLE)(?:\.md)?\b")
+
+
+def path_ok(p, before):
+    return (os.path.exists(os.path.join(ROOT, p))
+            or os.path.exists(os.path.join(ROOT, p + ".c"))
+            or PLACEHOLDER.search(p) is not None
+            or OTHER_TREE.search(before) is not None)
+
+
+def text_files():
+    for d, dirs, files in os.walk(ROOT):
+        rel = os.path.relpath(d, ROOT)
+        if rel == ".":
+            dirs[:] = [x for x in dirs if x in TOPS]
+        dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
+        for f in files:
+            yield os.path.join(d, f)
+
+
+def comment_text(path):
+    name = os.path.basename(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (UnicodeDecodeError, OSError):
+        return None
+    if name.endswith((".md", ".scd", ".scd.in")):
+        return text
+    if name.endswith((".c", ".h", ".cc", ".map")):
+        return "\n".join(C_COMMENT.findall(text))
+    if name.endswith(".py"):
+        docs = re.findall(r'"""(.*?)"""', text, re.S)
+        return "\n".join(docs + HASH_COMMENT.findall(text))
+    first = text.split("\n", 1)[0]
+    if (name.endswith((".py", ".sh", ".build", ".txt", ".bash"))
+            or name in ("run", "rules", "meson_options.txt")
+            or first.startswith("#!")):
+        return "\n".join(HASH_COMMENT.findall(text))
+    return None
+
+
+def missing_paths():
+    bad = []
+    files = [os.path.join(ROOT, f) for f in os.listdir(ROOT)
+             if f.endswith(".md") or f in ("run", "meson.build",
+                                            "meson_options.txt")]
+    for path in sorted(files + list(text_files())):
+        text = comment_text(path)
+        if not text:
+            continue
+        rel = os.path.relpath(path, ROOT)
+        if rel == "CHANGELOG.md":
+            continue
+        for m in PATH_RE.finditer(text):
+            p = m.group(1).rstrip(".")
+            if not path_ok(p, text[max(0, m.start() - 60):m.start()]):
+                bad.append((rel, p))
+        for m in UP_RE.finditer(text):
+            target = os.path.normpath(os.path.join(os.path.dirname(path),
+                                                   m.group(1)))
+            if os.path.relpath(target, ROOT).startswith(".."):
+                bad.append((rel, m.group(1)))
+        for m in OUTSIDE_RE.finditer(text):
+            bad.append((rel, m.group(0)))
+        if rel.endswith(".md"):
+            for m in LINK_RE.finditer(text):
+                link = m.group(1)
+                if "://" in link or link.startswith("mailto:"):
+                    continue
+                target = os.path.normpath(os.path.join(os.path.dirname(path),
+                                                       link))
+                if (os.path.relpath(target, ROOT).startswith("..")
+                        or not os.path.exists(target)):
+                    bad.append((rel, link))
+    return sorted(set(bad))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
     bad = 0
@@ -135,11 +240,16 @@ def main():
                      if b in comp]
             print(f"check_layout: cycle between files: {', '.join(edges)}")
             bad += 1
+    for rel, p in missing_paths():
+        print(f"check_layout: {rel}: names {p}, which is not in the "
+              "repository: name the path that exists")
+        bad += 1
     if bad:
         print(f"check_layout: {bad} violation(s)")
         return 1
     print("check_layout: no function over "
-          f"{MAX_LINES} lines, no cycle between files")
+          f"{MAX_LINES} lines, no cycle between files, no path named "
+          "that is not in the repository")
     return 0
 
 
