@@ -69,15 +69,16 @@ child_of() {
 	echo "$c"
 }
 
-# craft FILE PID NAME NTX NRX [UID]: a valid counters file of NTX + NRX
-# rings, every one bound, for the live process PID (written by whoever
-# runs it).
+# craft FILE PID NAME NTX NRX [UID [LATER]]: a valid counters file of
+# NTX + NRX rings, every one bound, for the live process PID (started
+# LATER clock ticks after it did: a process that had its pid before;
+# written by whoever runs it).
 cat >"$STAGE/craft.py" <<'EOF'
 import struct, sys
 path, pid, name, ntx, nrx = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 uid = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 stat = open("/proc/%d/stat" % pid).read()
-start = int(stat.rsplit(")", 1)[1].split()[19])
+start = int(stat.rsplit(")", 1)[1].split()[19]) + (int(sys.argv[7]) if len(sys.argv) > 7 else 0)
 n = ntx + nrx
 size = (768 + 64 * n + 4095) // 4096 * 4096
 h = struct.pack("<QIII4I4IiIIQq", 0x3174736d6b74706e, 1, size, 768, ntx, 0, nrx, 0,
@@ -212,6 +213,16 @@ as_nobody chmod 700 "$ND"
 expect_eq "another user's file in nobody's directory" "$(listed "$F")" 0
 expect_eq "nobody's port still shown" "$(listed "$O}0")" 1
 rm -f "$ND/$o_pid.1300"
+# A file for nobody's live pid whose start time is not the process's (a
+# port of a process that had the pid before): not shown. A FIFO named
+# like a counters file: the readers do not wait on it (the timeout only
+# keeps a hang from hanging the suite).
+as_nobody /usr/bin/python3 "$STAGE/craft.py" "$ND/$o_pid.1301" "$o_pid" "pipe:${PIPE}stale}0" 1 1 "$NUID" 1
+expect_eq "a port of the pid's previous process" "$(listed "pipe:${PIPE}stale}0")" 0
+as_nobody mkfifo "$ND/$o_pid.1302"
+timeout 60 "$PKTMAP" top --once -d 0 >/dev/null || fail "top --once with a FIFO among the files: $?"
+timeout 60 "$PKTMAP" metrics >/dev/null || fail "metrics with a FIFO among the files: $?"
+rm -f "$ND/$o_pid.1301" "$ND/$o_pid.1302"
 # 3b. A directory named for uid 65533 that nobody made (and opened to
 # everyone), with a file of 65533's for a live process of 65533's: not
 # 65533's port (the directory's owner is checked).
@@ -227,7 +238,7 @@ as_x /usr/bin/python3 "$STAGE/craft.py" "$XD/$x_pid.1" "$x_pid" "$D" 1 1 "$XUID"
 [ "$(stat -c %u "$XD/$x_pid.1")" = "$XUID" ] || fail "the file is not uid $XUID's"
 expect_eq "a port file in a directory another user made" "$(listed "$D")" 0
 rm -rf "$XD"
-echo "3. a file of another owner, a directory of another owner: neither shown"
+echo "3. a file of another owner, a stale file, a FIFO, a directory of another owner: none shown, nothing waits"
 
 # 4a. nobody makes root's counters directory before root's next port.
 stop_bg "$r_recv"
