@@ -56,6 +56,10 @@
 struct pm_pipe_q {
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t prod; /* written by the writer */
 	uint32_t tx_hwcur;                            /* writer's, for a restart */
+	/* How many opens bind the TX ring (pipe_poll_disarm()), as
+	 * rx_binders counts the RX ring's. In what was padding before: a
+	 * pipe of an older "PIP4" library has it zero. */
+	_Atomic uint32_t tx_binders;
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t cons; /* written by the reader */
 	uint32_t rx_hwtail;                           /* reader's, for a restart */
 	/* The readers' sync word (pipe_rxsync()), as tx_sync is the
@@ -144,6 +148,8 @@ struct pipe_priv {
 	bool nowait;                   /* PKTMAP_OPEN_NOWAIT: locks tried once */
 	uint32_t counted;              /* RX rings [lo, lo + counted) in
 	                                * their q->rx_binders */
+	uint32_t tx_counted;           /* TX rings [lo, lo + tx_counted) in
+	                                * their q->tx_binders */
 	struct pipe_kpriv *kp;         /* [2][nrings]: tx rings, then rx */
 	int epfd[3];                   /* RX FIFOs, TX FIFOs, all (or -1) */
 	int rx_fd, tx_fd;              /* what to sleep on per direction */
@@ -637,6 +643,8 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
 		uint32_t tx = claim_id(pp->uid, pp->end, PIPE_TX, r);
 		uint32_t rx = claim_id(pp->uid, pp->end, PIPE_RX, r);
+		bool tx_others = binds(p, PIPE_TX) &&
+				 pm_region_claimed(&p->region, tx);
 		if (binds(p, PIPE_TX) &&
 		    (pp->excl ? pm_region_claim(&p->region, tx) :
 				pm_region_claim_shared(&p->region, tx)))
@@ -646,6 +654,15 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 				"number", r, pp->excl ? ", and this one asks to "
 				"bind it alone (/x)" : " that asked to bind it "
 				"alone (/x)", pp->end ? '{' : '}');
+		if (binds(p, PIPE_TX)) {
+			/* As the RX ring's count below. */
+			_Atomic uint32_t *nt = &pipe_q(pp, pp->end, r)->tx_binders;
+			if (tx_others)
+				atomic_fetch_add(nt, 1);
+			else
+				atomic_store(nt, 1);
+			pp->tx_counted++;
+		}
 		if (!binds(p, PIPE_RX))
 			continue;
 		bool others = pm_region_claimed(&p->region, rx);
@@ -1634,8 +1651,15 @@ static void pipe_poll_disarm(struct pktmap_port *p, short events)
 				;
 		}
 		if (events & POLLOUT) {
-			atomic_store_explicit(&pipe_q(pp, pp->end, r)->writer_sleeping,
-					      0, memory_order_relaxed);
+			/* Likewise: another binder of the TX ring may sleep on
+			 * the flag (a binder whose wait timed out cleared it
+			 * under a sleeping one, which then slept until its own
+			 * timeout). */
+			struct pm_pipe_q *q = pipe_q(pp, pp->end, r);
+			if (atomic_load_explicit(&q->tx_binders,
+						 memory_order_relaxed) <= 1)
+				atomic_store_explicit(&q->writer_sleeping, 0,
+						      memory_order_relaxed);
 			while (read(pp->kp[r].wake_own_fd, buf, sizeof(buf)) ==
 			       sizeof(buf))
 				;
@@ -1681,6 +1705,12 @@ static void pipe_close(struct pktmap_port *p)
 		_Atomic uint32_t *nb = &pipe_q(pp, !pp->end, r)->rx_binders;
 		uint32_t v = atomic_load(nb);
 		while (v && !atomic_compare_exchange_weak(nb, &v, v - 1))
+			;
+	}
+	for (uint32_t r = pp->lo; r < pp->lo + pp->tx_counted; r++) {
+		_Atomic uint32_t *nt = &pipe_q(pp, pp->end, r)->tx_binders;
+		uint32_t v = atomic_load(nt);
+		while (v && !atomic_compare_exchange_weak(nt, &v, v - 1))
 			;
 	}
 	if (pp->kp) {

@@ -1401,6 +1401,86 @@ static void test_two_directions(void)
 	pktmap_close(b);
 }
 
+/* Two binders of one TX ring, both waiting for room: A (a thread here)
+ * sleeps; B (another process) waits too, times out and disarms. A must
+ * still be woken when the reader frees the ring: B's disarm cleared the
+ * shared "writer sleeping" flag under A, the reader sent no wake-up, and
+ * A slept until its own timeout (10 s here). */
+struct tx_waiter {
+	struct pktmap_port *p;
+	int rev;
+};
+
+static void *tx_waiter_main(void *arg)
+{
+	struct tx_waiter *w = arg;
+	w->rev = pktmap_poll(w->p, POLLOUT, 10000);
+	return NULL;
+}
+
+static void test_shared_tx_wakeup(void)
+{
+	struct pktmap_port *rx = open_end("}15@conf:slots=64", 1);
+	struct pktmap_port *a = open_end("{15/T", 1);
+	int go[2], res[2];
+	if (!rx || !a || pipe(go) || pipe(res)) {
+		pktmap_close(a);
+		pktmap_close(rx);
+		return;
+	}
+	/* B first, before any thread: it opens the same TX ring and waits
+	 * for its turn. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct pktmap_port *b = open_end("{15/T", 1);
+		char c = b ? 'r' : 'e';
+		if (write(res[1], &c, 1) != 1 || !b || read(go[0], &c, 1) != 1)
+			_exit(2);
+		pktmap_txsync(b); /* B sees the ring A filled */
+		int r = pktmap_poll(b, POLLOUT, 1);
+		c = (char)r;
+		_exit(write(res[1], &c, 1) == 1 && r == 0 ? 0 : 3);
+	}
+	char c = 0;
+	CHECK(read(res[0], &c, 1) == 1 && c == 'r', "B opened {15/T");
+	uint32_t seq = 0;
+	CHECK_EQ(send_seq(a, &seq, 64, 0), 63);
+	pktmap_txsync(a);
+	struct tx_waiter w = { .p = a };
+	pthread_t th;
+	pthread_create(&th, NULL, tx_waiter_main, &w);
+	/* A has armed its wake-up and found no room once it counts a sleep
+	 * (10 s at most). */
+	struct pktmap_stats st = { .sz = sizeof(st) };
+	for (int i = 0; i < 10000; i++) {
+		pktmap_stats(a, &st);
+		if (st.poll_sleeps)
+			break;
+		usleep(1000);
+	}
+	CHECK_EQ(st.poll_sleeps, 1);
+	/* B waits for room too, finds none, and disarms. */
+	CHECK(write(go[1], "g", 1) == 1, "go");
+	CHECK(read(res[0], &c, 1) == 1 && c == 0, "B's poll: no room (%d)", c);
+	wait_ok(pid, "B");
+	/* The reader frees the whole ring: it must wake A, once. */
+	uint32_t expect = 0;
+	uint64_t bytes = 0;
+	pktmap_rxsync(rx);
+	CHECK_EQ(recv_check(rx, &expect, &bytes), 63);
+	pktmap_rxsync(rx);
+	pktmap_stats(rx, &st);
+	CHECK_EQ(st.wakeups_sent, 1);
+	pthread_join(th, NULL);
+	CHECK_EQ(w.rev, POLLOUT);
+	pktmap_close(a);
+	pktmap_close(rx);
+	close(go[0]);
+	close(go[1]);
+	close(res[0]);
+	close(res[1]);
+}
+
 /* An end's RX binder sleeps while its TX binder (another open) polls for
  * POLLIN and POLLOUT on a full ring: the TX binder must not touch the
  * reader's flag or FIFO, so the reader is still woken by the next frame. */
@@ -1776,6 +1856,7 @@ int main(void)
 	test_nowait();
 	test_two_directions();
 	test_split_wakeup();
+	test_shared_tx_wakeup();
 	test_threads();
 	test_create_rollback();
 	test_extra_bufs();
