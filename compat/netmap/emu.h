@@ -78,4 +78,10 @@ void nme_epoll_forget_fd(int fd);
 const char *nme_last_error(void);
 void nme_quiet_errors(bool quiet);
 
+/* emu_req.c: the program's memory, read and written as the kernel's
+ * copy_from_user()/copy_to_user() do. Return 0, or -1 with errno EFAULT
+ * when an address is not mapped (or not writable, out). */
+int nme_copyin(void *dst, uint64_t src, size_t len);
+int nme_copyout(uint64_t dst, const void *src, size_t len);
+
 #endif /* PKTMAP_COMPAT_NETMAP_EMU_H */

@@ -391,8 +391,10 @@ int nme_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout_ms)
 				e |= EPOLLERR;
 			if (pf[i].revents & POLLHUP)
 				e |= EPOLLHUP;
-			evs[got].events = e;
-			evs[got].data = data[i];
+			struct epoll_event out = { .events = e, .data = data[i] };
+			/* the caller's array: copied out as the kernel does */
+			if (nme_copyout((uintptr_t)&evs[got], &out, sizeof(out)) < 0)
+				return -1;
 			got++;
 			if (oneshot[i]) {
 				/* EPOLLONESHOT: disarmed until EPOLL_CTL_MOD */

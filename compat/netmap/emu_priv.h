@@ -79,11 +79,8 @@ static inline struct nme_file *nme_get(int fd)
 __attribute__((format(printf, 2, 3)))
 int nme_fail(int err, const char *fmt, ...);
 
-/* emu_req.c: the program's memory, read and written as the kernel's
- * copy_from_user()/copy_to_user() do. Return 0, or -1 with errno EFAULT
- * when an address is not mapped (or not writable, out). */
-int nme_copyin(void *dst, uint64_t src, size_t len);
-int nme_copyout(uint64_t dst, const void *src, size_t len);
+/* nme_copyin()/nme_copyout(), emu_req.c: in emu.h (interpose.c uses
+ * them too). */
 
 #define NME_CTRL_OPTS 64 /* options in one NIOCCTRL request */
 

@@ -99,30 +99,6 @@ NME_EXPORT int pktmap_nmfd_munmap(void *addr, size_t len)
 	return nme_libc.munmap(addr, len);
 }
 
-static bool any_ours(const struct pollfd *fds, nfds_t n)
-{
-	for (nfds_t i = 0; i < n; i++)
-		if (nme_owns(fds[i].fd))
-			return true;
-	return false;
-}
-
-NME_EXPORT int pktmap_nmfd_poll(struct pollfd *fds, nfds_t n, int timeout)
-{
-	if (any_ours(fds, n))
-		return nme_poll(fds, n, timeout);
-	nme_libc_init();
-	return nme_libc.poll(fds, n, timeout);
-}
-
-static int ts_to_ms(const struct timespec *ts)
-{
-	if (!ts)
-		return -1;
-	long long ms = (long long)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
-	return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
-}
-
 /* Run a wait of ours with the caller's signal mask in place, as the
  * p-variants do. */
 #define WITH_MASK(mask, call)                                           \
@@ -138,13 +114,116 @@ static int ts_to_ms(const struct timespec *ts)
 		r_;                                                     \
 	})
 
+/* A timeout in milliseconds (rounded up, at most INT_MAX) from seconds
+ * and a fraction of unit nanoseconds per second, as the kernel takes it:
+ * -2 with errno EINVAL for a negative or unnormalised one. */
+static int to_ms(long long sec, long long frac, long long unit)
+{
+	if (sec < 0 || frac < 0 || frac >= unit) {
+		errno = EINVAL;
+		return -2;
+	}
+	if (sec > 0x7fffffff / 1000)
+		return 0x7fffffff;
+	long long ms = sec * 1000 + (frac * 1000 + unit - 1) / unit;
+	return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+/* The caller's timespec (NULL: wait for ever, -1), copied in: -2 with
+ * errno EFAULT or EINVAL when it cannot be read or is not a time. */
+static int ts_in(const struct timespec *ts)
+{
+	struct timespec t;
+	if (!ts)
+		return -1;
+	if (nme_copyin(&t, (uintptr_t)ts, sizeof(t)) < 0)
+		return -2;
+	return to_ms(t.tv_sec, t.tv_nsec, 1000000000);
+}
+
+/* The same for select()'s timeval. */
+static int tv_in(const struct timeval *tv)
+{
+	struct timeval t;
+	if (!tv)
+		return -1;
+	if (nme_copyin(&t, (uintptr_t)tv, sizeof(t)) < 0)
+		return -2;
+	return to_ms(t.tv_sec, t.tv_usec, 1000000);
+}
+
+static bool any_ours(const struct pollfd *fds, nfds_t n)
+{
+	for (nfds_t i = 0; i < n; i++)
+		if (nme_owns(fds[i].fd))
+			return true;
+	return false;
+}
+
+/* The caller's pollfd array, copied in as the kernel does (a bad address
+ * is EFAULT, never a fault of ours): into stack when it fits, else into
+ * a new array in *copy. Returns 0, or -1 with errno (EINVAL: more
+ * descriptors than RLIMIT_NOFILE, as poll(2)). */
+static int fds_in(const struct pollfd *fds, nfds_t n, struct pollfd *stack,
+		  size_t nstack, struct pollfd **copy)
+{
+	*copy = stack;
+	if (n > nstack) {
+		long max = sysconf(_SC_OPEN_MAX);
+		if (max > 0 && n > (nfds_t)max) {
+			errno = EINVAL;
+			return -1;
+		}
+		*copy = malloc(n * sizeof(*fds));
+		if (!*copy) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	if (nme_copyin(*copy, (uintptr_t)fds, n * sizeof(*fds)) == 0)
+		return 0;
+	if (*copy != stack)
+		free(*copy);
+	return -1;
+}
+
+/* poll() and ppoll() over the copy: ours waits (nme_poll) and the
+ * revents go back to the caller's array; anything else is libc's, with
+ * the caller's own array (the kernel checks it). */
+static int poll_any(struct pollfd *fds, nfds_t n, int ms,
+		    const struct timespec *ts, const sigset_t *mask, bool pvar)
+{
+	struct pollfd stack[64], *c;
+	if (fds_in(fds, n, stack, 64, &c) < 0)
+		return -1;
+	int r;
+	if (!any_ours(c, n)) {
+		nme_libc_init();
+		r = pvar ? nme_libc.ppoll(fds, n, ts, mask) :
+			   nme_libc.poll(fds, n, ms);
+	} else if (pvar && (ms = ts_in(ts)) == -2) {
+		r = -1;
+	} else {
+		r = pvar ? WITH_MASK(mask, nme_poll(c, n, ms)) : nme_poll(c, n, ms);
+		if (r >= 0 && nme_copyout((uintptr_t)fds, c, n * sizeof(*c)) < 0)
+			r = -1;
+	}
+	int e = errno;
+	if (c != stack)
+		free(c);
+	errno = e;
+	return r;
+}
+
+NME_EXPORT int pktmap_nmfd_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	return poll_any(fds, n, timeout, NULL, NULL, false);
+}
+
 NME_EXPORT int pktmap_nmfd_ppoll(struct pollfd *fds, nfds_t n,
 				 const struct timespec *ts, const sigset_t *mask)
 {
-	if (any_ours(fds, n))
-		return WITH_MASK(mask, nme_poll(fds, n, ts_to_ms(ts)));
-	nme_libc_init();
-	return nme_libc.ppoll(fds, n, ts, mask);
+	return poll_any(fds, n, -1, ts, mask, true);
 }
 
 /* select() over a set holding a netmap descriptor: as poll(). */
@@ -218,35 +297,79 @@ static bool set_has_ours(int nfds, fd_set *r, fd_set *w, fd_set *x)
 	return false;
 }
 
+/* The bytes of a set the kernel reads for nfds descriptors (whole longs),
+ * of those we look at (below FD_SETSIZE). */
+static size_t set_bytes(int nfds)
+{
+	int n = nfds < FD_SETSIZE ? nfds : FD_SETSIZE;
+	size_t bits = 8 * sizeof(long);
+	return ((size_t)n + bits - 1) / bits * sizeof(long);
+}
+
+/* select() and pselect(): the caller's sets copied in as the kernel does
+ * (a bad address is EFAULT, never a fault of ours); a set holding a
+ * descriptor of ours waits as poll() and the sets go back; anything else
+ * is libc's with the caller's own arguments. ms is computed only for
+ * ours, from a copy (tv or ts). */
+static int select_any(int nfds, fd_set *r, fd_set *w, fd_set *x,
+		      struct timeval *tv, const struct timespec *ts,
+		      const sigset_t *mask, bool pvar)
+{
+	if (nfds < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd_set c[3];
+	fd_set *u[3] = { r, w, x }, *k[3] = { NULL, NULL, NULL };
+	size_t len = set_bytes(nfds);
+	for (int i = 0; i < 3; i++) {
+		if (!u[i])
+			continue;
+		FD_ZERO(&c[i]);
+		if (nme_copyin(&c[i], (uintptr_t)u[i], len) < 0)
+			return -1;
+		k[i] = &c[i];
+	}
+	if (!set_has_ours(nfds, k[0], k[1], k[2])) {
+		nme_libc_init();
+		return pvar ? nme_libc.pselect(nfds, r, w, x, ts, mask) :
+			      nme_libc.select(nfds, r, w, x, tv);
+	}
+	int ms = pvar ? ts_in(ts) : tv_in(tv);
+	if (ms == -2)
+		return -1;
+	int ret = pvar ? WITH_MASK(mask, select_ours(nfds, k[0], k[1], k[2], ms)) :
+			 select_ours(nfds, k[0], k[1], k[2], ms);
+	for (int i = 0; i < 3 && ret >= 0; i++)
+		if (u[i] && nme_copyout((uintptr_t)u[i], &c[i], len) < 0)
+			ret = -1;
+	return ret;
+}
+
 NME_EXPORT int pktmap_nmfd_select(int nfds, fd_set *r, fd_set *w, fd_set *x,
 				  struct timeval *tv)
 {
-	if (set_has_ours(nfds, r, w, x)) {
-		int ms = -1;
-		if (tv) {
-			long long v = (long long)tv->tv_sec * 1000 +
-				      (tv->tv_usec + 999) / 1000;
-			ms = v > 0x7fffffff ? 0x7fffffff : (int)v;
-		}
-		return select_ours(nfds, r, w, x, ms);
-	}
-	nme_libc_init();
-	return nme_libc.select(nfds, r, w, x, tv);
+	return select_any(nfds, r, w, x, tv, NULL, NULL, false);
 }
 
 NME_EXPORT int pktmap_nmfd_pselect(int nfds, fd_set *r, fd_set *w, fd_set *x,
 				   const struct timespec *ts,
 				   const sigset_t *mask)
 {
-	if (set_has_ours(nfds, r, w, x))
-		return WITH_MASK(mask, select_ours(nfds, r, w, x, ts_to_ms(ts)));
-	nme_libc_init();
-	return nme_libc.pselect(nfds, r, w, x, ts, mask);
+	return select_any(nfds, r, w, x, NULL, ts, mask, true);
 }
 
 NME_EXPORT int pktmap_nmfd_epoll_ctl(int epfd, int op, int fd,
 				     struct epoll_event *ev)
 {
+	/* The event of a descriptor of ours is ours to read: copied in, as
+	 * the kernel does (libc's are the kernel's). */
+	struct epoll_event e;
+	if (ev && nme_owns(fd)) {
+		if (nme_copyin(&e, (uintptr_t)ev, sizeof(e)) < 0)
+			return -1;
+		ev = &e;
+	}
 	return nme_epoll_ctl(epfd, op, fd, ev);
 }
 

@@ -52,6 +52,9 @@
  * only the sequence number is written and checked, or nothing at all. Packets: 8-byte sequence number, then
  * byte i = (seq + i) & 0xff. Exit 0 only if every check held.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* ppoll() */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1154,6 +1157,55 @@ static int excl(const char *pipe)
 	return 0;
 }
 
+/* poll(), ppoll(), select(), epoll_ctl() and epoll_wait() given
+ * addresses that are not mapped, or a time that is not one, around a
+ * registered descriptor of ours (fd, whose TX ring has room): EFAULT or
+ * EINVAL, as the kernel answers, never a crash. */
+static void bad_waits(int fd)
+{
+	/* 0x10, hidden from the compiler (which refuses a constant bad
+	 * address to poll) */
+	static volatile uintptr_t nowhere = 0x10;
+	long pg = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (two == MAP_FAILED || munmap(two + pg, (size_t)pg) != 0)
+		die("mmap: %s", strerror(errno));
+	/* ours last in a page, the next entry past its end */
+	struct pollfd *edge = (struct pollfd *)(void *)(two + pg) - 1;
+	edge->fd = fd;
+	edge->events = POLLOUT;
+	int r = poll((struct pollfd *)(uintptr_t)nowhere, 1, 0);
+	expect_errno("poll on address 0x10", r < 0 ? r : 0, EFAULT);
+	r = poll(edge, 2, 0);
+	expect_errno("poll of ours, then an entry not mapped", r < 0 ? r : 0,
+		     EFAULT);
+	r = ppoll(edge, 1, (const struct timespec *)(uintptr_t)nowhere, NULL);
+	expect_errno("ppoll of ours, timeout at 0x10", r < 0 ? r : 0, EFAULT);
+	struct timespec neg = { 0, -1 };
+	r = ppoll(edge, 1, &neg, NULL);
+	expect_errno("ppoll of ours, a negative timeout", r < 0 ? r : 0, EINVAL);
+	fd_set w;
+	FD_ZERO(&w);
+	FD_SET(fd, &w);
+	r = select(fd + 1, NULL, (fd_set *)(uintptr_t)nowhere, NULL, NULL);
+	expect_errno("select, a set at 0x10", r < 0 ? r : 0, EFAULT);
+	r = select(fd + 1, NULL, &w, NULL, (struct timeval *)(uintptr_t)nowhere);
+	expect_errno("select of ours, timeout at 0x10", r < 0 ? r : 0, EFAULT);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		die("epoll_create1: %s", strerror(errno));
+	r = epoll_ctl(ep, EPOLL_CTL_ADD, fd, (struct epoll_event *)(uintptr_t)nowhere);
+	expect_errno("epoll_ctl of ours, event at 0x10", r, EFAULT);
+	struct epoll_event ev = { .events = EPOLLOUT };
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+	r = epoll_wait(ep, (struct epoll_event *)(uintptr_t)nowhere, 4, 0);
+	expect_errno("epoll_wait of ours into 0x10", r < 0 ? r : 0, EFAULT);
+	close(ep);
+	munmap(two, (size_t)pg);
+}
+
 static int bad(const char *pipe)
 {
 	int fd = open(NETMAP_DEVICE_NAME, O_RDWR);
@@ -1240,6 +1292,7 @@ static int bad(const char *pipe)
 		die("PORT_HDR_GET: %s", strerror(errno));
 	printf("ok good register: memory %u, %u+%u rings, %u slots\n",
 	       r.nr_mem_id, r.nr_tx_rings, r.nr_rx_rings, r.nr_tx_slots);
+	bad_waits(fd);
 	munmap(m, r.nr_memsize);
 	close(fd);
 	printf("bad requests: all as netmap\n");

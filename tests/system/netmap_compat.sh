@@ -330,11 +330,11 @@ for prog in lib raw; do
 	if [ $prog = lib ]; then cmd=("$LIB"); else cmd=("${RUN[@]}" "$RAW"); fi
 	PKTMAP_NETMAP_QUIET=1 "${cmd[@]}" bad "${PIPE}b$prog{0" >"$TMP/bad.$prog" 2>&1 ||
 		fail "bad ($prog): $(cat "$TMP/bad.$prog")"
-	expect_eq "bad ($prog)" "$(grep -c '^ok ' "$TMP/bad.$prog")" 16
+	expect_eq "bad ($prog)" "$(grep -c '^ok ' "$TMP/bad.$prog")" 24
 	tail -n 1 "$TMP/bad.$prog" | grep -q "all as netmap" ||
 		fail "bad ($prog): $(cat "$TMP/bad.$prog")"
 done
-echo "  16 checks each: $(grep '^ok' "$TMP/bad.raw" | cut -d: -f1 | sed 's/^ok //' | paste -sd, -)"
+echo "  24 checks each: $(grep '^ok' "$TMP/bad.raw" | cut -d: -f1 | sed 's/^ok //' | paste -sd, -)"
 
 echo "6b. valeX:Y is a port of 'pktmap switch valeX'"
 SW="valen$$"
