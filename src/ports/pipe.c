@@ -1219,10 +1219,6 @@ static inline int pipe_sync_turn(struct pktmap_port *p, struct pm_kring *k,
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pipe_priv *pp = p->priv;
-	/* A page of a shared hugetlb region taken away (guard.h): every
-	 * sync fails, the one that met the loss too. */
-	if (pm_unlikely(atomic_load_explicit(&p->region.lost, memory_order_relaxed)))
-		return pm_region_lost(p, &p->region);
 	if (pm_unlikely(!sync_try(kp, w, pp->pid))) {
 		int ret = pipe_lock_slow(p, k);
 		if (ret)
@@ -1230,6 +1226,11 @@ static inline int pipe_sync_turn(struct pktmap_port *p, struct pm_kring *k,
 	}
 	int ret = locked(p, k);
 	sync_release(kp, w);
+	/* A page of a shared hugetlb region taken away (guard.h): every
+	 * sync from the one that met the loss on fails. One look, after the
+	 * work: the mark never clears, and work done on a lost region reads
+	 * the guard's private zeros, which the checks refuse like any
+	 * other garbage. */
 	if (pm_unlikely(atomic_load_explicit(&p->region.lost, memory_order_relaxed)))
 		return pm_region_lost(p, &p->region);
 	return ret;
