@@ -342,14 +342,19 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 		.room = pm_xq_prod_space(&q->tx, pm_ring_dist(i, head, n)),
 		.prod = q->tx.cached_prod,
 	};
-	/* Longer frames go through tx_frame(), which checks the MTU. */
+	/* The inline path's bound is the buffer's or the MTU's, the lesser,
+	 * in the slot checker's one length compare; a longer frame goes
+	 * through tx_frame(), which checks each (and counts what the MTU
+	 * refuses as too long). */
+	struct pm_bufspace bs = p->bs;
 	const uint32_t most = __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + 14;
+	if (most < bs.usable)
+		bs.usable = most;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];
 		uint32_t idx = s->buf_idx, len = s->len;
 		if (pm_likely(!(s->flags & NS_MOREFRAG) && b.posted < b.room &&
-			      len <= most &&
-			      pm_slot_check(&p->bs, idx, len, 1) == PM_SLOT_OK &&
+			      pm_slot_check(&bs, idx, len, 1) == PM_SLOT_OK &&
 			      !bit_test(xp->tx_own, idx) &&
 			      !bit_test(xp->rx_own, idx))) {
 			tx_post_one(xp, q, &b, i, idx, len);
