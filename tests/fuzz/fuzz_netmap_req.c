@@ -10,12 +10,13 @@
  * by whatever the fuzzer puts there, ending at a page that is not
  * mapped (a request that runs past the input gets EFAULT). Addresses in
  * the request (nr_body, nr_options, each nro_next) smaller than the
- * input are offsets into it; any other value is taken as it is, so wild
- * addresses are tried too.
+ * input are offsets into it; any other value but 0 lands in a range with
+ * no access (wild()), so wild addresses are tried too.
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
  *     -I include -I compat/netmap -I compat/netmap/include \
  *     tests/fuzz/fuzz_netmap_req.c compat/netmap/emu_req.c \
  *     compat/netmap/emu_err.c compat/netmap/emu_name.c compat/netmap/emu_off.c */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,19 +60,40 @@ static char *image_end(void)
 	return end;
 }
 
+/* WILD bytes of address space with no access: where a wild address
+ * lands. The emulation writes answers back where the request says, as
+ * the kernel does; a wild address that happened to be mapped here (the
+ * fuzzer's stack, its environment) would be written, which a real
+ * program asks for but the fuzzer cannot survive. */
+#define WILD (1u << 20)
+
+static uint64_t wild(uint64_t v)
+{
+	static char *w;
+	if (!w) {
+		w = mmap(NULL, WILD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_NORESERVE, -1, 0);
+		if (w == MAP_FAILED)
+			abort();
+	}
+	return (uintptr_t)w + v % WILD;
+}
+
 /* An address field at `at` in the image: an offset into it becomes its
- * address. Returns the address, or 0 when it is not in the image. */
+ * address, any other value but 0 an address with no access (wild()).
+ * Returns the address, or 0 when it is not in the image. */
 static char *rebase(char *base, size_t size, size_t at)
 {
 	uint64_t v;
 	if (at + sizeof(v) > size)
 		return NULL;
 	memcpy(&v, base + at, sizeof(v));
-	if (v == 0 || v >= size)
+	if (v == 0)
 		return NULL;
-	v += (uintptr_t)base;
+	bool in = v < size;
+	v = in ? v + (uintptr_t)base : wild(v);
 	memcpy(base + at, &v, sizeof(v));
-	return (char *)(uintptr_t)v;
+	return in ? (char *)(uintptr_t)v : NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
