@@ -176,7 +176,10 @@ echo "2. 300 names: one port, $bytes bytes; 11 big files: $big shown, $skipped s
 nobody_ports() { # nobody_ports: "shown skipped" of nobody's ports
 	topq "'%d %d' % (sum(1 for p in P if p['uid'] == $NUID), S)"
 }
-as_nobody /usr/bin/python3 - "$STAGE/craft.py" "$ND" "$o_pid" "pipe:${PIPE}many" 2049 4096 <<'EOF'
+# craft_many NAME COUNT SIZE: COUNT one-ring files of nobody's, each
+# SIZE bytes, naming port NAME of nobody's recv.
+craft_many() {
+	as_nobody /usr/bin/python3 - "$STAGE/craft.py" "$ND" "$o_pid" "$1" "$2" "$3" <<'EOF'
 import subprocess, sys
 craft, d, pid, name, count, size = sys.argv[1:]
 src = "%s/%s.50000" % (d, pid)
@@ -186,18 +189,11 @@ data = data.ljust(int(size), b"\0")
 for i in range(int(count)):
     open("%s/%s.%d" % (d, pid, 50000 + i), "wb").write(data)
 EOF
+}
+craft_many "pipe:${PIPE}many" 2049 4096
 expect_eq "2049 one-ring files and a recv of nobody's: shown, skipped" "$(nobody_ports)" "2048 2"
 rm -f "$ND/$o_pid".5????
-as_nobody /usr/bin/python3 - "$STAGE/craft.py" "$ND" "$o_pid" "pipe:${PIPE}wide" 250 69632 <<'EOF'
-import subprocess, sys
-craft, d, pid, name, count, size = sys.argv[1:]
-src = "%s/%s.50000" % (d, pid)
-subprocess.check_call(["/usr/bin/python3", craft, src, pid, name + "}0", "1", "1"])
-data = open(src, "rb").read()
-data = data.ljust(int(size), b"\0")
-for i in range(int(count)):
-    open("%s/%s.%d" % (d, pid, 50000 + i), "wb").write(data)
-EOF
+craft_many "pipe:${PIPE}wide" 250 69632
 expect_eq "250 files of 68 KiB and a recv of nobody's: shown, skipped" "$(nobody_ports)" "241 10"
 rm -f "$ND/$o_pid".5????
 expect_eq "nobody's recv alone again" "$(nobody_ports)" "1 0"

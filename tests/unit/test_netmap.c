@@ -244,6 +244,21 @@ static void bad_pointers_no_vm(const char *pipe)
  * wrap (max + a frame past 2^64) is refused; a TX slot naming no buffer
  * of the region is refused by the sync, before any byte moves; one whose
  * offset is past nro_max_offset is not sent. */
+/* One frame waits in rx: 60 bytes of c (the part after the sender's
+ * offset); given back. */
+static void expect_frame(struct netmap_ring *rx, char c, const char *what)
+{
+	CHECK_EQ(nm_ring_space(rx), 1);
+	if (nm_ring_space(rx) == 1) {
+		struct netmap_slot *rs = &rx->slot[rx->head];
+		char want[60];
+		memset(want, c, sizeof(want));
+		CHECK(rs->len == 60 && !memcmp(NETMAP_BUF(rx, rs->buf_idx), want, 60),
+		      "%s", what);
+		rx->head = rx->cur = rx->tail;
+	}
+}
+
 static void offsets(const char *pipe, const char *peer)
 {
 	int fd = open("/dev/netmap", O_RDWR), pfd = open("/dev/netmap", O_RDWR);
@@ -311,15 +326,7 @@ static void offsets(const char *pipe, const char *peer)
 	CHECK(ioctl(fd, NIOCTXSYNC, NULL) == 0, "a good slot: %s",
 	      strerror(errno));
 	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
-	CHECK_EQ(nm_ring_space(rx), 1);
-	if (nm_ring_space(rx) == 1) {
-		struct netmap_slot *rs = &rx->slot[rx->head];
-		char want[60];
-		memset(want, 'b', sizeof(want));
-		CHECK(rs->len == 60 && !memcmp(NETMAP_BUF(rx, rs->buf_idx), want, 60),
-		      "the frame from its offset");
-		rx->head = rx->cur = rx->tail;
-	}
+	expect_frame(rx, 'b', "the frame from its offset");
 	s = &t->slot[t->head];
 	s->ptr = 101;
 	s->len = 60;
@@ -352,15 +359,7 @@ static void offsets(const char *pipe, const char *peer)
 	*(uint32_t *)(void *)&t->num_slots = ns;
 	*(int64_t *)(void *)&t->buf_ofs = bo;
 	CHECK(ioctl(pfd, NIOCRXSYNC, NULL) == 0, "rxsync");
-	CHECK_EQ(nm_ring_space(rx), 1);
-	if (nm_ring_space(rx) == 1) {
-		struct netmap_slot *rs = &rx->slot[rx->head];
-		char want[60];
-		memset(want, 'd', sizeof(want));
-		CHECK(rs->len == 60 && !memcmp(NETMAP_BUF(rx, rs->buf_idx), want, 60),
-		      "the frame from its offset, by the layout set up");
-		rx->head = rx->cur = rx->tail;
-	}
+	expect_frame(rx, 'd', "the frame from its offset, by the layout set up");
 	munmap(m, r.nr_memsize);
 	close(fd);
 	close(pfd);
