@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "port.h"
+#include "util.h"
 
 static const struct pm_port_ops *const known_backends[] = {
 	&pm_null_ops,

@@ -16,12 +16,13 @@
  *     the process has CAP_IPC_LOCK,
  * and which of them it was, for the one-line error.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "region.h"
 
 #define ROOM_UNLIMITED UINT64_MAX
 

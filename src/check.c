@@ -5,7 +5,10 @@
  */
 #include <stdio.h>
 
-#include "internal.h"
+#include "check.h"
+#include "log.h"
+#include "port.h"
+#include "util.h"
 
 int pm_sync_prologue(struct pktmap_port *p, struct pm_kring *k)
 {

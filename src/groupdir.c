@@ -25,6 +25,7 @@
  * under a hidden name, given to G, then renamed into place without
  * replacing anything: no process ever sees it half made.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "region.h"
 
 #define PM_SHM "/dev/shm"
 #define PM_GROUP_DIR_MODE 03770

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ifnet.h"
 
 int pm_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 {

@@ -46,7 +46,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "check.h"
+#include "log.h"
+#include "monitor.h"
+#include "name.h"
+#include "port.h"
+#include "pub.h"
+#include "util.h"
 
 /* Either side of a monitor. */
 struct pm_mon {

@@ -31,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "name.h"
+#include "port.h"
+#include "util.h"
 
 /* "NAME: what", on one line whatever the name and argument contain. */
 __attribute__((format(printf, 4, 0)))

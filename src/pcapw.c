@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "capfile.h"
+#include "util.h"
 #include <pktmap/pcapfile.h>
 
 #define PCAP_FILE_HDR 24u    /* pcap global header */

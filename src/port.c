@@ -17,7 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "check.h"
+#include "log.h"
+#include "monitor.h"
+#include "name.h"
+#include "port.h"
+#include "pub.h"
+#include "region.h"
+#include "util.h"
 
 /* Which rings a registration binds (netmap's NR_REG_* semantics). Ring
  * indices are kring positions for TX and positions among RX rings. */

@@ -18,7 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "log.h"
+#include "port.h"
+#include "pub.h"
+#include "region.h"
+#include "util.h"
 
 /* Tell files of one process apart: PID.SEQ. */
 static _Atomic uint32_t pub_seq;

@@ -52,8 +52,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "reap.h"
+#include "region.h"
 #include "share.h"
 
 /* A message to the cleaner (one datagram on its socket): 's', serve: the

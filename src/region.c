@@ -33,10 +33,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "guard.h"
-#include "internal.h"
+#include "log.h"
+#include "port.h"
 #include "reap.h"
+#include "region.h"
 #include "share.h"
+#include "util.h"
 
 #define PM_REGION_MAGIC 0x31524d544b50ull /* "PKTMR1" */
 #define PM_REGION_VERSION 1

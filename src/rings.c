@@ -10,7 +10,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "check.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
+#include "region.h"
+#include "util.h"
 
 /* The netmap structures have const fields (read-only to applications);
  * the library writes them through this mirror of their layout. */

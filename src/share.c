@@ -40,6 +40,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "share.h"
 
 struct pm_serve {

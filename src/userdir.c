@@ -29,6 +29,7 @@
  * (pm_owned_dir()).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -38,7 +39,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "pktmap/pktmap.h"
+#include "region.h"
 
 #define PM_SHM "/dev/shm"
 

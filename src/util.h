@@ -11,6 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define pm_likely(x) __builtin_expect(!!(x), 1)
+#define pm_unlikely(x) __builtin_expect(!!(x), 0)
+/* Tell the CPU we are spinning. */
+static inline void pm_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+#define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Copy src into dst with control characters replaced by '?', so a name
  * can be echoed in a one-line message. */
 void pm_printable(char *dst, size_t len, const char *src);

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "log.h"
+#include "port.h"
 
 /* The default log sink, set by pktmap_set_log(). Process-wide by design,
  * like libbpf_set_print(): a port may carry its own instead. */

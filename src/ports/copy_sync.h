@@ -7,7 +7,8 @@
 #ifndef PKTMAP_PORTS_COPY_SYNC_H
 #define PKTMAP_PORTS_COPY_SYNC_H
 
-#include "internal.h"
+#include "check.h"
+#include "port.h"
 
 /* An rxsync delivered `pkts` packets of `bytes` bytes, the newest
  * stamped `ts_ns` (ns since the epoch): count them, and give the ring

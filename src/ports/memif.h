@@ -34,7 +34,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "internal.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
+#include "region.h"
 
 #define MIF_COOKIE 0x3E31F20u
 #define MIF_VERSION 0x0200u /* 2.0 */

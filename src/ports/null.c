@@ -8,7 +8,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "check.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
+#include "util.h"
 
 static int null_open(struct pktmap_port *p, const struct pm_name *nm,
 		     const struct pktmap_open_opts *o)

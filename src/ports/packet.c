@@ -50,6 +50,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ifnet.h"
 #include "packet.h"
 
 static uint32_t linktype_of(unsigned short arphrd)

@@ -20,7 +20,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "check.h"
+#include "port.h"
 
 #define PKT_RX_BLOCK (256u << 10)       /* V3: holds any frame up to 64 KiB */
 #define PKT_RX_MIN_BYTES (4u << 20)     /* V3: kernel RX memory per ring, at least */

@@ -27,9 +27,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "capfile.h"
+#include "check.h"
 #include "copy_sync.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
+#include "region.h"
+#include "util.h"
 
 struct pcap_priv {
 	struct pm_pcapr *rd;     /* RX: the file being read */

@@ -38,8 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "check.h"
+#include "log.h"
+#include "name.h"
 #include "pipe_fast.h"
+#include "port.h"
+#include "region.h"
+#include "util.h"
 
 /* "PIP4": the queue layout of 2026-11, with claims per direction
  * (claim_id()): a library that claims whole ends ("PIP3") and this one

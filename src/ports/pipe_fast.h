@@ -28,7 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "check.h"
+#include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PIPE_FAST 1

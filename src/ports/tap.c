@@ -31,8 +31,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "check.h"
 #include "copy_sync.h"
+#include "ifnet.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
+#include "region.h"
+#include "util.h"
 
 #define TAP_MAX_IOV 64
 #define TAP_SCRATCH 65536u

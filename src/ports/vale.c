@@ -26,7 +26,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
+#include "region.h"
+#include "util.h"
 #include "vale_proto.h"
 
 struct vale_priv {

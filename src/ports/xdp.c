@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ifnet.h"
 #include "xdp.h"
 
 static uint32_t pow2_at_least(uint32_t v)

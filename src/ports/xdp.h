@@ -26,7 +26,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "log.h"
+#include "port.h"
+#include "util.h"
 
 struct pm_xq {
 	uint32_t cached_prod;

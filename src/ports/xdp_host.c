@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ifnet.h"
 #include "xdp.h"
 
 extern const unsigned char pm_xdp_host_bpf_obj[];

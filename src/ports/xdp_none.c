@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <net/if.h>
 
-#include "internal.h"
+#include "log.h"
+#include "name.h"
+#include "port.h"
 
 static int xdp_none_open(struct pktmap_port *p, const struct pm_name *nm,
 			 const struct pktmap_open_opts *o)

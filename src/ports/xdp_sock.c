@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ifnet.h"
 #include "xdp.h"
 
 /* ------------------------------------------------------------------ */

@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "name.h"
+#include "port.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

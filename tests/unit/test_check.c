@@ -3,8 +3,11 @@
  * "Trust model"). */
 #include <string.h>
 
-#include "internal.h"
+#include "check.h"
+#include "port.h"
+#include "pub.h"
 #include "t.h"
+#include "util.h"
 
 struct slot_case {
 	const char *what;

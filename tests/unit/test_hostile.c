@@ -17,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "port.h"
+#include "region.h"
 #include "t.h"
 
 static char pname[64], path[128];

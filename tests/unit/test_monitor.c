@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "name.h"
+#include "port.h"
+#include "region.h"
 #include "t.h"
 
 static char pname[64];

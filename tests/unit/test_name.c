@@ -6,8 +6,10 @@
 
 #include <pktmap/pktmap.h>
 
-#include "internal.h"
+#include "name.h"
+#include "port.h"
 #include "t.h"
+#include "util.h"
 
 struct name_case {
 	const char *name;

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "port.h"
+#include "region.h"
 #include "t.h"
 
 int main(void)

@@ -34,9 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "capfile.h"
+#include "port.h"
 #include "t.h"
+#include "util.h"
 
 #ifndef PKTMAP_SOURCE_ROOT
 #define PKTMAP_SOURCE_ROOT "."

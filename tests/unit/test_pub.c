@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "port.h"
+#include "pub.h"
 #include "t.h"
 
 /* The published file of port `name` of this process: path into out. */

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "hugepages.h"
-#include "internal.h"
+#include "region.h"
 #include "t.h"
+#include "util.h"
 
 /* Give up every capability (root stays uid 0, but can no longer change
  * its uid). */

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "hugepages.h"
-#include "internal.h"
+#include "port.h"
 #include "share.h"
 #include "t.h"
 

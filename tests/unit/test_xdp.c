@@ -28,8 +28,10 @@
 #include <net/if.h>
 #include <time.h>
 
-#include "internal.h"
+#include "name.h"
 #include "netns.h"
+#include "port.h"
+#include "region.h"
 #include "t.h"
 
 static char logbuf[8192];
