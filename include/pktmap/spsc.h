@@ -21,7 +21,7 @@
  * whoever can write the queue's memory can make a call copy outside it.
  * Do not place one where another process could write it (docs/design.md,
  * "Trust model": what crosses between processes is checked, as the
- * pipes' descriptor queues are, src/ports/pipe.c). pktmap_spsc_init()
+ * pipes' descriptor queues are, src/ports/pipe_sync.c). pktmap_spsc_init()
  * lays a queue out in memory the caller provides (pktmap_spsc_size()
  * bytes, cache-line aligned), for example inside a larger structure of
  * its own.

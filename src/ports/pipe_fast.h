@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * The pipe's fast paths, four slots at a time (pipe.c's txsync, rxsync).
+ * The pipe's fast paths, four slots at a time (pipe_sync.c's txsync, rxsync).
  *
  * A pipe descriptor and the first 8 bytes of a netmap slot have the same
  * layout: buf_idx (32 bits), len (16), flags (16). So two descriptors

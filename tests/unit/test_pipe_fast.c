@@ -4,7 +4,7 @@
  * scalar reference, from a table of boundary values: each bad value at
  * each position of a 16-slot run must stop the fast path before its
  * block, and everything before it must be moved exactly as the scalar
- * loops of pipe.c move it.
+ * loops of pipe_sync.c move it.
  */
 #include <stdint.h>
 #include <string.h>
