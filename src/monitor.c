@@ -125,7 +125,8 @@ static struct pm_pub_hdr *pub_match(int dfd, const char *file,
 	struct pm_name pn;
 	char err[8];
 	/* Pairs with pm_pub_ready()'s release store of magic. */
-	bool ok = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PM_PUB_MAGIC &&
+	bool ok = atomic_load_explicit(PM_ATOMIC(&h->magic),
+				       memory_order_acquire) == PM_PUB_MAGIC &&
 		  pid_alive(h->pid);
 	if (ok) {
 		memcpy(pname, h->name, sizeof(pname));
@@ -192,8 +193,9 @@ static int mon_register(struct pktmap_port *p, struct pm_pub_hdr *h,
 			uint64_t word, const char *name, uint32_t len)
 {
 	uint64_t cur = 0;
-	while (!__atomic_compare_exchange_n(&h->port.mon, &cur, word, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	while (!atomic_compare_exchange_strong_explicit(
+			PM_ATOMIC(&h->port.mon), &cur, word,
+			memory_order_acq_rel, memory_order_acquire))
 		if ((cur & (PM_MON_RX | PM_MON_TX)) && pid_alive((int32_t)(cur >> 32)))
 			return pm_open_error(p, -EBUSY, "'%.*s' is already "
 					     "monitored by process %u: one monitor "
@@ -220,7 +222,7 @@ int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
 		free(m);
 		return ret;
 	}
-	uint32_t gen = (atomic_fetch_add(&mon_gen, 1) & 0xffffffu);
+	uint32_t gen = (atomic_fetch_add_explicit(&mon_gen, 1, memory_order_relaxed) & 0xffffffu);
 	m->word = (uint64_t)(uint32_t)getpid() << 32 | (uint64_t)gen << 8 |
 		  (nm->mon & (PM_MON_RX | PM_MON_TX));
 	char qname[PM_NAME_MAX];
@@ -254,7 +256,8 @@ int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
  * the RX thread may race to make it: one wins). */
 static struct pm_mon *mon_get(struct pktmap_port *p, const struct pm_api *api)
 {
-	struct pm_mon *m = __atomic_load_n(&p->mon, __ATOMIC_ACQUIRE);
+	struct pm_mon *m = atomic_load_explicit(PM_ATOMIC(&p->mon),
+						memory_order_acquire);
 	if (m)
 		return m;
 	uint32_t n = p->ntx + p->nhtx + p->nrx + p->nhrx;
@@ -272,8 +275,9 @@ static struct pm_mon *mon_get(struct pktmap_port *p, const struct pm_api *api)
 	for (uint32_t i = 0; i < n; i++)
 		pos[i] = UINT32_MAX;
 	struct pm_mon *none = NULL;
-	if (__atomic_compare_exchange_n(&p->mon, &none, m, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (atomic_compare_exchange_strong_explicit(PM_ATOMIC(&p->mon), &none, m,
+						    memory_order_acq_rel,
+						    memory_order_acquire))
 		return m;
 	pthread_mutex_destroy(&m->lock);
 	free(pos);
@@ -317,9 +321,9 @@ static void queue_follow(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 		    coarse_sec() == m->open_sec)
 			return;
 		if (!pid_alive((int32_t)(w >> 32))) {
-			__atomic_compare_exchange_n(&p->stats->mon, &w, 0, false,
-						    __ATOMIC_ACQ_REL,
-						    __ATOMIC_RELAXED);
+			atomic_compare_exchange_strong_explicit(
+				PM_ATOMIC(&p->stats->mon), &w, 0,
+				memory_order_acq_rel, memory_order_relaxed);
 			return;
 		}
 		queue_open(p, m, w);
@@ -357,8 +361,9 @@ static void queue_full(struct pktmap_port *p, struct pm_mon *m)
 	m->alive_sec = now.tv_sec;
 	uint64_t w = m->word;
 	if (!pid_alive((int32_t)(w >> 32)))
-		__atomic_compare_exchange_n(&p->stats->mon, &w, 0, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		atomic_compare_exchange_strong_explicit(
+			PM_ATOMIC(&p->stats->mon), &w, 0,
+			memory_order_acq_rel, memory_order_relaxed);
 }
 
 /* Copy slots [from, to) of ring k into the queue, whole chains or
@@ -413,8 +418,9 @@ int pm_monitor_sync(struct pktmap_port *p, struct pm_kring *k,
 	if (!(w & (PM_MON_RX | PM_MON_TX)))
 		/* The monitor has closed: its queue is closed now, and the
 		 * port's syncs go back to the fast path. */
-		__atomic_compare_exchange_n(&p->stats->mon, &w, 0, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		atomic_compare_exchange_strong_explicit(
+			PM_ATOMIC(&p->stats->mon), &w, 0,
+			memory_order_acq_rel, memory_order_relaxed);
 	if (k->tx && (w & PM_MON_TX)) {
 		/* Before the back end takes the buffers: what the program
 		 * hands over, each slot once. */
@@ -457,10 +463,10 @@ void pm_monitor_close(struct pktmap_port *p)
 		/* Our word without directions: "closed". The port's next sync
 		 * closes its end of the queue and clears the word. */
 		uint64_t w = m->word;
-		__atomic_compare_exchange_n(&m->hdr->port.mon, &w,
-					    w & ~(uint64_t)(PM_MON_RX | PM_MON_TX),
-					    false, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
+		atomic_compare_exchange_strong_explicit(
+			PM_ATOMIC(&m->hdr->port.mon), &w,
+			w & ~(uint64_t)(PM_MON_RX | PM_MON_TX),
+			memory_order_acq_rel, memory_order_relaxed);
 		munmap(m->hdr, m->hdr_size);
 	} else {
 		m->api->close(m->q);

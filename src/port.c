@@ -439,8 +439,8 @@ static void kernel_drops(struct pktmap_port *p, struct pktmap_stats *st, bool wa
 		return;
 	uint64_t own = st->drop_backend;
 	p->ops->stats(p, st);
-	__atomic_store_n(&p->stats->drop_kernel, st->drop_backend - own,
-			 __ATOMIC_RELAXED);
+	atomic_store_explicit(PM_ATOMIC(&p->stats->drop_kernel),
+			      st->drop_backend - own, memory_order_relaxed);
 	pthread_mutex_unlock(&p->kstats_lock);
 }
 
@@ -718,7 +718,7 @@ int pktmap_set_drops(struct pktmap_port *p, enum pktmap_drop_reason why,
 		      why == PKTMAP_DROP_FILTERED ? &p->stats->drop_filtered : NULL;
 	if (!c)
 		return -EINVAL;
-	__atomic_store_n(c, total, __ATOMIC_RELAXED);
+	atomic_store_explicit(PM_ATOMIC(c), total, memory_order_relaxed);
 	return 0;
 }
 
@@ -730,15 +730,15 @@ static void sum_rings(const struct pktmap_port *p, uint32_t base, uint32_t lo,
 {
 	for (uint32_t i = lo; i <= hi && i != UINT32_MAX; i++) {
 		const struct pm_ring_stats *r = p->krings[base + i].st;
-		*pkts += __atomic_load_n(&r->packets, __ATOMIC_RELAXED);
-		*bytes += __atomic_load_n(&r->bytes, __ATOMIC_RELAXED);
-		uint64_t s = __atomic_load_n(&r->syncs, __ATOMIC_RELAXED);
+		*pkts += pm_stat_read(&r->packets);
+		*bytes += pm_stat_read(&r->bytes);
+		uint64_t s = pm_stat_read(&r->syncs);
 		*syncs = s > *syncs ? s : *syncs;
-		st->drop_invalid += __atomic_load_n(&r->drop_invalid, __ATOMIC_RELAXED);
-		st->drop_too_long += __atomic_load_n(&r->drop_too_long, __ATOMIC_RELAXED);
-		st->drop_backend += __atomic_load_n(&r->drop_backend, __ATOMIC_RELAXED);
-		st->rx_copied += __atomic_load_n(&r->copied, __ATOMIC_RELAXED);
-		st->rx_lent += __atomic_load_n(&r->lent, __ATOMIC_RELAXED);
+		st->drop_invalid += pm_stat_read(&r->drop_invalid);
+		st->drop_too_long += pm_stat_read(&r->drop_too_long);
+		st->drop_backend += pm_stat_read(&r->drop_backend);
+		st->rx_copied += pm_stat_read(&r->copied);
+		st->rx_lent += pm_stat_read(&r->lent);
 	}
 }
 
@@ -755,9 +755,9 @@ int pktmap_stats(const struct pktmap_port *p, struct pktmap_stats *out)
 	sum_rings(p, p->ntx + p->nhtx, p->first_rx, p->last_rx, &st.rx_packets,
 		  &st.rx_bytes, &st.rx_syncs, &st);
 	const struct pm_port_stats *ps = p->stats;
-	st.invalid_ring = __atomic_load_n(&ps->invalid_ring, __ATOMIC_RELAXED);
-	st.poll_sleeps = __atomic_load_n(&ps->poll_sleeps, __ATOMIC_RELAXED);
-	st.wakeups_sent = __atomic_load_n(&ps->wakeups_sent, __ATOMIC_RELAXED);
+	st.invalid_ring = pm_stat_read(&ps->invalid_ring);
+	st.poll_sleeps = pm_stat_read(&ps->poll_sleeps);
+	st.wakeups_sent = pm_stat_read(&ps->wakeups_sent);
 	if (p->ops->stats)
 		kernel_drops((struct pktmap_port *)p, &st, true);
 	/* As pktmap_info(): an older caller gets the counters it knows. */

@@ -141,15 +141,20 @@ struct pm_port_ops {
  * are written only by the ring's owner: pm_stat_add(), a relaxed load and
  * store, no locked instruction. The port's own (p->stats: invalid rings,
  * wake-ups, sleeps) any thread may write: pm_stat_inc(). */
+static inline uint64_t pm_stat_read(const uint64_t *c)
+{
+	return atomic_load_explicit(PM_ATOMIC(c), memory_order_relaxed);
+}
+
 static inline void pm_stat_add(uint64_t *c, uint64_t n)
 {
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
-			 __ATOMIC_RELAXED);
+	atomic_store_explicit(PM_ATOMIC(c), pm_stat_read(c) + n,
+			      memory_order_relaxed);
 }
 
 static inline void pm_stat_inc(uint64_t *c, uint64_t n)
 {
-	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+	atomic_fetch_add_explicit(PM_ATOMIC(c), n, memory_order_relaxed);
 }
 
 /* A sync moved pkts frames of bytes bytes on ring k. */
@@ -223,12 +228,14 @@ struct pktmap_port {
 /* info_flags: set by a sync path, read by any thread (pktmap_info()). */
 static inline uint32_t pm_info_flags(const struct pktmap_port *p)
 {
-	return __atomic_load_n(&p->info_flags, __ATOMIC_RELAXED);
+	return atomic_load_explicit(PM_ATOMIC(&p->info_flags),
+				    memory_order_relaxed);
 }
 
 static inline void pm_info_set(struct pktmap_port *p, uint32_t f)
 {
-	__atomic_fetch_or(&p->info_flags, f, __ATOMIC_RELAXED);
+	atomic_fetch_or_explicit(PM_ATOMIC(&p->info_flags), f,
+				 memory_order_relaxed);
 }
 
 /* The checker's rate limiters, one per direction: a flood of bad TX

@@ -81,7 +81,7 @@ static int pub_create(struct pktmap_port *p)
 {
 	char dir[64], name[32];
 	snprintf(name, sizeof(name), "%d.%u", (int)getpid(),
-		 atomic_fetch_add(&pub_seq, 1));
+		 atomic_fetch_add_explicit(&pub_seq, 1, memory_order_relaxed));
 	int fd = -ENOENT;
 	for (int attempt = 0; attempt < 2 && fd == -ENOENT; attempt++) {
 		int dfd = pm_pub_dir(dir, sizeof(dir));
@@ -207,7 +207,8 @@ void pm_pub_ready(struct pktmap_port *p, const struct pktmap_info *info)
 	pub_process(h);
 	/* Pairs with the reader's acquire load of magic: a reader that sees
 	 * it sees the header above. */
-	__atomic_store_n(&h->magic, PM_PUB_MAGIC, __ATOMIC_RELEASE);
+	atomic_store_explicit(PM_ATOMIC(&h->magic), PM_PUB_MAGIC,
+			      memory_order_release);
 }
 
 void pm_pub_close(struct pktmap_port *p)

@@ -1060,7 +1060,7 @@ void pm_region_close(struct pm_region *r)
 int pm_region_lost(struct pktmap_port *p, struct pm_region *r)
 {
 	uint32_t one = 1;
-	if (atomic_compare_exchange_strong(&r->lost, &one, 2))
+	if (atomic_compare_exchange_strong_explicit(&r->lost, &one, 2, memory_order_relaxed, memory_order_relaxed))
 		pm_log(p, PKTMAP_LOG_ERR, "%s: region '%s' lost memory under us "
 		       "(a process that shares it punched a hole in its huge "
 		       "pages and took them): the port is broken, close it",

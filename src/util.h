@@ -8,8 +8,22 @@
 #ifndef PKTMAP_UTIL_H
 #define PKTMAP_UTIL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* C11 atomics on an object declared without _Atomic: a layout another
+ * party fixes (the kernel's AF_XDP rings, memif's rings, the published
+ * counters), or a word read without a lock and written under one. The
+ * atomic_*_explicit() calls take PM_ATOMIC(p): p seen as a pointer to the
+ * _Atomic twin of its type, which GCC and clang lay out as the plain type
+ * (the asserts below), so both name the same bytes. */
+#define PM_ATOMIC(p) ((_Atomic __typeof__(*(p)) *)(p))
+_Static_assert(sizeof(_Atomic uint16_t) == sizeof(uint16_t) &&
+	       sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
+	       sizeof(_Atomic uint64_t) == sizeof(uint64_t) &&
+	       sizeof(void *_Atomic) == sizeof(void *),
+	       "an _Atomic integer or pointer is its plain type's size");
 
 #define pm_likely(x) __builtin_expect(!!(x), 1)
 #define pm_unlikely(x) __builtin_expect(!!(x), 0)

@@ -591,7 +591,7 @@ static int go(struct capture *cap)
 		if (rc) {
 			cli_err("capture: cannot start worker %u: %s", i,
 				strerror(rc));
-			atomic_store(&run_stop_flag, 1);
+			atomic_store_explicit(&run_stop_flag, 1, memory_order_relaxed);
 			status = EXIT_RUNTIME;
 			break;
 		}

@@ -20,7 +20,7 @@
 static void on_sigterm(int sig)
 {
 	(void)sig;
-	atomic_store(&run_stop_flag, 1);
+	atomic_store_explicit(&run_stop_flag, 1, memory_order_relaxed);
 }
 
 void fwdcli_soft_sigterm(void)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "hostports.h"
+#include "util.h"
 
 /* SIGBUS while copying out of a mapping: the file shrank under us. */
 static sigjmp_buf bus_jmp;
@@ -202,7 +203,8 @@ static int file_copy(int fd, size_t size, uint64_t *buf)
 	if (sigsetjmp(bus_jmp, 1) == 0) {
 		bus_armed = 1;
 		for (size_t i = 0; i < words; i++)
-			buf[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+			buf[i] = atomic_load_explicit(PM_ATOMIC(&src[i]),
+						      memory_order_relaxed);
 		ret = 0;
 	}
 	bus_armed = 0;

@@ -29,7 +29,7 @@ static void on_signal(int sig)
 
 	(void)sig;
 	clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
-	if (!atomic_exchange(&run_stop_flag, 1)) {
+	if (!atomic_exchange_explicit(&run_stop_flag, 1, memory_order_relaxed)) {
 		first = now;
 		return;
 	}
@@ -192,7 +192,7 @@ static void *trampoline(void *arg)
 	struct run *r = w->run;
 
 	w->st->error = r->fn(w);
-	atomic_fetch_add(&r->ndone, 1);
+	atomic_fetch_add_explicit(&r->ndone, 1, memory_order_acq_rel);
 	sem_post(&r->done);
 	return NULL;
 }
@@ -233,7 +233,7 @@ int run_go(struct run *r)
 
 	for (unsigned i = 0; i < r->nthreads; i++) {
 		if (start(r, i)) {
-			atomic_store(&run_stop_flag, 1);
+			atomic_store_explicit(&run_stop_flag, 1, memory_order_relaxed);
 			status = EXIT_RUNTIME;
 			break;
 		}
@@ -242,7 +242,7 @@ int run_go(struct run *r)
 
 	r->stats.last_ns = stats_now_ns();
 	next = r->stats.last_ns + step;
-	while (atomic_load(&r->ndone) < started) {
+	while (atomic_load_explicit(&r->ndone, memory_order_acquire) < started) {
 		struct timespec ts;
 
 		if (step) {
@@ -252,7 +252,7 @@ int run_go(struct run *r)
 			sem_wait(&r->done);
 		}
 		if (step && stats_now_ns() >= next &&
-		    atomic_load(&r->ndone) < started) {
+		    atomic_load_explicit(&r->ndone, memory_order_acquire) < started) {
 			stats_interval(&r->stats);
 			next += step;
 			if (next < stats_now_ns())

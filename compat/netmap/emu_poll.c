@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "emu_priv.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------ */
 /* poll: netmap's rules over pktmap_poll_many() */
@@ -299,8 +300,8 @@ int nme_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 
 void nme_epoll_forget(int epfd)
 {
-	if (!__atomic_load_n(&eps, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&epsets, __ATOMIC_RELAXED))
+	if (!atomic_load_explicit(PM_ATOMIC(&eps), memory_order_relaxed) &&
+	    !atomic_load_explicit(PM_ATOMIC(&epsets), memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&ep_lock);
 	for (struct nme_ep **pp = &eps; *pp;) {
@@ -325,7 +326,7 @@ void nme_epoll_forget(int epfd)
 /* A netmap descriptor closed: the kernel drops it from every epoll set. */
 void nme_epoll_forget_fd(int fd)
 {
-	if (!__atomic_load_n(&eps, __ATOMIC_RELAXED))
+	if (!atomic_load_explicit(PM_ATOMIC(&eps), memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&ep_lock);
 	for (struct nme_ep **pp = &eps; *pp;) {

@@ -323,7 +323,7 @@ PMC_EXPORT void pcap_breakloop(pcap_t *p)
 	struct pmc *h = pmc_of(p);
 
 	if (h)
-		atomic_store(&h->break_loop, 1);
+		atomic_store_explicit(&h->break_loop, 1, memory_order_relaxed);
 	else
 		REAL(pcap_breakloop)(p);
 }

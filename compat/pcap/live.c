@@ -106,7 +106,7 @@ static struct pmc *pmc_alloc(char *errbuf)
  * pipe's files in /dev/shm. */
 static void close_all(void)
 {
-	struct pmc *a = atomic_load(&arena);
+	struct pmc *a = atomic_load_explicit(&arena, memory_order_acquire);
 
 	for (unsigned i = 0; a && i < PMC_ARENA_SLOTS; i++)
 		if (a[i].in_use)
@@ -704,7 +704,7 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 			if (unlikely(atomic_load_explicit(&h->break_loop,
 							  memory_order_relaxed))) {
 				ring->head = ring->cur = i;
-				atomic_store(&h->break_loop, 0);
+				atomic_store_explicit(&h->break_loop, 0, memory_order_relaxed);
 				return PCAP_ERROR_BREAK;
 			}
 			if (max > 0 && n >= max)

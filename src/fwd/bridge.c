@@ -404,7 +404,7 @@ int bridge_setup(struct bridge *b, bool copy, char *err, size_t errlen)
 
 void bridge_stop(struct bridge *b)
 {
-	atomic_store(&b->stopping, 1);
+	atomic_store_explicit(&b->stopping, 1, memory_order_relaxed);
 }
 
 /* Remember a failed sync; the loop ends on it. */

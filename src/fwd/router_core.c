@@ -295,7 +295,7 @@ int rt_start(struct rt_router *rt)
 		int rc = pthread_create(&t->tid, NULL, rt_thread_main, t);
 
 		if (rc) {
-			atomic_store(&rt->stop, 1);
+			atomic_store_explicit(&rt->stop, 1, memory_order_relaxed);
 			status = fail(rt, -rc, "cannot start thread %u: %s", k,
 				      strerror(rc));
 			break;
@@ -308,7 +308,7 @@ int rt_start(struct rt_router *rt)
 
 void rt_stop(struct rt_router *rt)
 {
-	atomic_store(&rt->stop, 1);
+	atomic_store_explicit(&rt->stop, 1, memory_order_relaxed);
 	for (unsigned k = 0; k < rt->nthreads; k++)
 		fwd_wake_always(&rt->th[k].wait);
 }

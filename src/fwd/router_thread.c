@@ -128,7 +128,7 @@ void *rt_thread_main(void *arg)
 		t->error = -rc;
 		snprintf(t->err, sizeof(t->err), "router: cannot pin thread %u "
 			 "to CPU %d: %s", t->id, t->cpu, strerror(rc));
-		atomic_store(&rt->stop, 1);
+		atomic_store_explicit(&rt->stop, 1, memory_order_relaxed);
 		return NULL;
 	}
 	while (!rt_stopping(rt)) {
@@ -147,7 +147,7 @@ void *rt_thread_main(void *arg)
 			work += w;
 		}
 		if (unlikely(t->error)) {
-			atomic_store(&rt->stop, 1);
+			atomic_store_explicit(&rt->stop, 1, memory_order_relaxed);
 			break;
 		}
 		if (work) {
@@ -174,7 +174,7 @@ void *rt_thread_main(void *arg)
 			t->error = rc;
 			snprintf(t->err, sizeof(t->err), "router: poll failed: %s",
 				 pktmap_strerror(rc));
-			atomic_store(&rt->stop, 1);
+			atomic_store_explicit(&rt->stop, 1, memory_order_relaxed);
 			break;
 		}
 	}

@@ -53,7 +53,7 @@ static void *reaper_main(void *arg)
 		memmove(rp->q, rp->q + 1, --rp->n * sizeof(rp->q[0]));
 		pthread_mutex_unlock(&rp->mu);
 		pktmap_close(p);
-		atomic_fetch_add(&rp->closed, 1);
+		atomic_fetch_add_explicit(&rp->closed, 1, memory_order_relaxed);
 		pthread_mutex_lock(&rp->mu);
 	}
 	pthread_mutex_unlock(&rp->mu);

@@ -123,7 +123,7 @@ void sws_teardown(struct sws *s)
 
 void sws_stop(struct sws *s)
 {
-	atomic_store(&s->stop, 1);
+	atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
 }
 
 static bool stopping(const struct sws *s)
@@ -149,7 +149,7 @@ static void pause_all(struct sws *s)
 	if (s->nthreads < 2)
 		return;
 	pthread_mutex_lock(&s->mu);
-	atomic_store(&s->pause_req, 1);
+	atomic_store_explicit(&s->pause_req, 1, memory_order_relaxed);
 	wake_all(s);
 	while (s->parked < s->nthreads)
 		pthread_cond_wait(&s->cv, &s->mu);
@@ -161,7 +161,7 @@ static void resume_all(struct sws *s)
 	if (s->nthreads < 2)
 		return;
 	pthread_mutex_lock(&s->mu);
-	atomic_store(&s->pause_req, 0);
+	atomic_store_explicit(&s->pause_req, 0, memory_order_relaxed);
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -172,7 +172,7 @@ static void park(struct sws *s)
 	pthread_mutex_lock(&s->mu);
 	s->parked++;
 	pthread_cond_broadcast(&s->cv);
-	while (atomic_load(&s->pause_req))
+	while (atomic_load_explicit(&s->pause_req, memory_order_relaxed))
 		pthread_cond_wait(&s->cv, &s->mu);
 	s->parked--;
 	pthread_mutex_unlock(&s->mu);
@@ -195,12 +195,12 @@ static void *worker(void *arg)
 	if (s->o.cpu >= 0)
 		(void)fwd_pin(s->o.cpu + (int)w->t);
 	while (!stopping(s)) {
-		if (atomic_load(&s->pause_req))
+		if (atomic_load_explicit(&s->pause_req, memory_order_relaxed))
 			park(s);
 		int moved = sw_round(x);
 		if (moved < 0) {
 			s->error = moved;
-			atomic_store(&s->stop, 1);
+			atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
 			break;
 		}
 		if (moved == 0) {
@@ -230,7 +230,7 @@ static unsigned start_threads(struct sws *s, struct sws_worker *w)
 			snprintf(s->err, sizeof(s->err), "switch %s: cannot start "
 				 "thread %u: %s", s->o.name, t, strerror(e));
 			s->error = -e;
-			atomic_store(&s->stop, 1);
+			atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
 			break;
 		}
 	}

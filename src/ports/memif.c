@@ -55,9 +55,9 @@ static int mif_fault(struct pktmap_port *p, struct pm_kring *k, const char *what
 		     unsigned a, unsigned b)
 {
 	struct mif_priv *mi = mif(p);
-	atomic_store(&mi->ctl_due, 1);
+	atomic_store_explicit(&mi->ctl_due, 1, memory_order_relaxed);
 	/* One line a connection: the disconnect follows. */
-	if (!atomic_exchange(&mi->fault, 1))
+	if (!atomic_exchange_explicit(&mi->fault, 1, memory_order_relaxed))
 		pm_log(p, PKTMAP_LOG_WARN, "%s: %s ring %u: the peer broke the "
 		       "memif protocol: %s (%u, %u): disconnecting it", p->name,
 		       k->tx ? "TX" : "RX", k->ring->ringid, what, a, b);
@@ -98,7 +98,8 @@ static void sync_end(struct pm_kring *k, const struct mif_q *q, uint16_t *idx,
 		     uint16_t from, bool wake, uint64_t pkts, uint64_t bytes)
 {
 	if (q->mine != from) {
-		__atomic_store_n(idx, q->mine, __ATOMIC_RELEASE);
+		atomic_store_explicit(PM_ATOMIC(idx), q->mine,
+				      memory_order_release);
 		if (wake)
 			kick(q);
 	}
@@ -150,7 +151,8 @@ static int cli_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	struct mif_ring *r = q->r;
 	/* acquire: pairs with the server's release of tail; the buffers
 	 * before it are ours again. */
-	uint16_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint16_t tail = atomic_load_explicit(PM_ATOMIC(&r->tail),
+					     memory_order_acquire);
 	uint16_t inflight = (uint16_t)(q->mine - q->seen);
 	if (pm_unlikely((uint16_t)(tail - q->seen) > inflight))
 		return mif_fault(p, k, "tail moved past head", tail, q->mine);
@@ -208,7 +210,8 @@ static int cli_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	struct mif_ring *r = q->r;
 	/* acquire: pairs with the server's release of tail (frames written
 	 * into our buffers before). */
-	uint16_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint16_t tail = atomic_load_explicit(PM_ATOMIC(&r->tail),
+					     memory_order_acquire);
 	uint16_t avail = (uint16_t)(tail - q->seen);
 	if (pm_unlikely(avail > (uint16_t)(q->mine - q->seen)))
 		return mif_fault(p, k, "tail moved past the buffers posted", tail,
@@ -273,7 +276,8 @@ static int srv_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	int ret = pm_rx_release(p, k);
 	struct mif_ring *r = q->r;
 	/* acquire: pairs with the client's release of head. */
-	uint16_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint16_t head = atomic_load_explicit(PM_ATOMIC(&r->head),
+					     memory_order_acquire);
 	uint16_t avail = (uint16_t)(head - q->mine);
 	if (pm_unlikely(avail > q->size))
 		return mif_fault(p, k, "head more than a ring ahead of tail", head,
@@ -374,7 +378,8 @@ static int srv_txsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 	struct mif_ring *r = q->r;
 	/* acquire: pairs with the client's release of head (the buffers it
 	 * posted). */
-	uint16_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint16_t head = atomic_load_explicit(PM_ATOMIC(&r->head),
+					     memory_order_acquire);
 	uint16_t avail = (uint16_t)(head - q->mine);
 	if (pm_unlikely(avail > q->size))
 		return mif_fault(p, k, "head more than a ring ahead of tail", head,
@@ -448,7 +453,7 @@ static int region_lost(struct pktmap_port *p, struct pm_kring *k, uint32_t *cur,
 	if (cur)
 		*cur = cur0;
 	k->hwtail = tail0;
-	atomic_store(&mi->ctl_due, 1);
+	atomic_store_explicit(&mi->ctl_due, 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -457,9 +462,11 @@ static int region_lost(struct pktmap_port *p, struct pm_kring *k, uint32_t *cur,
 static void maybe_service(struct pktmap_port *p, atomic_flag *other)
 {
 	struct mif_priv *mi = mif(p);
-	if (pm_likely(!atomic_load_explicit(&mi->ctl_due, memory_order_relaxed) &&
-		      coarse_ms() < __atomic_load_n(&mi->next_service_ms,
-						     __ATOMIC_RELAXED)))
+	if (pm_likely(!atomic_load_explicit(&mi->ctl_due,
+					    memory_order_relaxed) &&
+		      coarse_ms() < atomic_load_explicit(
+				PM_ATOMIC(&mi->next_service_ms),
+				memory_order_relaxed)))
 		return;
 	if (!lock(other))
 		return;
@@ -481,7 +488,7 @@ static void events_drain(struct pktmap_port *p, struct mif_q *q)
 	}
 	ssize_t r = read(mi->tfd, &v, sizeof(v));
 	(void)r;
-	atomic_store(&mi->ctl_due, 1);
+	atomic_store_explicit(&mi->ctl_due, 1, memory_order_relaxed);
 }
 
 static int memif_txsync(struct pktmap_port *p, struct pm_kring *k)
@@ -499,8 +506,8 @@ static int memif_txsync(struct pktmap_port *p, struct pm_kring *k)
 						     memory_order_relaxed)))
 			ret = region_lost(p, k, &k->hwcur, cur, tail);
 		if (k->hwcur != cur)
-			__atomic_store_n(&mi->backoff_us, MIF_BACKOFF_MIN_US,
-					 __ATOMIC_RELAXED);
+			atomic_store_explicit(PM_ATOMIC(&mi->backoff_us),
+					      MIF_BACKOFF_MIN_US, memory_order_relaxed);
 	}
 	unlock(&mi->lk_tx);
 	return ret;
@@ -523,8 +530,8 @@ static int memif_rxsync(struct pktmap_port *p, struct pm_kring *k)
 						     memory_order_relaxed)))
 			ret = region_lost(p, k, NULL, 0, tail);
 		if (k->hwtail != tail)
-			__atomic_store_n(&mi->backoff_us, MIF_BACKOFF_MIN_US,
-					 __ATOMIC_RELAXED);
+			atomic_store_explicit(PM_ATOMIC(&mi->backoff_us),
+					      MIF_BACKOFF_MIN_US, memory_order_relaxed);
 	} else {
 		ret = pm_rx_release(p, k);
 	}
@@ -553,8 +560,10 @@ static void rings_attach(struct pktmap_port *p)
 			q->ifd = rq->fd;
 			rq->fd = -1;
 			/* As every server does: indices start at 0. */
-			__atomic_store_n(&q->r->head, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&q->r->tail, 0, __ATOMIC_RELAXED);
+			atomic_store_explicit(PM_ATOMIC(&q->r->head), 0,
+					      memory_order_relaxed);
+			atomic_store_explicit(PM_ATOMIC(&q->r->tail), 0,
+					      memory_order_relaxed);
 		} else {
 			q->r = (struct mif_ring *)(mi->rbase +
 						   (c2s ? r : mi->run_c2s + r) * rb);
@@ -572,7 +581,8 @@ static void rings_attach(struct pktmap_port *p)
 			for (uint32_t pos = 0; pos < q->size; pos++)
 				cli_post(p, q, pos);
 			q->mine = (uint16_t)q->size;
-			__atomic_store_n(&q->r->head, q->mine, __ATOMIC_RELEASE);
+			atomic_store_explicit(PM_ATOMIC(&q->r->head), q->mine,
+					      memory_order_release);
 		}
 	}
 }
@@ -632,7 +642,7 @@ static void rings_detach(struct pktmap_port *p)
 static int memif_poll_arm(struct pktmap_port *p, short events)
 {
 	struct mif_priv *mi = mif(p);
-	int ready = 0, st = atomic_load(&mi->state);
+	int ready = 0, st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	if ((events & POLLIN) && st == MIF_UP) {
 		if (!lock(&mi->lk_rx))
 			return 1;
@@ -656,7 +666,8 @@ static int memif_poll_arm(struct pktmap_port *p, short events)
 	 * MIF_BACKOFF_MIN_US and doubling while it finds nothing, up to
 	 * 64 ms. Down, it is the next connect() try or the handshake's
 	 * deadline. */
-	uint32_t b = __atomic_load_n(&mi->backoff_us, __ATOMIC_RELAXED);
+	uint32_t b = atomic_load_explicit(PM_ATOMIC(&mi->backoff_us),
+					  memory_order_relaxed);
 	int64_t us = b;
 	if (st == MIF_DOWN && !mi->server)
 		us = (mi->next_try_ms - mif_now_ms()) * 1000;
@@ -665,7 +676,8 @@ static int memif_poll_arm(struct pktmap_port *p, short events)
 	if (st == MIF_UP || !mi->server || st != MIF_DOWN)
 		mif_arm_timer(mi, us);
 	if (b < 64000)
-		__atomic_store_n(&mi->backoff_us, b * 2, __ATOMIC_RELAXED);
+		atomic_store_explicit(PM_ATOMIC(&mi->backoff_us), b * 2,
+				      memory_order_relaxed);
 	return ready;
 }
 
@@ -688,7 +700,7 @@ static void memif_poll_disarm(struct pktmap_port *p, short events)
 	ssize_t r = read(mi->tfd, &v, sizeof(v));
 	(void)r;
 	/* Whatever woke us may be the control socket: look at it. */
-	atomic_store(&mi->ctl_due, 1);
+	atomic_store_explicit(&mi->ctl_due, 1, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------ */
@@ -802,7 +814,7 @@ static int memif_event_fd(struct pktmap_port *p)
 
 static void memif_info(const struct pktmap_port *p, struct pktmap_info *info)
 {
-	if (atomic_load(&mif(p)->state) != MIF_UP)
+	if (atomic_load_explicit(&mif(p)->state, memory_order_acquire) != MIF_UP)
 		info->flags |= PKTMAP_INFO_PEER_GONE;
 }
 
@@ -810,9 +822,9 @@ static void memif_info(const struct pktmap_port *p, struct pktmap_info *info)
 static void memif_stats(const struct pktmap_port *p, struct pktmap_stats *st)
 {
 	const struct mif_priv *mi = mif(p);
-	st->peer_connects = __atomic_load_n(&mi->connects, __ATOMIC_RELAXED);
-	st->peer_disconnects = __atomic_load_n(&mi->disconnects, __ATOMIC_RELAXED);
-	st->peer_errors = __atomic_load_n(&mi->peer_errors, __ATOMIC_RELAXED);
+	st->peer_connects = pm_stat_read(&mi->connects);
+	st->peer_disconnects = pm_stat_read(&mi->disconnects);
+	st->peer_errors = pm_stat_read(&mi->peer_errors);
 }
 
 static void memif_close(struct pktmap_port *p)

@@ -185,6 +185,10 @@ struct mif_priv {
 	 * channel changes the connection only holding both. */
 	atomic_flag lk_rx __attribute__((aligned(PM_CACHELINE)));
 	atomic_flag lk_tx __attribute__((aligned(PM_CACHELINE)));
+	/* state is stored with release and loaded with acquire (the
+	 * connection it names was set up before it); ctl_due, fault and
+	 * lost are relaxed: hints to the control channel, which does its
+	 * work holding both locks and looks anyway every MIF_SERVICE_MS. */
 	_Atomic int state __attribute__((aligned(PM_CACHELINE)));
 	_Atomic int ctl_due;      /* poll woke up on the control socket */
 	_Atomic int fault;        /* a sync saw the peer break the protocol */

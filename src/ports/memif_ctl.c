@@ -51,7 +51,7 @@ void mif_arm_timer(struct mif_priv *mi, int64_t us)
 void mif_arm_ctl_timer(struct pktmap_port *p)
 {
 	struct mif_priv *mi = mif(p);
-	int st = atomic_load(&mi->state);
+	int st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	int64_t now = mif_now_ms();
 	if (st == MIF_DOWN && !mi->server)
 		mif_arm_timer(mi, (mi->next_try_ms - now) * 1000);
@@ -172,10 +172,10 @@ static int peer_ok(struct mif_priv *mi, char *why, size_t wl)
 static void set_state(struct pktmap_port *p, int s)
 {
 	struct mif_priv *mi = mif(p);
-	atomic_store(&mi->state, s);
+	atomic_store_explicit(&mi->state, s, memory_order_release);
 	if (s == MIF_UP)
-		__atomic_fetch_and(&p->info_flags, ~PKTMAP_INFO_PEER_GONE,
-				   __ATOMIC_RELAXED);
+		atomic_fetch_and_explicit(PM_ATOMIC(&p->info_flags),
+					  ~PKTMAP_INFO_PEER_GONE, memory_order_relaxed);
 	else
 		pm_info_set(p, PKTMAP_INFO_PEER_GONE);
 }
@@ -289,7 +289,7 @@ static int cli_send_step(struct pktmap_port *p)
 	}
 	m.type = MIF_MSG_CONNECT;
 	snprintf((char *)m.if_name, sizeof(m.if_name), "pktmap");
-	atomic_store(&mi->state, MIF_CONNECTING);
+	atomic_store_explicit(&mi->state, MIF_CONNECTING, memory_order_release);
 	return mif_send(mi, &m, -1);
 }
 
@@ -336,7 +336,7 @@ static int cli_hello(struct pktmap_port *p, const struct mif_msg *m, char *why,
 		return -1;
 	}
 	mi->step = 0;
-	atomic_store(&mi->state, MIF_SETUP);
+	atomic_store_explicit(&mi->state, MIF_SETUP, memory_order_release);
 	return 0;
 }
 
@@ -344,7 +344,7 @@ static int cli_msg(struct pktmap_port *p, const struct mif_msg *m, int fd,
 		   char *why, size_t wl)
 {
 	struct mif_priv *mi = mif(p);
-	int st = atomic_load(&mi->state);
+	int st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	if (fd >= 0) {
 		close(fd);
 		snprintf(why, wl, "the server sent a file descriptor with "
@@ -402,7 +402,7 @@ static void cli_try_connect(struct pktmap_port *p)
 	}
 	ep_add(mi, fd);
 	mi->deadline_ms = mif_now_ms() + MIF_HANDSHAKE_MS;
-	atomic_store(&mi->state, MIF_HELLO);
+	atomic_store_explicit(&mi->state, MIF_HELLO, memory_order_release);
 }
 
 /* ------------------------------------------------------------------ */
@@ -608,7 +608,7 @@ static int srv_init(struct pktmap_port *p, const struct mif_msg *m, char *why,
 		int ret = send_simple(mi, MIF_MSG_ACK);
 		if (ret)
 			snprintf(why, wl, "cannot send ACK: %s", strerror(-ret));
-		atomic_store(&mi->state, MIF_SETUP);
+		atomic_store_explicit(&mi->state, MIF_SETUP, memory_order_release);
 		return ret ? -1 : 0;
 	}
 	return -1;
@@ -618,7 +618,7 @@ static int srv_msg(struct pktmap_port *p, const struct mif_msg *m, int fd,
 		   char *why, size_t wl)
 {
 	struct mif_priv *mi = mif(p);
-	int st = atomic_load(&mi->state), ret = -1;
+	int st = atomic_load_explicit(&mi->state, memory_order_acquire), ret = -1;
 	if (st == MIF_HELLO && m->type == MIF_MSG_INIT && fd < 0)
 		return srv_init(p, m, why, wl);
 	if (st == MIF_SETUP && m->type == MIF_MSG_ADD_REGION)
@@ -695,7 +695,7 @@ static void srv_accept(struct pktmap_port *p)
 		ep_add(mi, fd);
 		snprintf(mi->peer_name, sizeof(mi->peer_name), "a client");
 		mi->deadline_ms = mif_now_ms() + MIF_HANDSHAKE_MS;
-		atomic_store(&mi->state, MIF_HELLO);
+		atomic_store_explicit(&mi->state, MIF_HELLO, memory_order_release);
 	}
 }
 
@@ -706,14 +706,14 @@ static uint64_t mif_lost(const struct pktmap_port *p)
 {
 	uint64_t n = 0;
 	for (uint32_t i = 0; i < p->ntx + p->nrx; i++)
-		n += __atomic_load_n(&p->krings[i].st->drop_backend, __ATOMIC_RELAXED);
+		n += pm_stat_read(&p->krings[i].st->drop_backend);
 	return n;
 }
 
 void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 {
 	struct mif_priv *mi = mif(p);
-	int st = atomic_load(&mi->state);
+	int st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	uint64_t lost0 = mif_lost(p);
 	if (st == MIF_UP)
 		mi->detach(p);
@@ -735,7 +735,7 @@ void mif_disconnect(struct pktmap_port *p, const char *why, bool tell)
 		close(mi->regfd[i]);
 	}
 	mi->nreg = 0;
-	atomic_store(&mi->lost, 0);
+	atomic_store_explicit(&mi->lost, 0, memory_order_relaxed);
 	for (int d = 0; d < 2; d++)
 		for (uint32_t i = 0; i < mi->nq; i++) {
 			if (mi->req[d][i].set && mi->req[d][i].fd >= 0)
@@ -792,7 +792,7 @@ static void handle_one(struct pktmap_port *p, const struct mif_msg *m, int fd)
 		mif_disconnect(p, why, false);
 		return;
 	}
-	int st = atomic_load(&mi->state);
+	int st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	int ret;
 	if (st == MIF_UP) {
 		if (fd >= 0)
@@ -813,21 +813,21 @@ void mif_service(struct pktmap_port *p)
 {
 	struct mif_priv *mi = mif(p);
 	int64_t now = mif_now_ms();
-	atomic_store(&mi->ctl_due, 0);
-	__atomic_store_n(&mi->next_service_ms, now + MIF_SERVICE_MS,
-			 __ATOMIC_RELAXED);
-	if (atomic_exchange(&mi->fault, 0) && atomic_load(&mi->state) != MIF_DOWN) {
+	atomic_store_explicit(&mi->ctl_due, 0, memory_order_relaxed);
+	atomic_store_explicit(PM_ATOMIC(&mi->next_service_ms),
+			      now + MIF_SERVICE_MS, memory_order_relaxed);
+	if (atomic_exchange_explicit(&mi->fault, 0, memory_order_relaxed) && atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN) {
 		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer broke the ring protocol", true);
 	}
-	if (atomic_load(&mi->lost) && atomic_load(&mi->state) != MIF_DOWN) {
+	if (atomic_load_explicit(&mi->lost, memory_order_relaxed) && atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN) {
 		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer took back memory of a region it gave "
 			       "us (punched a hole in it: SIGBUS, caught)", true);
 	}
 	if (mi->server)
 		srv_accept(p);
-	else if (atomic_load(&mi->state) == MIF_DOWN && now >= mi->next_try_ms)
+	else if (atomic_load_explicit(&mi->state, memory_order_acquire) == MIF_DOWN && now >= mi->next_try_ms)
 		cli_try_connect(p);
 	for (int i = 0; mi->cfd >= 0 && i < MIF_MSGS_PER_SERVICE; i++) {
 		struct mif_msg m;
@@ -850,9 +850,9 @@ void mif_service(struct pktmap_port *p)
 		}
 		handle_one(p, &m, fd);
 		if (i + 1 == MIF_MSGS_PER_SERVICE)
-			atomic_store(&mi->ctl_due, 1); /* more next time */
+			atomic_store_explicit(&mi->ctl_due, 1, memory_order_relaxed); /* more next time */
 	}
-	int st = atomic_load(&mi->state);
+	int st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	if (st != MIF_DOWN && st != MIF_UP && now > mi->deadline_ms) {
 		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer did not finish the handshake in "
@@ -1044,7 +1044,7 @@ int mif_ctl_open(struct pktmap_port *p, const char *body, int abstract)
 void mif_ctl_close(struct pktmap_port *p)
 {
 	struct mif_priv *mi = mif(p);
-	if (atomic_load(&mi->state) != MIF_DOWN)
+	if (atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN)
 		mif_disconnect(p, "the pktmap port was closed", true);
 	ep_close(mi, &mi->cfd);
 	if (mi->lfd >= 0) {

@@ -169,12 +169,12 @@ static inline void tx_set_len(struct pkt_sock *s, uint32_t f, uint32_t len)
  * status with release. */
 static inline uint32_t status_load(const volatile uint32_t *st)
 {
-	return __atomic_load_n(st, __ATOMIC_ACQUIRE);
+	return atomic_load_explicit(PM_ATOMIC(st), memory_order_acquire);
 }
 
 static inline void status_store(volatile uint32_t *st, uint32_t v)
 {
-	__atomic_store_n(st, v, __ATOMIC_RELEASE);
+	atomic_store_explicit(PM_ATOMIC(st), v, memory_order_release);
 }
 
 static inline int set_opt(int fd, int opt, const void *v, socklen_t len)

@@ -51,7 +51,8 @@ static inline uint32_t pm_xq_prod_space(struct pm_xq *q, uint32_t want)
 		return want;
 	/* Pairs with the kernel's smp_store_release() of the consumer
 	 * index: the entries before it have been read. */
-	q->cached_cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
+	q->cached_cons = atomic_load_explicit(PM_ATOMIC(q->consumer),
+					      memory_order_acquire);
 	free = q->size - (q->cached_prod - q->cached_cons);
 	if (pm_unlikely(free > q->size))
 		free = 0; /* never trust a value we did not write */
@@ -63,7 +64,8 @@ static inline void pm_xq_prod_submit(struct pm_xq *q)
 {
 	/* Pairs with the kernel's smp_load_acquire() of the producer
 	 * index: the entries before it are written. */
-	__atomic_store_n(q->producer, q->cached_prod, __ATOMIC_RELEASE);
+	atomic_store_explicit(PM_ATOMIC(q->producer), q->cached_prod,
+			      memory_order_release);
 }
 
 /* Consumer: how many entries may be read now (at most `want`). */
@@ -73,7 +75,8 @@ static inline uint32_t pm_xq_cons_avail(struct pm_xq *q, uint32_t want)
 	if (n < want) {
 		/* Pairs with the kernel's smp_store_release() of the
 		 * producer index. */
-		q->cached_prod = __atomic_load_n(q->producer, __ATOMIC_ACQUIRE);
+		q->cached_prod = atomic_load_explicit(PM_ATOMIC(q->producer),
+						      memory_order_acquire);
 		n = q->cached_prod - q->cached_cons;
 		if (pm_unlikely(n > q->size)) {
 			q->cached_prod = q->cached_cons;
@@ -88,19 +91,22 @@ static inline void pm_xq_cons_release(struct pm_xq *q)
 {
 	/* Pairs with the kernel's smp_load_acquire() of the consumer
 	 * index: we are done reading the entries before it. */
-	__atomic_store_n(q->consumer, q->cached_cons, __ATOMIC_RELEASE);
+	atomic_store_explicit(PM_ATOMIC(q->consumer), q->cached_cons,
+			      memory_order_release);
 }
 
 /* Entries not yet taken by the kernel (producer rings). */
 static inline uint32_t pm_xq_prod_pending(struct pm_xq *q)
 {
-	uint32_t cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
+	uint32_t cons = atomic_load_explicit(PM_ATOMIC(q->consumer),
+					     memory_order_acquire);
 	return q->cached_prod - cons;
 }
 
 static inline bool pm_xq_needs_wakeup(const struct pm_xq *q)
 {
-	return __atomic_load_n(q->flags, __ATOMIC_RELAXED) & XDP_RING_NEED_WAKEUP;
+	return atomic_load_explicit(PM_ATOMIC(q->flags),
+				    memory_order_relaxed) & XDP_RING_NEED_WAKEUP;
 }
 
 static inline struct xdp_desc *pm_xq_desc(struct pm_xq *q, uint32_t i)
@@ -298,19 +304,24 @@ struct xdp_priv {
  * relaxed load and store, no locked instruction. */
 static inline bool bit_test(const uint64_t *m, uint32_t i)
 {
-	return (__atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
+	return (atomic_load_explicit(PM_ATOMIC(&m[i >> 6]),
+				     memory_order_relaxed) >> (i & 63)) & 1;
 }
 
 static inline void bit_set(uint64_t *m, uint32_t i)
 {
-	uint64_t w = __atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED);
-	__atomic_store_n(&m[i >> 6], w | 1ull << (i & 63), __ATOMIC_RELAXED);
+	uint64_t w = atomic_load_explicit(PM_ATOMIC(&m[i >> 6]),
+					  memory_order_relaxed);
+	atomic_store_explicit(PM_ATOMIC(&m[i >> 6]), w | 1ull << (i & 63),
+			      memory_order_relaxed);
 }
 
 static inline void bit_clear(uint64_t *m, uint32_t i)
 {
-	uint64_t w = __atomic_load_n(&m[i >> 6], __ATOMIC_RELAXED);
-	__atomic_store_n(&m[i >> 6], w & ~(1ull << (i & 63)), __ATOMIC_RELAXED);
+	uint64_t w = atomic_load_explicit(PM_ATOMIC(&m[i >> 6]),
+					  memory_order_relaxed);
+	atomic_store_explicit(PM_ATOMIC(&m[i >> 6]), w & ~(1ull << (i & 63)),
+			      memory_order_relaxed);
 }
 
 /* xdp_sock.c: would the kernel or the device drop this frame of flen

@@ -365,7 +365,8 @@ int pm_xdp_host_open(struct pktmap_port *p, struct pm_xdp_host *h,
 bool pm_xdp_host_rx_ready(const struct pm_xdp_host *h)
 {
 	return h->prod_pos &&
-	       __atomic_load_n(h->prod_pos, __ATOMIC_ACQUIRE) != *h->cons_pos;
+	       atomic_load_explicit(PM_ATOMIC(h->prod_pos),
+				    memory_order_acquire) != *h->cons_pos;
 }
 
 static uint32_t sum16(const uint8_t *b, uint32_t len, uint32_t sum)
@@ -449,13 +450,14 @@ static int host_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	uint64_t cons = *h->cons_pos;
 	/* Pairs with the kernel's smp_store_release() of the producer
 	 * position in bpf_ringbuf_commit(). */
-	uint64_t prod = __atomic_load_n(h->prod_pos, __ATOMIC_ACQUIRE);
+	uint64_t prod = atomic_load_explicit(PM_ATOMIC(h->prod_pos),
+					     memory_order_acquire);
 	while (space && cons < prod) {
 		/* Pairs with the release of the record's header when the
 		 * kernel commits it (the busy bit cleared). */
-		uint32_t hdr = __atomic_load_n((const uint32_t *)(h->data +
-								 (cons & mask)),
-					       __ATOMIC_ACQUIRE);
+		const uint32_t *at = (const uint32_t *)(h->data + (cons & mask));
+		uint32_t hdr = atomic_load_explicit(PM_ATOMIC(at),
+						    memory_order_acquire);
 		if (hdr & BPF_RINGBUF_BUSY_BIT)
 			break;
 		uint32_t len = hdr & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
@@ -486,7 +488,8 @@ static int host_rxsync(struct pktmap_port *p, struct pm_kring *k)
 	}
 	/* Pairs with the kernel's smp_load_acquire() of the consumer
 	 * position: the records before it are free. */
-	__atomic_store_n(h->cons_pos, cons, __ATOMIC_RELEASE);
+	atomic_store_explicit(PM_ATOMIC(h->cons_pos), cons,
+			      memory_order_release);
 	k->hwtail = j;
 	pm_count(k, pkts, bytes);
 	return 0;

@@ -384,7 +384,8 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 	/* Above it the device would drop the frame (a veth, counted as a
 	 * back-end drop): too long, as on the AF_XDP path. */
 	pm_xdp_tx_tick(xp, q);
-	const uint32_t most = __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + 14;
+	const uint32_t most = atomic_load_explicit(PM_ATOMIC(&xp->mtu),
+						   memory_order_relaxed) + 14;
 	while (i != head) {
 		const struct netmap_slot *s = &ring->slot[i];
 		if (!chain)
@@ -439,7 +440,7 @@ static int live_txsync(struct pktmap_port *p, struct pm_kring *k)
 
 uint64_t pm_xdp_live_drops(const struct xdp_priv *xp)
 {
-	return xp->live ? __atomic_load_n(&xp->live->drops, __ATOMIC_RELAXED) : 0;
+	return xp->live ? pm_stat_read(&xp->live->drops) : 0;
 }
 
 void pm_xdp_live_close(struct xdp_priv *xp)

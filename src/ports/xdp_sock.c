@@ -82,8 +82,10 @@ static int xq_map(int fd, struct pm_xq *q, const struct xdp_ring_offset *off,
 	q->ring = m + off->desc;
 	q->size = n;
 	q->mask = n - 1;
-	q->cached_prod = __atomic_load_n(q->producer, __ATOMIC_ACQUIRE);
-	q->cached_cons = __atomic_load_n(q->consumer, __ATOMIC_ACQUIRE);
+	q->cached_prod = atomic_load_explicit(PM_ATOMIC(q->producer),
+					      memory_order_acquire);
+	q->cached_cons = atomic_load_explicit(PM_ATOMIC(q->consumer),
+					      memory_order_acquire);
 	return 0;
 }
 
@@ -96,8 +98,9 @@ static uint32_t refresh_mtu(struct xdp_priv *xp)
 	ifr.ifr_ifindex = xp->ifindex;
 	if (xp->mtu_fd >= 0 && ioctl(xp->mtu_fd, SIOCGIFNAME, &ifr) == 0 &&
 	    ioctl(xp->mtu_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
-		__atomic_store_n(&xp->mtu, (uint32_t)ifr.ifr_mtu, __ATOMIC_RELAXED);
-	return __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED);
+		atomic_store_explicit(PM_ATOMIC(&xp->mtu),
+				      (uint32_t)ifr.ifr_mtu, memory_order_relaxed);
+	return atomic_load_explicit(PM_ATOMIC(&xp->mtu), memory_order_relaxed);
 }
 
 void pm_xdp_mtu_tick(struct xdp_priv *xp, struct xdp_queue *q)
@@ -117,7 +120,8 @@ void pm_xdp_mtu_tick(struct xdp_priv *xp, struct xdp_queue *q)
 bool pm_xdp_above_mtu(struct xdp_priv *xp, const uint8_t *frame,
 		      uint32_t len, uint32_t flen)
 {
-	if (flen <= __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + ETH_HLEN)
+	if (flen <= atomic_load_explicit(PM_ATOMIC(&xp->mtu),
+					 memory_order_relaxed) + ETH_HLEN)
 		return false;
 	uint32_t mtu = refresh_mtu(xp);
 	if (flen <= mtu + ETH_HLEN)

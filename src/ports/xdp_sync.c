@@ -347,7 +347,8 @@ int pm_xdp_txsync(struct pktmap_port *p, struct pm_kring *k)
 	 * through tx_frame(), which checks each (and counts what the MTU
 	 * refuses as too long). */
 	struct pm_bufspace bs = p->bs;
-	const uint32_t most = __atomic_load_n(&xp->mtu, __ATOMIC_RELAXED) + 14;
+	const uint32_t most = atomic_load_explicit(PM_ATOMIC(&xp->mtu),
+						   memory_order_relaxed) + 14;
 	if (most < bs.usable)
 		bs.usable = most;
 	while (i != head) {
@@ -419,13 +420,15 @@ static bool queue_ready(const struct xdp_priv *xp, const struct xdp_queue *q,
 			short events)
 {
 	if ((q->ep_events & EPOLLIN) &&
-	    __atomic_load_n(q->rx.producer, __ATOMIC_ACQUIRE) != q->rx.cached_cons)
+	    atomic_load_explicit(PM_ATOMIC(q->rx.producer),
+				 memory_order_acquire) != q->rx.cached_cons)
 		return true;
 	/* Live-frames TX frees its slots within the sync. */
 	if ((events & POLLOUT) && xp->live)
 		return true;
 	if ((q->ep_events & EPOLLOUT) && q->tx_inflight) {
-		if (__atomic_load_n(q->cq.producer, __ATOMIC_ACQUIRE) !=
+		if (atomic_load_explicit(PM_ATOMIC(q->cq.producer),
+					 memory_order_acquire) !=
 		    q->cq.cached_cons)
 			return true;
 		/* Zero-copy drivers publish completions without waking the
