@@ -13,20 +13,13 @@
  *
  *   FLAGS: R (RX only), T (TX only), Z (demand zero-copy), C (force copy);
  *   r, t, rt: a monitor of the port (src/monitor.c), z refused.
- *   xdp: @conf:tx=live (BPF_PROG_RUN live frames) or tx=xsk (AF_XDP).
- *   pkt: @conf:rx=blocks (RX in the kernel's TPACKET_V3 blocks) or
- *   rx=frames, block-ms=N; tx=frames (TX slots' buffers are the
- *   kernel's TX frames) or tx=copy.
- *   @conf keys: rings, tx-rings, rx-rings, host-rings, host-tx-rings,
- *   host-rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs,
- *   hugepages, loop, linktype, nanosec, spin-us, region, share;
- *   memif: role (server|client), secret, abstract.
+ *   @conf keys: those the back end lists in its ops (.conf, conf.h),
+ *   each read by conf.c; any other is refused.
  *
  * For back ends whose body is a file path only the "/R" "/T" flags and the
  * "@" options are taken from the end; the rest is the path.
  */
 #include <errno.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,217 +46,11 @@ static int err_out(char *err, size_t errlen, const char *name, const char *fmt,
 	return -EINVAL;
 }
 
-static int parse_u32(const char *s, size_t n, uint32_t *out)
-{
-	if (n == 0 || n > 10)
-		return -1;
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-struct conf_key {
-	const char *key;
-	size_t off; /* offset of a uint32_t or int field in struct pm_conf */
-	int is_int;
-	uint32_t min, max;
-};
-
-#define CK(k, f, i, lo, hi) { k, offsetof(struct pm_conf, f), i, lo, hi }
-static const struct conf_key conf_keys[] = {
-	CK("tx-rings", tx_rings, 0, 1, PM_MAX_RINGS),
-	CK("rx-rings", rx_rings, 0, 1, PM_MAX_RINGS),
-	CK("host-tx-rings", host_tx_rings, 0, 0, PM_MAX_RINGS),
-	CK("host-rx-rings", host_rx_rings, 0, 0, PM_MAX_RINGS),
-	CK("tx-slots", tx_slots, 0, 4, PM_MAX_SLOTS),
-	CK("rx-slots", rx_slots, 0, 4, PM_MAX_SLOTS),
-	CK("bufs", bufs, 0, 3, 1u << 26),
-	CK("buf-size", buf_size, 0, 256, 65536),
-	CK("extra-bufs", extra_bufs, 0, 0, 1u << 24),
-	CK("hugepages", hugepages, 1, 0, 1),
-	CK("loop", loop, 1, 0, 1),
-	CK("linktype", linktype, 0, 0, 65535),
-	CK("nanosec", nanosec, 1, 0, 1),
-	CK("spin-us", spin_us, 0, 0, 1000000),
-	CK("block-ms", block_ms, 0, 1, 60000),
-	CK("abstract", abstract, 1, 0, 1),
-};
-
-/* share=group:NAME (or group:GID): the region's files belong to that
- * group, mode 0660. */
-static int conf_share(const char *val, size_t vlen, struct pm_conf *c,
-		      const char *name, char *err, size_t errlen)
-{
-	char g[64];
-	uint32_t v;
-	if (vlen <= 6 || vlen - 6 >= sizeof(g) || strncmp(val, "group:", 6) != 0)
-		return err_out(err, errlen, name,
-			       "'@conf:share=%s': expected group:NAME", "");
-	memcpy(g, val + 6, vlen - 6);
-	g[vlen - 6] = 0;
-	struct group gr, *res = NULL;
-	char buf[1024];
-	if (parse_u32(g, strlen(g), &v) == 0) {
-		/* (gid_t)-1 means "no change" to fchown(): not a group anyone
-		 * can share with. */
-		if (v == UINT32_MAX)
-			return err_out(err, errlen, name,
-				       "'@conf:share=group:%s': not a group id (at "
-				       "most 4294967294)", g);
-		c->share = true;
-		c->share_gid = v;
-	} else if (getgrnam_r(g, &gr, buf, sizeof(buf), &res) == 0 && res) {
-		c->share = true;
-		c->share_gid = (uint32_t)res->gr_gid;
-	} else {
-		return err_out(err, errlen, name,
-			       "'@conf:share=group:%s': no such group", g);
-	}
-	return 0;
-}
-
-/* "K=N" out of range, or not a number. */
-static int conf_range_error(const char *key, uint32_t lo, uint32_t hi,
-			    const char *name, char *err, size_t errlen)
-{
-	char m[96];
-	snprintf(m, sizeof(m), "'@conf:%s': needs a number from %u to %u", key,
-		 lo, hi);
-	return err_out(err, errlen, name, "%s", m);
-}
-
-/* The keys that set two fields at once: rings, slots, host-rings. */
-static int conf_pair(const char *key, const char *val, size_t vlen,
-		     struct pm_conf *c, const char *name, char *err,
-		     size_t errlen)
-{
-	uint32_t lo = key[0] == 's' ? 4 : (key[0] == 'h' ? 0 : 1);
-	uint32_t hi = key[0] == 's' ? PM_MAX_SLOTS : PM_MAX_RINGS;
-	uint32_t v;
-	if (parse_u32(val, vlen, &v) || v < lo || v > hi)
-		return conf_range_error(key, lo, hi, name, err, errlen);
-	if (key[0] == 'r')
-		c->tx_rings = c->rx_rings = v;
-	else if (key[0] == 's')
-		c->tx_slots = c->rx_slots = v;
-	else
-		c->host_tx_rings = c->host_rx_rings = v;
-	return 0;
-}
-
-/* The numeric keys of conf_keys[]. */
-static int conf_number(const char *key, const char *val, size_t vlen,
-		       struct pm_conf *c, const char *name, char *err,
-		       size_t errlen)
-{
-	const struct conf_key *k = NULL;
-	uint32_t v;
-	for (size_t i = 0; i < PM_ARRAY_SIZE(conf_keys); i++)
-		if (strcmp(conf_keys[i].key, key) == 0)
-			k = &conf_keys[i];
-	if (!k)
-		return err_out(err, errlen, name,
-			       "'@conf:%s': unknown key (known: tx, rings, "
-			       "tx-rings, rx-rings, host-rings, slots, "
-			       "tx-slots, rx-slots, bufs, buf-size, "
-			       "extra-bufs, hugepages, loop, linktype, "
-			       "nanosec, spin-us, rx, block-ms, region, share, "
-			       "role, secret, abstract)", key);
-	if (parse_u32(val, vlen, &v) || v < k->min || v > k->max)
-		return conf_range_error(key, k->min, k->max, name, err, errlen);
-	if (k->is_int)
-		*(int *)((char *)c + k->off) = (int)v;
-	else
-		*(uint32_t *)((char *)c + k->off) = v;
-	if (k->off == offsetof(struct pm_conf, spin_us))
-		c->spin_set = 1;
-	return 0;
-}
-
-/* The keys whose values are words: region (mem), role, secret, tx. */
-static int conf_word(const char *key, const char *val, size_t vlen,
-		     struct pm_conf *c, const char *name, char *err,
-		     size_t errlen)
-{
-	if (strcmp(key, "region") == 0 || strcmp(key, "mem") == 0) {
-		if (vlen == 0 || vlen >= sizeof(c->region))
-			return err_out(err, errlen, name,
-				       "'@conf:%s=': bad region name", key);
-		memcpy(c->region, val, vlen);
-		c->region[vlen] = 0;
-	} else if (strcmp(key, "role") == 0) {
-		if (vlen == 6 && strncmp(val, "server", 6) == 0)
-			c->role = 1;
-		else if (vlen == 6 && strncmp(val, "client", 6) == 0)
-			c->role = 0;
-		else
-			return err_out(err, errlen, name, "%s",
-				       "'@conf:role=': server or client");
-	} else if (strcmp(key, "secret") == 0) {
-		if (vlen == 0 || vlen >= sizeof(c->secret))
-			return err_out(err, errlen, name, "%s",
-				       "'@conf:secret=': 1 to 24 characters");
-		memcpy(c->secret, val, vlen);
-		c->secret[vlen] = 0;
-	} else if (strcmp(key, "rx") == 0) { /* pkt: docs/packet.md */
-		if (vlen == 6 && memcmp(val, "blocks", 6) == 0)
-			c->rx_blocks = 1;
-		else if (vlen == 6 && memcmp(val, "frames", 6) == 0)
-			c->rx_blocks = 0;
-		else
-			return err_out(err, errlen, name, "%s", "'@conf:rx=': "
-				       "blocks (pkt: RX in the kernel's TPACKET_V3 "
-				       "blocks) or frames");
-	} else { /* tx: how xdp's TX reaches the device (docs/xdp.md),
-		  * where pkt:'s TX frames are (docs/packet.md) */
-		if (vlen == 4 && memcmp(val, "live", 4) == 0) {
-			c->tx_live = 1;
-		} else if (vlen == 3 && memcmp(val, "xsk", 3) == 0) {
-			c->tx_live = 0;
-		} else if (vlen == 6 && memcmp(val, "frames", 6) == 0) {
-			c->tx_frames = 1;
-		} else if (vlen == 4 && memcmp(val, "copy", 4) == 0) {
-			c->tx_frames = 0;
-		} else {
-			char what[32];
-			snprintf(what, sizeof(what), "%.*s", (int)vlen, val);
-			return err_out(err, errlen, name, "'@conf:tx=%s': "
-				       "expected live (BPF_PROG_RUN live frames) "
-				       "or xsk (AF_XDP), or on pkt: frames or copy",
-				       what);
-		}
-	}
-	return 0;
-}
-
-/* One "key=value" of @conf: (the value is val[0..vlen)). */
-static int conf_item(const char *key, const char *val, size_t vlen,
-		     struct pm_conf *c, const char *name, char *err,
-		     size_t errlen)
-{
-	static const char *const words[] = { "region", "mem", "role", "secret",
-					     "tx", "rx" };
-	for (size_t i = 0; i < PM_ARRAY_SIZE(words); i++)
-		if (strcmp(key, words[i]) == 0)
-			return conf_word(key, val, vlen, c, name, err, errlen);
-	if (strcmp(key, "share") == 0)
-		return conf_share(val, vlen, c, name, err, errlen);
-	if (strcmp(key, "rings") == 0 || strcmp(key, "slots") == 0 ||
-	    strcmp(key, "host-rings") == 0)
-		return conf_pair(key, val, vlen, c, name, err, errlen);
-	return conf_number(key, val, vlen, c, name, err, errlen);
-}
-
-/* Parse "k=v,k=v" into conf. */
-static int parse_conf(const char *s, struct pm_conf *c, const char *name,
-		      char *err, size_t errlen)
+/* Parse "k=v,k=v" into conf: each key one the back end takes (its
+ * table, ops->conf), each value what the key takes (conf.c). */
+static int parse_conf(const char *s, const struct pm_port_ops *ops,
+		      struct pm_conf *c, const char *name, char *err,
+		      size_t errlen)
 {
 	while (*s) {
 		const char *end = strchr(s, ',');
@@ -278,10 +65,15 @@ static int parse_conf(const char *s, struct pm_conf *c, const char *name,
 		}
 		memcpy(key, s, (size_t)(eq - s));
 		key[eq - s] = 0;
-		int r = conf_item(key, eq + 1, len - (size_t)(eq - s) - 1, c,
-				  name, err, errlen);
-		if (r)
-			return r;
+		char what[400];
+		if (pm_conf_set(ops->conf, ops->desc.name, key, eq + 1,
+				len - (size_t)(eq - s) - 1, c, what,
+				sizeof(what)) != 0) {
+			char safe_name[PM_NAME_MAX];
+			pm_printable(safe_name, sizeof(safe_name), name);
+			snprintf(err, errlen, "%s: %s", safe_name, what);
+			return -EINVAL;
+		}
 		s += len;
 		if (*s == ',')
 			s++;
@@ -310,6 +102,7 @@ static void name_init(struct pm_name *out)
 	out->conf.nanosec = -1;
 	out->conf.role = -1;
 	out->conf.abstract = -1;
+	out->conf.spin_us = -1;
 }
 
 /* BACKEND: out of the name into out->backend; *ops its table entry,
@@ -346,11 +139,12 @@ static int name_backend(const char *name, struct pm_name *out,
 
 /* One option taken off the body: "@conf:...", "@mem:NAME" or netmap's
  * numeric "@N" memory id. */
-static int name_option(const char *opt, struct pm_name *out, const char *name,
-		       char *err, size_t errlen)
+static int name_option(const char *opt, const struct pm_port_ops *ops,
+		       struct pm_name *out, const char *name, char *err,
+		       size_t errlen)
 {
 	if (strncmp(opt, "@conf:", 6) == 0)
-		return parse_conf(opt + 6, &out->conf, name, err, errlen);
+		return parse_conf(opt + 6, ops, &out->conf, name, err, errlen);
 	if (strncmp(opt, "@mem:", 5) == 0) {
 		snprintf(out->conf.region, sizeof(out->conf.region), "%s", opt + 5);
 		if (!out->conf.region[0])
@@ -359,7 +153,7 @@ static int name_option(const char *opt, struct pm_name *out, const char *name,
 		return 0;
 	}
 	uint32_t id;
-	if (parse_u32(opt + 1, strlen(opt + 1), &id))
+	if (pm_parse_u32(opt + 1, strlen(opt + 1), &id))
 		return err_out(err, errlen, name,
 			       "'%s': unknown option (use @conf:K=V or @mem:NAME)",
 			       opt);
@@ -392,7 +186,7 @@ static int name_options(char *buf, const struct pm_port_ops *ops,
 			size_t bl = strlen(buf);
 			snprintf(buf + bl, PM_NAME_MAX - bl, "%s", rest);
 		}
-		int r = name_option(opt, out, name, err, errlen);
+		int r = name_option(opt, ops, out, name, err, errlen);
 		if (r)
 			return r;
 	}
@@ -484,11 +278,11 @@ static int name_pipe(const char *s, struct pm_name *out, const char *name,
 	size_t nlen = dash ? (size_t)(dash - num) : strlen(num);
 	if (nlen == 0)
 		v = 0;
-	else if (parse_u32(num, nlen, &v) || v > 4095)
+	else if (pm_parse_u32(num, nlen, &v) || v > 4095)
 		return err_out(err, errlen, name, "'%s': bad pipe number", s);
 	out->pipe_id = (int)v;
 	if (dash) {
-		if (parse_u32(dash + 1, strlen(dash + 1), &v) || v >= PM_MAX_RINGS)
+		if (pm_parse_u32(dash + 1, strlen(dash + 1), &v) || v >= PM_MAX_RINGS)
 			return err_out(err, errlen, name, "'%s': bad ring number",
 				       dash);
 		out->ring = (int)v;
@@ -505,7 +299,7 @@ static int name_rings(const char *s, struct pm_name *out, const char *name,
 	case 0:
 		return 0;
 	case '-':
-		if (parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
+		if (pm_parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
 			return err_out(err, errlen, name, "'%s': bad ring number", s);
 		out->reg = NR_REG_ONE_NIC;
 		out->ring = (int)v;
@@ -513,7 +307,7 @@ static int name_rings(const char *s, struct pm_name *out, const char *name,
 	case '^':
 		out->reg = NR_REG_SW;
 		if (s[1]) {
-			if (parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
+			if (pm_parse_u32(s + 1, strlen(s + 1), &v) || v >= PM_MAX_RINGS)
 				return err_out(err, errlen, name,
 					       "'%s': bad host ring number", s);
 			out->reg = NR_REG_ONE_SW;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * Port names, parsed (src/name.c): the back end, its body, the ring
- * selector, the flags and the @conf options. Knows nothing of ports.
+ * selector, the flags and the @conf options (their keys: conf.h).
+ * Knows nothing of ports.
  */
 #ifndef PKTMAP_NAME_H
 #define PKTMAP_NAME_H
@@ -9,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "conf.h"
 
 #define PM_MAX_RINGS 64u
 #define PM_MAX_SLOTS 65536u
@@ -26,8 +29,8 @@ struct pm_conf {
 	int loop;                          /* pcap: replay the file forever */
 	uint32_t linktype;                 /* pcap writing: DLT (0 = Ethernet) */
 	int nanosec;                       /* pcap writing: -1 unset, 0 us, 1 ns */
-	uint32_t spin_us;                  /* poll: spin this long before sleeping */
-	int spin_set;                      /* spin_us was given */
+	int spin_us;                       /* poll: spin this long before
+					    * sleeping; -1 unset */
 	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
 	int rx_blocks;                     /* pkt: rx=blocks (1), rx=frames (0), -1 unset */
 	int tx_frames;                     /* pkt: tx=frames (1), tx=copy (0), -1 unset */

@@ -325,7 +325,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	nm.flags |= OPT(opts, flags, 0);
 	struct pm_conf *c = &nm.conf;
 	conf_from_opts(c, opts);
-	p->spin_us = c->spin_set ? c->spin_us : PM_DEFAULT_SPIN_US;
+	p->spin_us = c->spin_us >= 0 ? (uint32_t)c->spin_us : PM_DEFAULT_SPIN_US;
 	ret = p->ops->open(p, &nm, opts);
 	if (ret) {
 		if (p->errbuf && p->errbuf_len && !p->errbuf[0])

@@ -72,6 +72,8 @@ struct pm_port_ops {
 	struct pktmap_backend_desc desc;
 	/* Which name forms the back end accepts: PM_CAP_*. */
 	uint32_t caps;
+	/* The @conf keys it takes (conf.h); the name parser refuses others. */
+	const struct pm_conf_keys *conf;
 	/* Parse the body of the name, set up rings in p->region, p->nifp,
 	 * p->krings. Returns 0 or -errno with a message via pm_open_error().
 	 * Two rules every back end relies on:
@@ -327,6 +329,8 @@ extern const struct pm_port_ops pm_pipe_ops;
 extern const struct pm_port_ops pm_pcap_ops;
 extern const struct pm_port_ops pm_packet_ops, pm_tap_ops;
 extern const struct pm_port_ops pm_xdp_ops;
+/* xdp:'s @conf keys, the same in a build without AF_XDP (xdp_conf.c). */
+extern const struct pm_conf_keys pm_xdp_conf;
 extern const struct pm_port_ops pm_vale_ops;
 extern const struct pm_port_ops pm_memif_ops;
 

@@ -845,6 +845,31 @@ static void memif_close(struct pktmap_port *p)
 	p->priv = NULL;
 }
 
+static const struct pm_conf_word role_words[] = {
+	{ "server", 1, NULL },
+	{ "client", 0, NULL },
+	{ NULL, 0, NULL },
+};
+
+static const struct pm_conf_key memif_keys[] = {
+	{ "role", PM_CONF_WORD, offsetof(struct pm_conf, role), 0, 0, 0,
+	  role_words, NULL, "server: listen for a client; client (the default): "
+	  "connect to a server", 0 },
+	{ "secret", PM_CONF_TEXT, offsetof(struct pm_conf, secret), 0, 1,
+	  (uint32_t)sizeof(((struct pm_conf *)0)->secret) - 1, NULL, "TEXT",
+	  "the shared secret the server checks", 0 },
+	{ "abstract", PM_CONF_INT, offsetof(struct pm_conf, abstract), 0, 0, 1,
+	  NULL, NULL, "1: the socket path is an abstract socket name", 0 },
+	{ NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 },
+};
+
+/* A memif port's buffers are its own pool, sized by its rings: no bufs,
+ * extra-bufs, hugepages, region or share. */
+static const struct pm_conf_keys memif_conf = {
+	.common = PM_CK_RINGS | PM_CK_SLOTS | PM_CK_BUF_SIZE | PM_CK_SPIN,
+	.own = memif_keys,
+};
+
 const struct pm_port_ops pm_memif_ops = {
 	.desc = {
 		.name = "memif",
@@ -855,6 +880,7 @@ const struct pm_port_ops pm_memif_ops = {
 			   "(SOCKET: a path, or @NAME for an abstract socket)",
 	},
 	.caps = PM_CAP_PATH | PM_CAP_ZEROCOPY,
+	.conf = &memif_conf,
 	.open = memif_open,
 	.txsync = memif_txsync,
 	.rxsync = memif_rxsync,

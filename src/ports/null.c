@@ -77,6 +77,9 @@ static void null_close(struct pktmap_port *p)
 		close(p->fd);
 }
 
+/* The common keys, all of them. */
+static const struct pm_conf_keys null_conf = { .common = PM_CK_ALL };
+
 const struct pm_port_ops pm_null_ops = {
 	.desc = {
 		.name = "null",
@@ -86,6 +89,7 @@ const struct pm_port_ops pm_null_ops = {
 	},
 	.caps = PM_CAP_EMPTY_BODY | PM_CAP_ONE_RING | PM_CAP_ZEROCOPY |
 		PM_CAP_FD_EXACT,
+	.conf = &null_conf,
 	.open = null_open,
 	.txsync = null_txsync,
 	.rxsync = null_rxsync,

@@ -361,7 +361,7 @@ static int pkt_open(struct pktmap_port *p, const struct pm_name *nm,
 	}
 	/* The socket wakes a sleeper for every frame: no spinning before
 	 * sleeping unless the name asks for it (@conf:spin-us). */
-	if (!c->spin_set)
+	if (c->spin_us < 0)
 		p->spin_us = 0;
 	/* "copy": the kernel's one copy only, each way the port goes. */
 	bool rx_one = !(p->dir & PKTMAP_DIR_RX) || pp->inplace || pp->blocks;
@@ -518,6 +518,36 @@ static void pkt_close(struct pktmap_port *p)
 	p->fd = -1;
 }
 
+static const struct pm_conf_word rx_words[] = {
+	{ "blocks", 1, "RX in place in the kernel's TPACKET_V3 blocks" },
+	{ "frames", 0, "TPACKET_V2 frames" },
+	{ NULL, 0, NULL },
+};
+
+static const struct pm_conf_word tx_words[] = {
+	{ "frames", 1, "the TX slots' buffers are the kernel's TX frames" },
+	{ "copy", 0, "copied into them" },
+	{ NULL, 0, NULL },
+};
+
+static const struct pm_conf_key pkt_keys[] = {
+	{ "rx", PM_CONF_WORD, offsetof(struct pm_conf, rx_blocks), 0, 0, 0,
+	  rx_words, NULL, "how RX reads the kernel's ring (default frames, or "
+	  "PKTMAP_OPEN_RX_BLOCKS)", 0 },
+	{ "tx", PM_CONF_WORD, offsetof(struct pm_conf, tx_frames), 0, 0, 0,
+	  tx_words, NULL, "where TX frames are (default copy, or "
+	  "PKTMAP_OPEN_TX_FRAMES)", 0 },
+	{ "block-ms", PM_CONF_U32, offsetof(struct pm_conf, block_ms), 0, 1,
+	  60000, NULL, NULL, "rx=blocks: a block is handed over this long after "
+	  "its first frame", 0 },
+	{ NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 },
+};
+
+static const struct pm_conf_keys pkt_conf = {
+	.common = PM_CK_ALL,
+	.own = pkt_keys,
+};
+
 const struct pm_port_ops pm_packet_ops = {
 	.desc = {
 		.name = "pkt",
@@ -529,6 +559,7 @@ const struct pm_port_ops pm_packet_ops = {
 			   "rings share a PACKET_FANOUT group",
 	},
 	.caps = PM_CAP_ONE_RING,
+	.conf = &pkt_conf,
 	.open = pkt_open,
 	.txsync = pm_pkt_txsync,
 	.rxsync = pm_pkt_rxsync,

@@ -381,6 +381,24 @@ static void pcap_close(struct pktmap_port *p)
 	p->fd = -1;
 }
 
+static const struct pm_conf_key pcap_keys[] = {
+	{ "loop", PM_CONF_INT, offsetof(struct pm_conf, loop), 0, 0, 1, NULL,
+	  NULL, "1: a file read is replayed forever", 0 },
+	{ "linktype", PM_CONF_U32, offsetof(struct pm_conf, linktype), 0, 0,
+	  65535, NULL, NULL, "the link type (DLT) of a file written (default 1, "
+	  "Ethernet)", 0 },
+	{ "nanosec", PM_CONF_INT, offsetof(struct pm_conf, nanosec), 0, 0, 1,
+	  NULL, NULL, "0: a file written has microsecond time stamps (default "
+	  "nanoseconds)", 0 },
+	{ NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 },
+};
+
+/* A capture file has one ring pair: no rings keys. */
+static const struct pm_conf_keys pcap_conf = {
+	.common = PM_CK_ALL & ~PM_CK_RINGS,
+	.own = pcap_keys,
+};
+
 const struct pm_port_ops pm_pcap_ops = {
 	.desc = {
 		.name = "pcap",
@@ -391,6 +409,7 @@ const struct pm_port_ops pm_pcap_ops = {
 	},
 	.caps = PM_CAP_PATH |
 		PM_CAP_FD_EXACT,
+	.conf = &pcap_conf,
 	.open = pcap_open,
 	.txsync = pcap_txsync,
 	.rxsync = pcap_rxsync,

@@ -410,6 +410,9 @@ static void pipe_close(struct pktmap_port *p)
 	p->priv = NULL;
 }
 
+/* The common keys, all of them. */
+static const struct pm_conf_keys pipe_conf = { .common = PM_CK_ALL };
+
 const struct pm_port_ops pm_pipe_ops = {
 	.desc = {
 		.name = "pipe",
@@ -419,6 +422,7 @@ const struct pm_port_ops pm_pipe_ops = {
 			   "slots move, buffers are swapped",
 	},
 	.caps = PM_CAP_PIPE | PM_CAP_ONE_RING | PM_CAP_ZEROCOPY,
+	.conf = &pipe_conf,
 	.open = pipe_open,
 	.txsync = pm_pipe_txsync,
 	.rxsync = pm_pipe_rxsync,

@@ -437,6 +437,9 @@ static void tap_close(struct pktmap_port *p)
 	p->fd = -1;
 }
 
+/* The common keys, all of them. */
+static const struct pm_conf_keys tap_conf = { .common = PM_CK_ALL };
+
 const struct pm_port_ops pm_tap_ops = {
 	.desc = {
 		.name = "tap",
@@ -446,6 +449,7 @@ const struct pm_port_ops pm_tap_ops = {
 			   "stack's side of a link; one copy",
 	},
 	.caps = PM_CAP_ONE_RING,
+	.conf = &tap_conf,
 	.open = tap_open,
 	.txsync = tap_txsync,
 	.rxsync = tap_rxsync,

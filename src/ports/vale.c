@@ -194,6 +194,12 @@ static void vale_close(struct pktmap_port *p)
 	p->priv2 = NULL;
 }
 
+/* The switch makes the client's pipe: the client chooses its ring size
+ * and whether it shares a region with the switch, nothing else. */
+static const struct pm_conf_keys vale_conf = {
+	.common = PM_CK_SLOTS | PM_CK_REGION | PM_CK_SPIN,
+};
+
 const struct pm_port_ops pm_vale_ops = {
 	.desc = {
 		.name = "vale",
@@ -203,6 +209,7 @@ const struct pm_port_ops pm_vale_ops = {
 			   "(learning bridge); each client isolated, one copy",
 	},
 	.caps = 0,
+	.conf = &vale_conf,
 	.open = vale_open,
 	.txsync = vale_txsync,
 	.rxsync = vale_rxsync,

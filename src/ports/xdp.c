@@ -682,6 +682,7 @@ const struct pm_port_ops pm_xdp_ops = {
 			   "sends through BPF_PROG_RUN live frames (no skb)",
 	},
 	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY | PM_CAP_HOST,
+	.conf = &pm_xdp_conf,
 	.open = xdp_open,
 	.txsync = pm_xdp_txsync,
 	.rxsync = pm_xdp_rxsync,

@@ -33,5 +33,6 @@ const struct pm_port_ops pm_xdp_ops = {
 	},
 	/* The real back end's, so that names parse the same in every build. */
 	.caps = PM_CAP_ONE_RING | PM_CAP_ZEROCOPY | PM_CAP_HOST,
+	.conf = &pm_xdp_conf,
 	.open = xdp_none_open,
 };

@@ -178,6 +178,13 @@ bad any recv -i foo -n 1
 bad any gen -i pipe: -n 1
 bad any gen -i "pipe:${PIPE}x{0@conf:bogus=1" -n 1
 bad any recv -i "pipe:${PIPE}x}0@conf:rings=0" -n 1
+# each back end takes its own @conf keys (src/conf.h): another back end's
+# key is refused at parse time, a usage error, in one line listing the
+# keys this one takes
+says 2 "pipe:${PIPE}x{0@conf:block-ms=4: unknown key \"block-ms\" for pipe: (accepted: rings, tx-rings, rx-rings, slots, tx-slots, rx-slots, bufs, buf-size, extra-bufs, hugepages, region, share, spin-us)" \
+	gen -i "pipe:${PIPE}x{0@conf:block-ms=4" -n 1
+says 2 "unknown key \"tx\" for null: (accepted: " gen -i "null:@conf:tx=live" -n 1
+says 2 "unknown key \"role\" for pcap: (accepted: " recv -i "pcap:$TMP/x.pcap@conf:role=server" -n 1
 bad any gen -i nosuch:x -n 1
 bad any recv -i "pipe:${PIPE}y}0" -p 2 -n 1     # the pipe has one ring
 

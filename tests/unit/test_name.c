@@ -73,7 +73,8 @@ static const struct name_case cases[] = {
 	  "'@conf:tx=livex': expected live" },
 	{ "xdp:eth0@conf:tx=", 0, NULL, NULL, 0, 0, 0, 0, "'@conf:tx=': expected" },
 	{ "pkt:eth0@conf:rx=block", 0, NULL, NULL, 0, 0, 0, 0,
-	  "'@conf:rx=': blocks (pkt: RX in the kernel's TPACKET_V3 blocks) or frames" },
+	  "'@conf:rx=block': expected blocks (RX in place in the kernel's "
+	  "TPACKET_V3 blocks) or frames (TPACKET_V2 frames)" },
 	{ "pkt:eth0@conf:block-ms=0", 0, NULL, NULL, 0, 0, 0, 0,
 	  "'@conf:block-ms': needs a number from 1 to 60000" },
 	{ "pipe:a b{0", 0, NULL, NULL, 0, 0, 0, 0, "bad character" },
