@@ -126,11 +126,11 @@ static int pcap_open(struct pktmap_port *p, const struct pm_name *nm,
 		return pm_open_error(p, -EOPNOTSUPP,
 				     "'/Z': a capture file is always copied "
 				     "(emulated mode)");
-	if (c->tx_rings > 1 || c->rx_rings > 1 || c->host_tx_rings ||
-	    c->host_rx_rings)
+	/* opts->rings: a name cannot say rings (pcap_conf), a program can */
+	if (c->tx_rings > 1 || c->rx_rings > 1)
 		return pm_open_error(p, -EINVAL,
-				     "a capture file has one ring pair: drop "
-				     "@conf:rings / host-rings");
+				     "a capture file has one ring pair: open it "
+				     "with one ring");
 
 	struct pcap_priv *pp = calloc(1, sizeof(*pp));
 	if (!pp)

@@ -246,13 +246,11 @@ static int choose_queues(struct pktmap_port *p, struct xdp_priv *xp,
 			 const struct pm_name *nm, uint32_t *mtu)
 {
 	const struct pm_conf *c = &nm->conf;
+	/* opts->rings: a name cannot say rings (pm_xdp_conf), a program can */
 	if (c->tx_rings || c->rx_rings)
-		return pm_open_error(p, -EINVAL, "'@conf:rings' does not apply: "
+		return pm_open_error(p, -EINVAL, "a ring count does not apply: "
 				     "an interface has the queues it has (ethtool "
 				     "-L %s combined N)", xp->ifname);
-	if (c->host_tx_rings > 1 || c->host_rx_rings > 1)
-		return pm_open_error(p, -EINVAL, "an interface has one host ring "
-				     "pair");
 
 	xp->ifindex = (int)if_nametoindex(xp->ifname);
 	if (xp->ifindex == 0)

@@ -19,12 +19,12 @@ static const struct pm_conf_key xdp_keys[] = {
 	  tx_words, NULL, "how the NIC rings' TX reaches the device (default "
 	  "xsk)", 0 },
 	{ "host-rings", PM_CONF_PAIR, offsetof(struct pm_conf, host_tx_rings),
-	  offsetof(struct pm_conf, host_rx_rings), 0, PM_MAX_RINGS, NULL, NULL,
-	  "host ring pairs (an interface has one)", 0 },
+	  offsetof(struct pm_conf, host_rx_rings), 0, 1, NULL, NULL,
+	  "host ring pairs: an interface has one (bound by ^ and *)", 0 },
 	{ "host-tx-rings", PM_CONF_U32, offsetof(struct pm_conf, host_tx_rings),
-	  0, 0, PM_MAX_RINGS, NULL, NULL, "host TX rings", 0 },
+	  0, 0, 1, NULL, NULL, "host TX rings", 0 },
 	{ "host-rx-rings", PM_CONF_U32, offsetof(struct pm_conf, host_rx_rings),
-	  0, 0, PM_MAX_RINGS, NULL, NULL, "host RX rings", 0 },
+	  0, 0, 1, NULL, NULL, "host RX rings", 0 },
 	{ NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0 },
 };
 

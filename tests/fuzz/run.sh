@@ -53,7 +53,8 @@ pcapfile | libpcap_diff)
 	[ "$target" = libpcap_diff ] && libs=(-lpcap)
 	;;
 name)
-	srcs=("$root/src/name.c")
+	# the name parser and the @conf tables' reader (src/conf.h)
+	srcs=("$root/src/name.c" "$root/src/conf.c")
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
 classify)

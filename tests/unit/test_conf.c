@@ -178,15 +178,19 @@ static void check_takes(const struct pm_port_ops *ops)
 			CHECK_EQ(u32_at(c, off), want);
 			if (off2 != NONE)
 				CHECK_EQ(u32_at(c, off2), want);
-			/* the bottom of the range too, and one below it */
+			/* the bottom of the range too */
 			snprintf(name, sizeof(name), "%s@conf:%s=%u", base, k->name,
 				 k->min);
 			CHECK(pm_name_parse(name, &nm, err, sizeof(err)) == 0,
 			      "'%s': %s", name, err);
 			CHECK_EQ(u32_at(c, off), k->min);
-			if (k->min > 0) {
-				snprintf(name, sizeof(name), "%s@conf:%s=%u", base,
-					 k->name, k->min - 1);
+			/* one below it, one above the top: refused */
+			for (int e = 0; e < 2; e++) {
+				if (e == 0 && k->min == 0)
+					continue;
+				snprintf(name, sizeof(name), "%s@conf:%s=%llu", base,
+					 k->name, e ? (unsigned long long)k->max + 1 :
+						      (unsigned long long)k->min - 1);
 				CHECK(pm_name_parse(name, &nm, err, sizeof(err)) ==
 					      -EINVAL && strstr(err, "needs a number"),
 				      "'%s': %s", name, err);
