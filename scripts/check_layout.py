@@ -25,7 +25,7 @@ from collections import defaultdict
 
 MAX_LINES = 120
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PRODUCT = ("src/", "apps/", "compat/")
+PRODUCT = ("src/", "apps/", "compat/", "python/")
 
 
 def product_sources():

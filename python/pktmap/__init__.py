@@ -203,8 +203,9 @@ def open(name: str, **options: Any) -> Port:
     ``rx_blocks``, ``exclusive``, ``tx_frames``, ``nowait`` (True/False).
     Values in the name (``@conf:slots=512``) win.
 
-    Raises FileNotFoundError, PermissionError, ValueError (a bad name or
-    option) or OSError with the library's one-line message.
+    Raises OSError (FileNotFoundError, PermissionError, ... as its errno
+    says) with the library's one-line message, TypeError for an unknown
+    option, ValueError for a bad ``dir``.
     """
     d = options.get("dir")
     if isinstance(d, str):

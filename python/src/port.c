@@ -158,10 +158,14 @@ static int port_init(PortObject *self, PyObject *args, PyObject *kw)
 	Py_END_ALLOW_THREADS
 	if (r < 0) {
 		self->p = NULL;
-		PyErr_Format(r == -ENOENT ? PyExc_FileNotFoundError :
-			     r == -EACCES || r == -EPERM ? PyExc_PermissionError :
-			     r == -EINVAL ? PyExc_ValueError : PyExc_OSError,
-			     "%s", err[0] ? err : pktmap_strerror(r));
+		/* OSError(errno, message): FileNotFoundError, PermissionError,
+		 * ... as the errno says. */
+		PyObject *a = Py_BuildValue("(is)", -r,
+					    err[0] ? err : pktmap_strerror(r));
+		if (a) {
+			PyErr_SetObject(PyExc_OSError, a);
+			Py_DECREF(a);
+		}
 		return -1;
 	}
 	self->nifp = pktmap_nifp(self->p);

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""pipe: ports from Python: frames cross intact, batches carry their
+lengths and flags, TX batches fill and send, options reach the open."""
+import array
+import selectors
+
+import numpy as np
+import pytest
+
+import pktmap
+from conftest import frame
+
+
+def drain(port, want):
+    """Every frame up to `want`, as bytes copies, batch by batch."""
+    got = []
+    for batch in port.rx(timeout=5):
+        got += [bytes(v) for v in batch]
+        if len(got) >= want:
+            break
+    return got
+
+
+def test_roundtrip_exact(pipe_pair):
+    a, b = pipe_pair
+    frames = [frame(i, 60 + i) for i in range(300)]
+    assert a.send(frames) == 300
+    assert drain(b, 300) == frames
+    st = b.stats()
+    assert st["rx_packets"] == 300
+    assert st["rx_bytes"] == sum(map(len, frames))
+
+
+def test_batch_arrays(pipe_pair):
+    a, b = pipe_pair
+    frames = [frame(i, 60 + 3 * i) for i in range(20)]
+    a.send(frames)
+    batch = b.recv(timeout=5)
+    assert len(batch) == 20
+    assert batch.lengths.dtype == np.uint32
+    assert list(batch.lengths) == [len(f) for f in frames]
+    # a pipe swaps buffers: NS_BUF_CHANGED, nothing else
+    assert set(batch.flags & ~pktmap.NS_BUF_CHANGED) == {0}
+    h = batch.headers(16)
+    assert h.shape == (20, 16) and h.dtype == np.uint8
+    assert all(bytes(h[i]) == frames[i][:16] for i in range(20))
+    # past a frame's end the row is zeros
+    h2 = batch.headers(100)
+    assert bytes(h2[0]) == frames[0] + bytes(40)
+    # arrays are copies: still right after the batch is gone
+    batch.release()
+    assert bytes(h[5]) == frames[5][:16]
+
+
+def test_views_are_readonly_memoryviews(pipe_pair):
+    a, b = pipe_pair
+    a.send([frame(1)])
+    with b.recv(timeout=5) as batch:
+        v = batch[0]
+        assert isinstance(v, memoryview) and v.readonly
+        assert v.obj is batch
+        with pytest.raises(TypeError):
+            v[0] = 1
+        with pytest.raises(IndexError):
+            batch[1]
+        # nobody but the batch's packets exports from it
+        with pytest.raises(BufferError):
+            memoryview(batch)
+
+
+def test_tx_batch_next_and_append(pipe_pair):
+    a, b = pipe_pair
+    with a.tx(max=4) as t:
+        assert t.capacity == 4
+        w = t.next(70)
+        assert not w.readonly and len(w) == 70
+        w[:] = frame(7, 70)
+        assert t.append(frame(8)) == 1
+        assert len(t) == 2
+        with pytest.raises(ValueError):
+            t.next(100000)
+    with pytest.raises(ValueError):
+        w[0]  # sent: the view is gone
+    assert drain(b, 2) == [frame(7, 70), frame(8)]
+
+
+def test_tx_batch_full(pipe_pair):
+    a, _ = pipe_pair
+    with a.tx(max=1) as t:
+        t.append(frame(1))
+        with pytest.raises(BufferError):
+            t.append(frame(2))
+
+
+def test_no_numpy_arrays(pipe_pair, monkeypatch):
+    a, b = pipe_pair
+    monkeypatch.setattr(pktmap, "_np", None)
+    a.send([frame(1, 61), frame(2, 62)])
+    with b.recv(timeout=5) as batch:
+        assert isinstance(batch.lengths, array.array)
+        assert list(batch.lengths) == [61, 62]
+        with pytest.raises(RuntimeError):
+            batch.headers(4)
+
+
+def test_fileno_selectors(pipe_pair):
+    a, b = pipe_pair
+    sel = selectors.DefaultSelector()
+    sel.register(b.fileno(), selectors.EVENT_READ)
+    assert b.recv(timeout=0) is None  # the empty sync that arms the fd
+    a.send([frame(3)])
+    assert sel.select(timeout=10)
+    with b.recv(timeout=0) as batch:
+        assert bytes(batch[0]) == frame(3)
+    sel.close()
+
+
+def test_poll(pipe_pair):
+    a, b = pipe_pair
+    assert b.poll(pktmap.POLLIN, 0) == 0
+    a.send([frame(4)])
+    assert b.poll(pktmap.POLLIN, 10000) & pktmap.POLLIN
+
+
+def test_open_options_and_errors(uniq):
+    with pktmap.open(f"pipe:{uniq}{{0", slots=64, dir="tx") as p:
+        i = p.info()
+        assert i["tx_slots"] == 64 and i["backend"] == "pipe"
+        with pytest.raises(ValueError):
+            p.recv(timeout=0)  # not open for RX
+    with pytest.raises(TypeError):
+        pktmap.open(f"pipe:{uniq}{{0", no_such_option=1)
+    with pytest.raises(ValueError):
+        pktmap.open(f"pipe:{uniq}{{0", dir="sideways")
+    with pytest.raises(OSError) as e:
+        pktmap.open("nosuchbackend:x")
+    assert "nosuchbackend" in str(e.value)
+
+
+def test_closed_port(uniq):
+    p = pktmap.open(f"pipe:{uniq}{{0")
+    p.close()
+    p.close()  # twice is fine
+    assert p.closed
+    for call in (p.fileno, p.stats, p.info, lambda: p.recv(0)):
+        with pytest.raises(ValueError):
+            call()
