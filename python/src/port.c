@@ -9,38 +9,6 @@
 
 #include "pymod.h"
 
-PyObject *pm_raise(int err, const char *what)
-{
-	int e = err < 0 ? -err : err;
-	PyObject *a = Py_BuildValue("(is)", e, "");
-	PyObject *msg = PyUnicode_FromFormat("pktmap: %s: %s", what,
-					     pktmap_strerror(-e));
-
-	if (a && msg) {
-		Py_DECREF(a);
-		a = Py_BuildValue("(iO)", e, msg);
-		if (a)
-			PyErr_SetObject(PyExc_OSError, a);
-	}
-	Py_XDECREF(a);
-	Py_XDECREF(msg);
-	return NULL;
-}
-
-int pm_port_check(PortObject *self)
-{
-	if (!self->p) {
-		PyErr_SetString(PyExc_ValueError, "pktmap: the port is closed");
-		return -1;
-	}
-	if (self->busy) {
-		PyErr_SetString(PyExc_RuntimeError,
-				"pktmap: the port is in use by another thread");
-		return -1;
-	}
-	return 0;
-}
-
 static const struct { const char *kw; uint32_t flag; } open_flags[] = {
 	{ "zerocopy", PKTMAP_OPEN_ZEROCOPY }, { "copy", PKTMAP_OPEN_COPY },
 	{ "busy_poll", PKTMAP_OPEN_BUSY_POLL }, { "events", PKTMAP_OPEN_EVENTS },

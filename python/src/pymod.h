@@ -66,8 +66,11 @@ extern PyTypeObject PyPort_Type;
 extern PyTypeObject PyBatch_Type;
 extern PyObject *pm_batch_class; /* the Python subclass to create */
 
-/* Raise OSError for a -errno from the library, with its words. */
+/* common.c: raise OSError for a -errno from the library, with its
+ * words; check that a port is open and not waiting in another thread
+ * (-1 with ValueError or RuntimeError). */
 PyObject *pm_raise(int err, const char *what);
+int pm_port_check(PortObject *self);
 
 /* batch.c */
 BatchObject *pm_batch_new(PortObject *port, int tx, uint32_t n);
@@ -75,9 +78,6 @@ int pm_batch_release(BatchObject *b);
 struct netmap_slot *pm_batch_slot(BatchObject *b, uint32_t i,
 				  struct netmap_ring **ringp);
 int pm_batch_revoke(BatchObject *b);
-
-/* port.c */
-int pm_port_check(PortObject *self);
 
 /* forward.c: Port._forward(batch, keep=None) */
 PyObject *pm_port_forward(PortObject *self, PyObject *args);
