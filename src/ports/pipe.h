@@ -126,10 +126,10 @@ struct pipe_kpriv {
 	                                * q->rx_sync (RX) after our sync */
 	int wake_peer_fd;              /* the peer's FIFO for this direction */
 	int wake_own_fd;               /* our FIFO for this direction */
-	/* Event-source mode (pipe_sync_event), RX: a byte is (or is about to
-	 * be) in our FIFO; our "sleeping" flag is set. TX: our FIFO holds
-	 * our "no space" byte. idle counts armed empty syncs. */
-	bool tok, armed, blocked;
+	/* Event-source mode (pm_pipe_sync_event()): the state of the ring's
+	 * machine (pipe_wake.c: RX_EMPTY, RX_TOKEN, RX_ARMED; TX_OPEN,
+	 * TX_BLOCKED); idle counts armed empty syncs. */
+	uint8_t state;
 	uint8_t idle;
 };
 

@@ -142,23 +142,69 @@ void pm_pipe_wake(struct pktmap_port *p, _Atomic uint32_t *flag, int fd)
 /* ---- pktmap_fd() as an event source ---------------------------------
  *
  * Once pktmap_fd() was called, every sync keeps the fd's state equal to
- * what the next sync would find, with no pktmap_poll():
+ * what the next sync would find, with no pktmap_poll(). Each bound ring
+ * runs a small state machine, kp->state, after each of its syncs: the
+ * sync's outcome is an event, looked up with the state in a const
+ * transition table ({state, event} -> {next state, action}); an action
+ * may look at shared memory and answer with a further event (its
+ * outcome), which is looked up in turn, until one answers EV_DONE.
  *
  * RX: the fd is the ring's 'r' FIFO; it holds one byte (a token) exactly
- * while packets are unread past cur or have arrived since. An rxsync that
- * leaves nothing to read takes the token out, sets the "sleeping" flag,
- * fences, and looks at prod once more (the Dekker pair of
- * pipe_wake_if_sleeping()): a writer that published before the flag was seen
- * is caught here, one that publishes after sees the flag and writes the
- * token. While the flag stays set, syncs cost one load; a writer whose
- * reader keeps finding packets pays nothing.
+ * while packets are unread past cur or have arrived since.
+ *
+ *   RX_EMPTY  no token, our "sleeping" flag clear
+ *   RX_TOKEN  the token is in the FIFO, or on its way (the writer took
+ *             our flag and writes it)
+ *   RX_ARMED  no token; our flag is set (PIPE_WAKE_WRITE): the writer
+ *             that clears it owes the token
+ *
+ *   state     event       next      action
+ *   EMPTY     UNREAD      TOKEN     write the token
+ *   EMPTY     NOTHING     ARMED     set the flag, fence, look at prod:
+ *                                   UNREAD if it moved
+ *   TOKEN     UNREAD      TOKEN     -
+ *   TOKEN     NOTHING     TOKEN     read the token: GOT_BYTE, or not
+ *                                   there yet (it will wake the app)
+ *   TOKEN     GOT_BYTE    EMPTY     the ring's event again (NOTHING)
+ *   ARMED     UNREAD      ARMED     take the flag back: FLAG_BACK if it
+ *                                   was still ours, else FLAG_TAKEN
+ *   ARMED     NOTHING     ARMED     flag still set: count; every 64th,
+ *                                   take it back and drain the FIFO
+ *                                   (FLAG_BACK: a stray byte, a dead
+ *                                   owner's, never keeps the fd
+ *                                   readable); flag gone: FLAG_TAKEN
+ *   ARMED     FLAG_BACK   EMPTY     the ring's event again
+ *   ARMED     FLAG_TAKEN  TOKEN     the ring's event again
+ *
+ * Arming is the Dekker pair of pipe_wake_if_sleeping(): a writer that
+ * published before the flag was seen is caught by the look at prod, one
+ * that publishes after sees the flag and writes the token. While the
+ * flag stays set, syncs cost one load; a writer whose reader keeps
+ * finding packets pays nothing. Whoever clears the flag moves the one
+ * byte, so the FIFO holds at most one.
  *
  * TX (ports opened /T only): the fd is the ring's 't' FIFO, sized to one
- * page so that a single byte makes it full, i.e. not writable. A txsync
- * that leaves no space writes that byte and sets the flag to
- * PIPE_WAKE_READ; the reader, after releasing slots, reads the byte out
- * and the fd turns writable. Whoever clears the flag takes exactly one
- * byte, so the count of bytes is always "1 while blocked". */
+ * page so that a single byte makes it full, i.e. not writable.
+ *
+ *   TX_OPEN     no byte of ours: the fd is writable
+ *   TX_BLOCKED  our "no space" byte is in the FIFO and our flag says
+ *               PIPE_WAKE_READ: the reader that frees slots and clears
+ *               the flag reads the byte out
+ *
+ *   state     event       next      action
+ *   OPEN      SPACE       OPEN      -
+ *   OPEN      FULL        BLOCKED   write the byte, set the flag, fence,
+ *                                   look at cons: SPACE if it moved
+ *   BLOCKED   SPACE       OPEN      take the flag back; if it was still
+ *                                   ours, read the byte out
+ *   BLOCKED   FULL        BLOCKED   flag still set: -; the reader took
+ *                                   it (and reads the byte): FLAG_TAKEN
+ *   BLOCKED   FLAG_TAKEN  OPEN      the ring's event again (FULL)
+ *
+ * Whoever clears the flag takes exactly one byte, so the count of bytes
+ * is "1 while blocked" (after a FLAG_TAKEN, the reader's read takes one
+ * of two bytes for a moment). Pairs not listed cannot happen: their
+ * entries do nothing. */
 
 /* Take one byte out of a FIFO; true when there was one. */
 static bool fifo_take(int fd)
@@ -182,61 +228,75 @@ static void fifo_drain(int fd)
 		;
 }
 
-/* Make sure the RX token is there (or on its way). */
-static void rx_token_set(struct pktmap_port *p, struct pipe_kpriv *kp)
-{
-	if (kp->tok)
-		return;
-	/* Clearing our own flag: if the writer cleared it first, its byte
-	 * is on the way and we must not add a second. */
-	if (!kp->armed ||
-	    atomic_exchange_explicit(&kp->q->reader_sleeping, 0,
-				     memory_order_relaxed) == PIPE_WAKE_WRITE)
-		fifo_put(p, kp->wake_own_fd);
-	kp->armed = false;
-	kp->tok = true;
-}
+enum { RX_EMPTY, RX_TOKEN, RX_ARMED, RX_NSTATES };
+enum { TX_OPEN, TX_BLOCKED, TX_NSTATES };
 
-static void pipe_rx_event(struct pktmap_port *p, struct pm_kring *k,
-			  struct pipe_kpriv *kp)
-{
-	_Atomic uint32_t *flag = &kp->q->reader_sleeping;
+/* Events: what a sync found in the ring (UNREAD, NOTHING; SPACE, FULL),
+ * or what an action found out. EV_DONE ends the run. */
+enum {
+	EV_DONE,
+	EV_UNREAD, EV_NOTHING,  /* RX: packets for the reader, or none */
+	EV_SPACE, EV_FULL,      /* TX: space past cur, or none */
+	EV_GOT_BYTE,            /* the token was read out of the FIFO */
+	EV_FLAG_BACK,           /* we cleared our own flag */
+	EV_FLAG_TAKEN,          /* the peer cleared it: it moves the byte */
+	EV_N
+};
 
-	if (k->rcur != k->hwtail) { /* unread packets */
-		rx_token_set(p, kp);
-		return;
-	}
-	if (kp->armed) {
-		if (pm_likely(atomic_load_explicit(flag, memory_order_relaxed))) {
-			/* Now and then, make sure no stray byte (a dead
-			 * owner's, or a wake-up from before pktmap_fd())
-			 * keeps the fd readable: take our flag back first,
-			 * so a real wake-up is never read away. */
-			if (pm_likely(++kp->idle & 63))
-				return;
-			if (atomic_exchange_explicit(flag, 0, memory_order_relaxed)) {
-				fifo_drain(kp->wake_own_fd);
-				kp->armed = false;
-			}
-		}
-		if (kp->armed) { /* the writer took the flag: its byte comes */
-			kp->armed = false;
-			kp->tok = true;
-		}
-	}
-	if (kp->tok) {
-		if (!fifo_take(kp->wake_own_fd))
-			return; /* not written yet: it will wake the app */
-		kp->tok = false;
-	}
-	atomic_store_explicit(flag, PIPE_WAKE_WRITE, memory_order_relaxed);
-	kp->armed = true;
-	kp->idle = 0;
-	/* Pairs with the fence in pipe_wake_if_sleeping(). */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&kp->q->prod, memory_order_relaxed) != k->hwtail)
-		rx_token_set(p, kp);
-}
+/* Actions (what a transition does), each answering an event. */
+enum {
+	A_NONE,     /* EV_DONE */
+	A_AGAIN,    /* the ring's event once more, in the new state */
+	A_PUT,      /* RX: write the token */
+	A_ARM,      /* RX: set the flag, fence, look at prod */
+	A_TAKE,     /* RX: read the token out */
+	A_UNFLAG,   /* RX: take our flag back */
+	A_IDLE,     /* RX: armed and nothing: count, now and then drain */
+	A_BLOCK,    /* TX: write the byte, set the flag, fence, look at cons */
+	A_UNBLOCK,  /* TX: take our flag back, and our byte with it */
+	A_CHECK,    /* TX: is our flag still set? */
+};
+
+struct pipe_step {
+	uint8_t next, act;
+};
+
+static const struct pipe_step rx_table[RX_NSTATES][EV_N] = {
+	[RX_EMPTY] = {
+		[EV_UNREAD] = { RX_TOKEN, A_PUT },
+		[EV_NOTHING] = { RX_ARMED, A_ARM },
+		[EV_GOT_BYTE] = { RX_EMPTY, A_NONE },     /* cannot happen */
+		[EV_FLAG_BACK] = { RX_EMPTY, A_NONE },    /* cannot happen */
+		[EV_FLAG_TAKEN] = { RX_EMPTY, A_NONE },   /* cannot happen */
+	},
+	[RX_TOKEN] = {
+		[EV_UNREAD] = { RX_TOKEN, A_NONE },
+		[EV_NOTHING] = { RX_TOKEN, A_TAKE },
+		[EV_GOT_BYTE] = { RX_EMPTY, A_AGAIN },
+		[EV_FLAG_BACK] = { RX_TOKEN, A_NONE },    /* cannot happen */
+		[EV_FLAG_TAKEN] = { RX_TOKEN, A_NONE },   /* cannot happen */
+	},
+	[RX_ARMED] = {
+		[EV_UNREAD] = { RX_ARMED, A_UNFLAG },
+		[EV_NOTHING] = { RX_ARMED, A_IDLE },
+		[EV_GOT_BYTE] = { RX_ARMED, A_NONE },     /* cannot happen */
+		[EV_FLAG_BACK] = { RX_EMPTY, A_AGAIN },
+		[EV_FLAG_TAKEN] = { RX_TOKEN, A_AGAIN },
+	},
+};
+
+static const struct pipe_step tx_table[TX_NSTATES][EV_N] = {
+	[TX_OPEN] = {
+		[EV_SPACE] = { TX_OPEN, A_NONE },
+		[EV_FULL] = { TX_BLOCKED, A_BLOCK },
+		[EV_FLAG_TAKEN] = { TX_OPEN, A_NONE },    /* cannot happen */
+	},
+	[TX_BLOCKED] = {
+		[EV_SPACE] = { TX_OPEN, A_UNBLOCK },
+		[EV_FULL] = { TX_BLOCKED, A_CHECK },
+		[EV_FLAG_TAKEN] = { TX_OPEN, A_AGAIN },
+	},
+};
 
 /* Would a txsync on k show space past cur, given the reader's cons? */
 static bool tx_has_space(struct pm_kring *k, struct pipe_kpriv *kp)
@@ -250,46 +310,114 @@ static bool tx_has_space(struct pm_kring *k, struct pipe_kpriv *kp)
 	return space > pm_ring_dist(k->hwcur, k->rcur, n);
 }
 
-static void pipe_tx_event(struct pktmap_port *p, struct pm_kring *k,
-			  struct pipe_kpriv *kp)
+/* The RX actions; *ring is the ring's event, which an action that looks
+ * at prod again may change. */
+static int rx_act(struct pktmap_port *p, struct pm_kring *k,
+		  struct pipe_kpriv *kp, int act, int *ring)
+{
+	_Atomic uint32_t *flag = &kp->q->reader_sleeping;
+	switch (act) {
+	case A_AGAIN:
+		return *ring;
+	case A_PUT:
+		fifo_put(p, kp->wake_own_fd);
+		return EV_DONE;
+	case A_ARM:
+		atomic_store_explicit(flag, PIPE_WAKE_WRITE, memory_order_relaxed);
+		kp->idle = 0;
+		/* Pairs with the fence in pipe_wake_if_sleeping(). */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&kp->q->prod, memory_order_relaxed) ==
+		    k->hwtail)
+			return EV_DONE;
+		return *ring = EV_UNREAD;
+	case A_TAKE:
+		return fifo_take(kp->wake_own_fd) ? EV_GOT_BYTE : EV_DONE;
+	case A_UNFLAG:
+		/* If the writer cleared it first, its byte is on the way and
+		 * we must not add a second. */
+		return atomic_exchange_explicit(flag, 0, memory_order_relaxed) ==
+				       PIPE_WAKE_WRITE ?
+			       EV_FLAG_BACK :
+			       EV_FLAG_TAKEN;
+	case A_IDLE:
+		if (!atomic_load_explicit(flag, memory_order_relaxed))
+			return EV_FLAG_TAKEN;
+		if (pm_likely(++kp->idle & 63))
+			return EV_DONE;
+		/* Take our flag back before draining, so that a real wake-up
+		 * is never read away. */
+		if (!atomic_exchange_explicit(flag, 0, memory_order_relaxed))
+			return EV_FLAG_TAKEN;
+		fifo_drain(kp->wake_own_fd);
+		return EV_FLAG_BACK;
+	default:
+		return EV_DONE;
+	}
+}
+
+/* The TX actions, as rx_act(). */
+static int tx_act(struct pktmap_port *p, struct pm_kring *k,
+		  struct pipe_kpriv *kp, int act, int *ring)
 {
 	_Atomic uint32_t *flag = &kp->q->writer_sleeping;
-
-	if (k->rcur != k->hwtail) { /* space */
-		if (kp->blocked) {
-			kp->blocked = false;
-			if (atomic_exchange_explicit(flag, 0, memory_order_relaxed) ==
-			    PIPE_WAKE_READ)
-				(void)fifo_take(kp->wake_own_fd);
-			/* else the reader took the flag and reads the byte */
-		}
-		return;
-	}
-	if (kp->blocked &&
-	    atomic_load_explicit(flag, memory_order_relaxed) == PIPE_WAKE_READ)
-		return; /* still blocked, the byte is in place */
-	/* Block: one byte per flag set; if the reader just took the last
-	 * flag, its read takes one of the two bytes and one stays. */
-	fifo_put(p, kp->wake_own_fd);
-	atomic_store_explicit(flag, PIPE_WAKE_READ, memory_order_relaxed);
-	kp->blocked = true;
-	/* Pairs with the fence in pipe_wake_if_sleeping(). */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (tx_has_space(k, kp)) {
-		kp->blocked = false;
+	switch (act) {
+	case A_AGAIN:
+		return *ring;
+	case A_BLOCK:
+		/* One byte per flag set; if the reader just took the last
+		 * flag, its read takes one of the two bytes and one stays. */
+		fifo_put(p, kp->wake_own_fd);
+		atomic_store_explicit(flag, PIPE_WAKE_READ, memory_order_relaxed);
+		/* Pairs with the fence in pipe_wake_if_sleeping(). */
+		atomic_thread_fence(memory_order_seq_cst);
+		return tx_has_space(k, kp) ? (*ring = EV_SPACE) : EV_DONE;
+	case A_UNBLOCK:
+		/* Else the reader took the flag and reads the byte. */
 		if (atomic_exchange_explicit(flag, 0, memory_order_relaxed) ==
 		    PIPE_WAKE_READ)
 			(void)fifo_take(kp->wake_own_fd);
+		return EV_DONE;
+	case A_CHECK:
+		return atomic_load_explicit(flag, memory_order_relaxed) ==
+				       PIPE_WAKE_READ ?
+			       EV_DONE :
+			       EV_FLAG_TAKEN;
+	default:
+		return EV_DONE;
 	}
+}
+
+/* Run ring k's machine from the event its sync found. Every chain of
+ * the tables ends within a few steps; the bound is a guard only. */
+static void pipe_event_run(struct pktmap_port *p, struct pm_kring *k,
+			   struct pipe_kpriv *kp, int ev)
+{
+	int ring = ev;
+	for (int n = 0; ev != EV_DONE && n < 16; n++) {
+		const struct pipe_step *t = k->tx ? &tx_table[kp->state][ev] :
+						    &rx_table[kp->state][ev];
+		kp->state = t->next;
+		ev = k->tx ? tx_act(p, k, kp, t->act, &ring) :
+			     rx_act(p, k, kp, t->act, &ring);
+	}
+}
+
+/* The event a sync of k found: RX, packets unread past cur (or arrived);
+ * TX, space past cur. */
+static int pipe_ring_event(const struct pm_kring *k)
+{
+	bool any = k->rcur != k->hwtail;
+	if (k->tx)
+		return any ? EV_SPACE : EV_FULL;
+	return any ? EV_UNREAD : EV_NOTHING;
 }
 
 void pm_pipe_sync_event(struct pktmap_port *p, struct pm_kring *k)
 {
 	struct pipe_priv *pp = p->priv;
-	if (!k->tx)
-		pipe_rx_event(p, k, k->priv);
-	else if (pp->ev_tx)
-		pipe_tx_event(p, k, k->priv);
+	if (!k->tx || pp->ev_tx)
+		pipe_event_run(p, k, k->priv, pipe_ring_event(k));
 }
 
 /* pktmap_fd(): from now on the fd follows the rings (see above). */
@@ -305,7 +433,8 @@ int pm_pipe_event_fd(struct pktmap_port *p)
 			atomic_store_explicit(&rk->q->reader_sleeping, 0,
 					      memory_order_relaxed);
 			fifo_drain(rk->wake_own_fd);
-			pipe_rx_event(p, pm_rxkring(p, r), rk);
+			rk->state = RX_EMPTY;
+			pm_pipe_sync_event(p, pm_rxkring(p, r));
 		}
 		if (pp->ev_tx) {
 			/* One byte must fill the FIFO: one page. */
@@ -314,7 +443,8 @@ int pm_pipe_event_fd(struct pktmap_port *p)
 			atomic_store_explicit(&tk->q->writer_sleeping, 0,
 					      memory_order_relaxed);
 			fifo_drain(tk->wake_own_fd);
-			pipe_tx_event(p, pm_txkring(p, r), tk);
+			tk->state = TX_OPEN;
+			pm_pipe_sync_event(p, pm_txkring(p, r));
 			if (pp->hi - pp->lo > 1) {
 				struct epoll_event ev = { .events = EPOLLOUT,
 							  .data.u32 = r };
@@ -340,7 +470,7 @@ int pm_pipe_poll_arm(struct pktmap_port *p, short events)
 {
 	struct pipe_priv *pp = p->priv;
 	events = pipe_bound_events(p, events);
-	/* An event source arms in every sync (pipe_sync_event): its fd
+	/* An event source arms in every sync (pm_pipe_sync_event()): its fd
 	 * already says what the rings hold. */
 	short own = (short)((pp->ev ? POLLIN : 0) | (pp->ev_tx ? POLLOUT : 0));
 	for (uint32_t r = pp->lo; r < pp->hi; r++) {
