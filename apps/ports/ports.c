@@ -27,6 +27,8 @@ void usage_ports(void)
 	       "neither listed nor touched) and whether a process has them\n"
 	       "open, and the switches\n"
 	       "(pktmap switch) of yours that are running.\n"
+	       "Port names, their suffixes and the @conf keys each back end\n"
+	       "takes: pktmap-ports(7).\n"
 	       "\n"
 	       "  --gc    remove your regions no process has open (left behind\n"
 	       "          by a process that was killed), each file by its exact\n"

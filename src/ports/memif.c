@@ -852,6 +852,17 @@ static const struct pm_conf_word role_words[] = {
 };
 
 static const struct pm_conf_key memif_keys[] = {
+	/* memif's own range (a power of two, the same both ways: open) */
+	{ "slots", PM_CONF_PAIR, offsetof(struct pm_conf, tx_slots),
+	  offsetof(struct pm_conf, rx_slots), 2, 1u << MIF_MAX_LOG2, NULL, NULL,
+	  "descriptors of every memif ring and slots of every netmap ring: a "
+	  "power of two (default 1024)", 0 },
+	{ "tx-slots", PM_CONF_U32, offsetof(struct pm_conf, tx_slots), 0, 2,
+	  1u << MIF_MAX_LOG2, NULL, NULL, "the same, for TX only: equal to "
+	  "rx-slots", 0 },
+	{ "rx-slots", PM_CONF_U32, offsetof(struct pm_conf, rx_slots), 0, 2,
+	  1u << MIF_MAX_LOG2, NULL, NULL, "the same, for RX only: equal to "
+	  "tx-slots", 0 },
 	{ "role", PM_CONF_WORD, offsetof(struct pm_conf, role), 0, 0, 0,
 	  role_words, NULL, "server: listen for a client; client (the default): "
 	  "connect to a server", 0 },
@@ -864,9 +875,9 @@ static const struct pm_conf_key memif_keys[] = {
 };
 
 /* A memif port's buffers are its own pool, sized by its rings: no bufs,
- * extra-bufs, hugepages, region or share. */
+ * extra-bufs, hugepages, region or share; its slots are memif's. */
 static const struct pm_conf_keys memif_conf = {
-	.common = PM_CK_RINGS | PM_CK_SLOTS | PM_CK_BUF_SIZE | PM_CK_SPIN,
+	.common = PM_CK_RINGS | PM_CK_BUF_SIZE | PM_CK_SPIN,
 	.own = memif_keys,
 };
 

@@ -270,8 +270,8 @@ static void check_one_line(void)
 	name = "memif:/x@conf:region=r";
 	CHECK(pm_name_parse(name, &nm, err, sizeof(err)) == -EINVAL &&
 		      strstr(err, "unknown key \"region\" for memif: (accepted: "
-			     "rings, tx-rings, rx-rings, slots, tx-slots, "
-			     "rx-slots, buf-size, spin-us, role, secret, "
+			     "rings, tx-rings, rx-rings, buf-size, spin-us, "
+			     "slots, tx-slots, rx-slots, role, secret, "
 			     "abstract)"),
 	      "%s", err);
 	/* a key's name with control characters: still one line */
@@ -447,6 +447,13 @@ int main(int argc, char **argv)
 		      d->name);
 		if (!ops || !ops->conf || !base_of(d->name))
 			continue;
+		/* a back end lists a key once (pm_conf_set takes the first) */
+		const struct pm_conf_key *k, *k2;
+		for (unsigned i = 0; (k = pm_conf_key_at(ops->conf, i)); i++)
+			for (unsigned j = i + 1; (k2 = pm_conf_key_at(ops->conf, j));
+			     j++)
+				CHECK(strcmp(k->name, k2->name) != 0,
+				      "%s lists '%s' twice", d->name, k->name);
 		check_takes(ops);
 		check_refuses(ops);
 	}
