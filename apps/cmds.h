@@ -16,6 +16,8 @@ int cmd_bridge(int argc, char **argv);
 void usage_bridge(void);
 int cmd_router(int argc, char **argv);
 void usage_router(void);
+int cmd_scrub(int argc, char **argv);
+void usage_scrub(void);
 int cmd_capture(int argc, char **argv);
 void usage_capture(void);
 int cmd_switch(int argc, char **argv);

@@ -22,6 +22,8 @@ static const struct cli_cmd cmds[] = {
 	 "in one region)", usage_bridge},
 	{"router", cmd_router, "forward among N ports on lock-free queues "
 	 "(MapRouter)", usage_router},
+	{"scrub", cmd_scrub, "clean traffic: drop what the rules say (DDoS "
+	 "protection)", usage_scrub},
 	{"capture", cmd_capture, "capture to pcap/pcapng files (tcpdump "
 	 "filters, rotation)", usage_capture},
 	{"pcap-run", cmd_pcap_run, "run tcpdump, tshark, ... on pktmap's "
