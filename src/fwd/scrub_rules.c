@@ -127,10 +127,21 @@ static int parse_prefix(struct build *b, const char *tok,
 				    tok, max);
 		p->len = (uint8_t)l;
 	}
-	for (unsigned bit = p->len; bit < max; bit++)
-		if (p->addr[bit / 8] & (0x80 >> (bit % 8)))
-			return fail(b, "'%.40s': host bits set (the prefix is %.40s/%u with them clear)",
-				    tok, buf, p->len);
+	bool host = false;
+	uint8_t net[16];
+
+	memcpy(net, p->addr, sizeof(net));
+	for (unsigned bit = p->len; bit < max; bit++) {
+		host |= (net[bit / 8] & (0x80 >> (bit % 8))) != 0;
+		net[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+	}
+	if (host) {
+		char s[INET6_ADDRSTRLEN];
+
+		inet_ntop(p->v6 ? AF_INET6 : AF_INET, net, s, sizeof(s));
+		return fail(b, "'%.40s': host bits set (did you mean %s/%u?)",
+			    tok, s, p->len);
+	}
 	return 0;
 }
 
