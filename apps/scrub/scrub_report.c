@@ -73,6 +73,9 @@ void scrub_report_stats(struct scrub_app *a, FILE *f)
 	pthread_mutex_lock(&a->lock);
 	fprintf(f, "reloads %llu\nreload_errors %llu\n", U(a->reloads),
 		U(a->reload_errors));
+	pthread_mutex_lock(&a->sample_lock);
+	fprintf(f, "samples %llu\n", U(a->samples));
+	pthread_mutex_unlock(&a->sample_lock);
 	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
 
 	for (uint32_t i = 0; i < r->nrules; i++)

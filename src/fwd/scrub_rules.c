@@ -534,6 +534,8 @@ static int parse_line(struct build *b, char *line)
 
 	snprintf(text, sizeof(text), "%s", line);
 	text[strcspn(text, "#\r\n")] = 0;
+	for (size_t l = strlen(text); l && (text[l - 1] == ' ' || text[l - 1] == '\t');)
+		text[--l] = 0;
 	n = tokenize(b, line, tok);
 	if (n <= 0)
 		return n;

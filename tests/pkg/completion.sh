@@ -43,4 +43,10 @@ got=$(complete_words recv -i pi | tr '\n' ' ')
 [ "$got" = "pipe: " ] || fail "'pktmap recv -i pi<TAB>' gave '$got'"
 got=$(complete_words recv -i pkt:l | tr '\n' ' ')
 [ "$got" = "lo " ] || [ "$got" = "pkt:lo " ] || fail "'pktmap recv -i pkt:l<TAB>' gave '$got'"
+got=$(complete_words scrub --dry | tr '\n' ' ')
+[ "$got" = "--dry-run " ] || fail "'pktmap scrub --dry<TAB>' gave '$got'"
+got=$(complete_words scrub -o pi | tr '\n' ' ')
+[ "$got" = "pipe: " ] || fail "'pktmap scrub -o pi<TAB>' gave '$got'"
+got=$(complete_words scrub --clock ma | tr '\n' ' ')
+[ "$got" = "manual " ] || fail "'pktmap scrub --clock ma<TAB>' gave '$got'"
 echo "ok options and port names"

@@ -23,7 +23,7 @@ need_cmd tcpdump
 
 # The documents whose shell examples are kept runnable.
 DOCS=(README.md docs/gen-recv.md docs/bridge.md docs/libpcap.md docs/router.md
-      docs/capture.md docs/metrics.md docs/netmap.md)
+      docs/capture.md docs/metrics.md docs/netmap.md docs/scrub.md)
 
 # Split the documents into $TMP/ex/NNN.sh (one per ```sh block, its
 # origin in a first comment line) and $TMP/skipped (file:line reason).
