@@ -28,13 +28,26 @@ void cli_one_line(char *s)
 			*s = '?';
 }
 
+/* cli_err_where()'s: the place the values being parsed came from. */
+static const char *err_where;
+
+void cli_err_where(const char *where)
+{
+	err_where = where;
+}
+
 void cli_err(const char *fmt, ...)
 {
 	char line[1024];
+	int at = 0;
 	va_list ap;
 
+	if (err_where)
+		at = snprintf(line, sizeof(line) / 2, "%s: ", err_where);
+	if (at < 0 || (size_t)at >= sizeof(line) / 2)
+		at = 0;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(line + at, sizeof(line) - (size_t)at, fmt, ap);
 	va_end(ap);
 	cli_one_line(line);
 	fprintf(stderr, "pktmap: %s\n", line);

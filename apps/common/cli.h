@@ -29,6 +29,11 @@ const struct cli_cmd *cli_find_cmd(const char *name);
  * it hold (cli_one_line()). */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* While `where` is not NULL, cli_err() says it first ("pktmap: WHERE:
+ * message"): the file and line the values being parsed came from
+ * (`pktmap router --config`). The string must live until reset. */
+void cli_err_where(const char *where);
+
 /* Make s one printable line in place: control characters (a newline in
  * an argument, an escape sequence) become '?', as ls -q shows them. */
 void cli_one_line(char *s);

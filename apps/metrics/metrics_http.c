@@ -34,6 +34,7 @@
 
 #include "cli.h"
 #include "metrics.h"
+#include "notify.h"
 
 #define REQ_MAX 8192
 #define REQ_TIMEOUT_MS 2000
@@ -426,9 +427,12 @@ int metrics_serve(const char *addr, volatile sig_atomic_t *stop,
 	}
 	for (int i = 0; i < CONN_MAX; i++)
 		s.c[i].fd = -1;
+	/* Listening: a scrape sent now is answered (Type=notify units). */
+	notify_ready();
 	int ret = 0;
 	while (!*stop && ret == 0)
 		ret = serve_turn(&s, lfd);
+	notify_stopping();
 	if (ret)
 		cli_err("metrics: poll: %s", strerror(-ret));
 	for (int i = 0; i < CONN_MAX; i++)

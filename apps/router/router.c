@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@
 #include "cli.h"
 #include "cmds.h"
 #include "fwd_cli.h"
+#include "notify.h"
 #include "router.h"
+#include "router_conf.h"
 #include "router_stats.h"
 #include "run.h"
 
@@ -29,6 +32,10 @@ struct router_cli {
 	double interval, idle, duration;
 	bool json, quiet;
 	int verbose;
+	const char *config;          /* --config FILE, or NULL */
+	struct router_conf conf;     /* its settings (rt's strings point in) */
+	int argc;                    /* the command line, read again by a */
+	char **argv;                 /* reload */
 };
 
 void usage_router(void)
@@ -85,12 +92,8 @@ void usage_router(void)
 "exit status is 1 if one is missing.\n");
 }
 
-enum {
-	OPT_MAP = 256, OPT_OUTPUTS, OPT_QUEUE, OPT_STASH, OPT_SEED, OPT_DURATION, OPT_IDLE,
-	OPT_COPY, OPT_JSON,
-};
-
 static const struct option longopts[] = {
+	{"config", required_argument, NULL, OPT_CONFIG},
 	{"port", required_argument, NULL, 'i'},
 	{"mode", required_argument, NULL, 'm'},
 	{"routes", required_argument, NULL, 'r'},
@@ -218,6 +221,40 @@ static int parse_lists(int c, const char *arg, struct rt_opts *o, int *nmap)
 	}
 }
 
+static int parse_opt(int c, const char *arg, char **argv,
+		     struct router_cli *cl, int *nmap);
+
+/* --config FILE: its settings, in the file's order, as if given on the
+ * command line at this point; a value's error names the file and line.
+ * Returns 0 or EXIT_USAGE with the message printed. */
+static int parse_config(const char *path, char **argv, struct router_cli *cl,
+			int *nmap)
+{
+	char err[600], where[300];
+
+	if (cl->config) {
+		cli_err("router: --config given twice");
+		return EXIT_USAGE;
+	}
+	cl->config = path;
+	if (router_conf_read(path, &cl->conf, err, sizeof(err))) {
+		cli_err("%s", err);
+		return EXIT_USAGE;
+	}
+	for (unsigned k = 0; k < cl->conf.n; k++) {
+		const struct router_conf_item *it = &cl->conf.item[k];
+		int rc;
+
+		snprintf(where, sizeof(where), "%s:%u", path, it->line);
+		cli_err_where(where);
+		rc = parse_opt(it->opt, it->value, argv, cl, nmap);
+		cli_err_where(NULL);
+		if (rc)
+			return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /* One option. Returns 0, -1 for --help (printed), or EXIT_USAGE with the
  * message printed. */
 static int parse_opt(int c, const char *arg, char **argv,
@@ -244,6 +281,7 @@ static int parse_opt(int c, const char *arg, char **argv,
 		}
 		break;
 	case 'r': o->routes = arg; break;
+	case OPT_CONFIG: return parse_config(arg, argv, cl, nmap);
 	case OPT_MAP:
 	case OPT_OUTPUTS:
 	case 'a':
@@ -376,8 +414,11 @@ static int parse(int argc, char **argv, struct router_cli *cl)
 
 	memset(cl, 0, sizeof(*cl));
 	cl->interval = 1;
+	cl->argc = argc;
+	cl->argv = argv;
 
 	opterr = 0;
+	optind = 1;
 	while ((c = getopt_long(argc, argv, ":i:m:r:p:a:b:n:T:qvh", longopts,
 				NULL)) != -1) {
 		st = parse_opt(c, optarg, argv, cl, &nmap);
@@ -415,6 +456,87 @@ static void announce(struct rt_router *rt)
 			rt->ports[i].info.mode_name);
 }
 
+/* SIGHUP with --config: reload it (the main thread, between ticks). */
+static volatile sig_atomic_t reload_asked;
+
+static void on_sighup(int sig)
+{
+	(void)sig;
+	reload_asked = 1;
+}
+
+/* What a reload cannot change while the router runs (its ports, threads
+ * and queues are built for them): the name of the first that differs
+ * between the running settings a and the file's b, or NULL. */
+static const char *fixed_changed(const struct rt_opts *a,
+				 const struct rt_opts *b)
+{
+	if (a->nports != b->nports)
+		return "port";
+	for (unsigned i = 0; i < a->nports; i++)
+		if (strcmp(a->port[i], b->port[i]) != 0)
+			return "port";
+	if (a->mode != b->mode)
+		return "mode";
+	if (a->map_set != b->map_set ||
+	    memcmp(a->map, b->map, sizeof(a->map)) != 0)
+		return "map";
+	if (a->nouts != b->nouts || memcmp(a->outs, b->outs, sizeof(a->outs)))
+		return "outputs";
+	if (a->threads != b->threads)
+		return "threads";
+	if (a->ncpus != b->ncpus || memcmp(a->cpus, b->cpus, sizeof(a->cpus)))
+		return "affinity";
+	if (a->batch != b->batch || a->queue != b->queue ||
+	    a->stash != b->stash)
+		return a->batch != b->batch ? "batch" :
+		       a->queue != b->queue ? "queue" : "stash";
+	if (a->seed != b->seed)
+		return "seed";
+	if (a->copy != b->copy)
+		return "copy";
+	return NULL;
+}
+
+/* Read --config again and apply what can change while running: lpm's
+ * routes (the file `routes` names, read again even when its name did
+ * not change). A file with errors, or changes to what cannot change, is
+ * refused with one line, and the router forwards on as it was. Tells
+ * systemd RELOADING=1 first and READY=1 after, either way. */
+static void reload(struct rt_router *rt, const struct router_cli *o)
+{
+	struct router_cli n;
+	const char *what;
+	int rc;
+
+	notify_reloading();
+	rc = parse(o->argc, o->argv, &n);
+	if (rc) {
+		cli_err("router: reload of %s refused: the router goes on as it "
+			"was", o->config);
+		notify_status("reload of %s refused (see the log)", o->config);
+	} else if ((what = fixed_changed(&o->rt, &n.rt)) != NULL) {
+		cli_err("router: reload of %s refused: '%s' changed, and only "
+			"routes reload: restart the router to apply it",
+			o->config, what);
+		notify_status("reload refused: '%s' changed (restart to apply)",
+			      what);
+	} else if (o->rt.mode == RT_LPM &&
+		   (rc = rt_reload_routes(rt, n.rt.routes)) != 0) {
+		cli_err("router: reload of %s refused: %s", o->config, rt->err);
+		notify_status("reload refused: %s", rt->err);
+	} else {
+		fprintf(stderr, "router: reloaded %s", o->config);
+		if (o->rt.mode == RT_LPM)
+			fprintf(stderr, ": %u routes from %s", rt->lpm_live->nroutes,
+				n.rt.routes);
+		fprintf(stderr, "\n");
+		notify_status("forwarding (reloaded %s)", o->config);
+	}
+	router_conf_free(&n.conf);
+	notify_ready();
+}
+
 /* The main thread while the stages run: report lines, and the end. */
 static void watch(struct rt_router *rt, const struct router_cli *o, FILE *out)
 {
@@ -436,6 +558,10 @@ static void watch(struct rt_router *rt, const struct router_cli *o, FILE *out)
 		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
 				       NULL) == EINTR)
 			;
+		if (reload_asked && !run_stopping()) {
+			reload_asked = 0;
+			reload(rt, o);
+		}
 		now = stats_now_ns();
 		if (run_stopping()) {
 			rt->end = "signal";
@@ -481,17 +607,28 @@ int cmd_router(int argc, char **argv)
 	struct run r;
 	int status = parse(argc, argv, &o), rc;
 
-	if (status)
+	if (status) {
+		router_conf_free(&o.conf);
 		return status < 0 ? 0 : status;
+	}
 	if (run_init(&r, "router", o.rt.port[0], 1, -1, o.interval, o.verbose,
-		     o.json, o.quiet))
+		     o.json, o.quiet)) {
+		router_conf_free(&o.conf);
 		return EXIT_RUNTIME;
+	}
 	fwdcli_soft_sigterm();
+	if (o.config) {
+		/* no SA_RESTART: the main thread's wait returns at once */
+		struct sigaction sa = {.sa_handler = on_sighup};
+
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	o.rt.stop = &run_stop_flag;
 	rt = aligned_alloc(64, (sizeof(*rt) + 63) & ~(size_t)63);
 	if (!rt) {
 		cli_err("router: out of memory");
 		run_fini(&r);
+		router_conf_free(&o.conf);
 		return EXIT_RUNTIME;
 	}
 	rc = rt_setup(rt, &o.rt);
@@ -507,8 +644,12 @@ int cmd_router(int argc, char **argv)
 		cli_err("router: %s", rt->err);
 		status = EXIT_RUNTIME;
 	} else {
+		notify_status("forwarding: %u ports, mode %s, %u threads", rt->n,
+			      rt_mode_name(o.rt.mode), rt->nthreads);
+		notify_ready();
 		watch(rt, &o, r.stats.out);
 	}
+	notify_stopping();
 	rt_stop(rt);
 	rt_join(rt);
 	rt_account(rt);
@@ -537,5 +678,6 @@ out:
 	rt_teardown(rt);
 	free(rt);
 	run_fini(&r);
+	router_conf_free(&o.conf);
 	return status;
 }

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "fwd_cli.h"
+#include "notify.h"
 #include "run.h"
 #include "stats.h"
 #include "switch/switch_app.h"
@@ -288,6 +289,17 @@ static void print_ready(struct swa *a)
 	fflush(o);
 }
 
+/* sws_run()'s ready callback: the ports attached, the threads running,
+ * the control socket listening. */
+static void on_ready(void *ctx)
+{
+	struct swa *a = ctx;
+
+	notify_status("switch %s: %u port%s attached, clients open %s:PORT",
+		      a->name, a->nattach, a->nattach == 1 ? "" : "s", a->name);
+	notify_ready();
+}
+
 /* Set the switch up, attach, run until a signal, print the summary. */
 static int serve(struct swa *a)
 {
@@ -300,6 +312,7 @@ static int serve(struct swa *a)
 		.interval_ns = (uint64_t)(a->interval * 1e9),
 		.report = swa_line,
 		.report_ctx = a,
+		.ready = on_ready,
 		.stop = &run_stop_flag,
 	};
 	int rc = sws_setup(&a->srv, &o) ? EXIT_RUNTIME : 0;
@@ -314,6 +327,7 @@ static int serve(struct swa *a)
 			cli_err("%s", a->srv.err);
 			rc = EXIT_RUNTIME;
 		}
+		notify_stopping();
 		a->t_end = stats_now_ns();
 		swa_summary(a);
 	}

@@ -137,6 +137,7 @@ struct rt_port {
 		uint32_t stage_cap;
 		uint32_t cnt[RT_MAX_PORTS], room[RT_MAX_PORTS];
 		uint32_t *rep;       /* replacement buffers of one chain */
+		const struct rt_lpm *lpm; /* lpm: the table this stage reads */
 		uint64_t rng;
 		uint64_t packets, bytes, syncs, no_route, ttl, not_ip;
 		uint64_t filtered, no_buf, flooded, chain_drop, stalls;
@@ -175,6 +176,8 @@ struct rt_thread {
 	_Atomic uint64_t t_first, t_last; /* ns of its first/last busy round */
 	pthread_t tid;
 	bool started;
+	uint32_t lpm_gen;            /* the table generation its stages read */
+	_Atomic uint32_t lpm_seen;   /* ... published for rt_reload_routes() */
 	int error;                   /* negative errno of a failed sync */
 	char err[300];
 };
@@ -200,7 +203,16 @@ struct rt_router {
 	int static_out[RT_MAX_PORTS];
 	int outs[RT_MAX_PORTS];      /* random, hash: choose among these */
 	unsigned nouts;
-	struct rt_lpm lpm;
+	struct rt_lpm lpm;           /* the table rt_setup() built */
+	/* Reloading routes (router_reload.c): the table the RX stages read
+	 * (&lpm, or one a reload built), and the one published for them with
+	 * its generation; tables still possibly read when the router stopped
+	 * mid-reload wait for rt_teardown(). */
+	struct rt_lpm *lpm_live;
+	struct rt_lpm *_Atomic lpm_next;
+	_Atomic uint32_t lpm_gen;
+	struct rt_lpm *lpm_retired[4];
+	unsigned nretired;
 	_Atomic uint64_t *l2;        /* l2: the MAC table */
 	struct rt_thread th[RT_MAX_THREADS];
 	unsigned nthreads;
@@ -250,6 +262,21 @@ void rt_tx_publish(struct rt_port *p);
 
 /* router_thread.c */
 void *rt_thread_main(void *arg);
+
+/* router_reload.c.
+ *   rt_reload_routes()  read the routes file `path` (the ports and mode
+ *                 unchanged: only lpm's table is replaced), build a new
+ *                 table and switch the running RX stages to it between
+ *                 two of their rounds, then free the old one. Blocks until
+ *                 every RX thread has moved (each looks at every round's
+ *                 start, so within one poll timeout, FWD_POLL_MS). Main
+ *                 thread only, after rt_start(). Returns 0, or -errno with
+ *                 one line in rt->err and the old table still in use
+ *                 (-EINVAL: the file is wrong; -ENOTSUP: not mode lpm).
+ *   rt_lpm_adopt()  a thread's look at the generation, once a round. */
+int rt_reload_routes(struct rt_router *rt, const char *path);
+void rt_lpm_adopt(struct rt_thread *t);
+void rt_reload_free(struct rt_router *rt);
 
 /* router_classify.c: the output of a frame (0..N-1), or one of these. */
 #define RT_FLOOD (-1)

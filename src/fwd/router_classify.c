@@ -104,7 +104,7 @@ static int hash_out(const uint8_t *f, uint32_t len, unsigned n)
 	return spread(mix64(a ^ mix64(b)), n);
 }
 
-static int lpm_out(struct rt_router *rt, uint8_t *f, uint32_t len)
+static int lpm_out(const struct rt_lpm *lpm, uint8_t *f, uint32_t len)
 {
 	uint32_t ihl;
 	int hop;
@@ -114,7 +114,7 @@ static int lpm_out(struct rt_router *rt, uint8_t *f, uint32_t len)
 	ihl = (f[14] & 0xfu) * 4u;
 	if (ihl < 20 || len < 14 + ihl)
 		return RT_DROP_NOT_IP;
-	hop = rt_lpm_lookup(&rt->lpm, be32_at(f + 30));
+	hop = rt_lpm_lookup(lpm, be32_at(f + 30));
 	if (hop < 0)
 		return RT_DROP_NO_ROUTE;
 	if (f[22] <= 1)
@@ -201,7 +201,7 @@ int rt_classify(struct rt_port *p, uint8_t *frame, uint32_t len)
 	case RT_HASH:
 		return rt->outs[hash_out(frame, len, rt->nouts)];
 	case RT_LPM:
-		return lpm_out(rt, frame, len);
+		return lpm_out(p->rx.lpm, frame, len);
 	case RT_L2:
 		return l2_out(rt, p->id, frame, len);
 	case RT_STATIC:

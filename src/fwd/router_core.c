@@ -240,6 +240,10 @@ int rt_setup(struct rt_router *rt, const struct rt_opts *o)
 						    "(at most 32768 /24s with longer ones)"
 						  : "out of memory");
 	}
+	rt->lpm_live = &rt->lpm;
+	atomic_store_explicit(&rt->lpm_next, &rt->lpm, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		rt->ports[i].rx.lpm = &rt->lpm;
 	if (o->mode == RT_L2 && rt_l2_init(rt))
 		return fail(rt, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < n; i++) {
@@ -285,10 +289,11 @@ int rt_start(struct rt_router *rt)
 	int status = 0;
 
 	rt->t_start = fwd_now_ns();
-	/* Only the main thread takes SIGINT/SIGTERM. */
+	/* Only the main thread takes SIGINT/SIGTERM (and SIGHUP, reload). */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (unsigned k = 0; k < rt->nthreads; k++) {
 		struct rt_thread *t = &rt->th[k];
@@ -496,6 +501,7 @@ void rt_teardown(struct rt_router *rt)
 		if (rt->th[k].wait.fd >= 0)
 			fwd_waiter_fini(&rt->th[k].wait);
 	free(rt->qs);
+	rt_reload_free(rt);
 	rt_lpm_free(&rt->lpm);
 	rt_l2_free(rt);
 }

@@ -136,6 +136,7 @@ void *rt_thread_main(void *arg)
 		uint32_t work = 0, w;
 
 		fwd_span_round(&span);
+		rt_lpm_adopt(t);
 		for (unsigned k = 0; k < t->nrx; k++) {
 			w = rt_rx_step(t->rx[k]);
 			rxs += w;

@@ -257,6 +257,8 @@ static int run_threads(struct sws *s)
 	uint64_t next = fwd_now_ns() + s->o.interval_ns;
 	unsigned started = start_threads(s, w);
 
+	if (started == s->nthreads && s->o.ready)
+		s->o.ready(s->o.report_ctx);
 	while (!stopping(s)) {
 		unsigned n = sws__ctl_fds(s, pfd);
 		if (poll(pfd, n, FWD_POLL_MS) > 0) {
@@ -287,6 +289,8 @@ static int run_one(struct sws *s)
 	uint64_t next = fwd_now_ns() + s->o.interval_ns;
 	unsigned busy = 0;
 
+	if (s->o.ready)
+		s->o.ready(s->o.report_ctx);
 	while (!stopping(s)) {
 		int moved = sw_round(&s->sw);
 		if (moved < 0) {

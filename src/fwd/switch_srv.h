@@ -66,6 +66,10 @@ struct sws_opts {
 	uint64_t interval_ns;
 	void (*report)(void *ctx, struct sws *s);
 	void *report_ctx;
+	/* Called once from sws_run() when the data path is up (the control
+	 * socket listening, every forwarding thread started), with
+	 * report_ctx; NULL: not called. */
+	void (*ready)(void *ctx);
 	const atomic_int *stop;      /* the caller's stop flag, or NULL */
 };
 
