@@ -53,6 +53,7 @@
 
 #define RT_MAX_PORTS 16
 #define RT_MAX_THREADS (2 * RT_MAX_PORTS)
+#define RT_LPM_RETIRED_MAX 4 /* old tables kept for held-up threads */
 
 enum rt_mode { RT_STATIC, RT_RANDOM, RT_HASH, RT_LPM, RT_L2 };
 
@@ -211,7 +212,7 @@ struct rt_router {
 	struct rt_lpm *lpm_live;
 	struct rt_lpm *_Atomic lpm_next;
 	_Atomic uint32_t lpm_gen;
-	struct rt_lpm *lpm_retired[4];
+	struct rt_lpm *lpm_retired[RT_LPM_RETIRED_MAX];
 	unsigned nretired;
 	_Atomic uint64_t *l2;        /* l2: the MAC table */
 	struct rt_thread th[RT_MAX_THREADS];
@@ -272,7 +273,9 @@ void *rt_thread_main(void *arg);
  *                 start, so within one poll timeout, FWD_POLL_MS). Main
  *                 thread only, after rt_start(). Returns 0, or -errno with
  *                 one line in rt->err and the old table still in use
- *                 (-EINVAL: the file is wrong; -ENOTSUP: not mode lpm).
+ *                 (-EINVAL: the file is wrong; -ENOTSUP: not mode lpm;
+ *                 -EBUSY: RT_LPM_RETIRED_MAX old tables are kept for
+ *                 threads that did not move within 10 s).
  *   rt_lpm_adopt()  a thread's look at the generation, once a round. */
 int rt_reload_routes(struct rt_router *rt, const char *path);
 void rt_lpm_adopt(struct rt_thread *t);

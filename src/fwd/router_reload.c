@@ -60,17 +60,27 @@ static void table_free(struct rt_router *rt, struct rt_lpm *t)
 	free(t);
 }
 
+/* How long a reload waits for the threads before it keeps the old table
+ * until rt_teardown() rather than free it. */
+#define RT_RELOAD_WAIT_NS 10000000000ull
+
 /* Wait until every RX thread has moved to generation g, or the router
- * stops (its threads may then be anywhere in a round until joined).
- * Returns true when they have. A thread looks at the generation at the
- * start of each round, and a round ends within one poll timeout, so
- * this waits about FWD_POLL_MS at most; it checks every millisecond. */
+ * stops (its threads may then be anywhere in a round until joined), or
+ * RT_RELOAD_WAIT_NS passed (a thread held up in a sync: the library's
+ * own waits end within seconds; the old table is then kept until
+ * rt_teardown()). Returns true when they have moved. A thread looks at the
+ * generation at the start of each round, and a round ends within one
+ * poll timeout, so this normally waits FWD_POLL_MS at most; it looks
+ * every millisecond. */
 static bool wait_moved(struct rt_router *rt, uint32_t g)
 {
 	struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000};
+	uint64_t end = fwd_now_ns() + RT_RELOAD_WAIT_NS;
 
 	while (!moved(rt, g)) {
 		if (rt_stopping(rt))
+			return false;
+		if (fwd_now_ns() > end)
 			return false;
 		nanosleep(&ms, NULL);
 	}
@@ -117,8 +127,10 @@ int rt_reload_routes(struct rt_router *rt, const char *path)
 			 "(this router runs mode %s)", rt_mode_name(rt->o->mode));
 		return -ENOTSUP;
 	}
-	if (rt->nretired == sizeof(rt->lpm_retired) / sizeof(rt->lpm_retired[0])) {
-		snprintf(rt->err, sizeof(rt->err), "the router is stopping");
+	if (rt->nretired == RT_LPM_RETIRED_MAX) {
+		snprintf(rt->err, sizeof(rt->err), "%u earlier tables still wait "
+			 "for a thread held up: restart the router",
+			 RT_LPM_RETIRED_MAX);
 		return -EBUSY;
 	}
 	rc = build(rt, path, &t);
@@ -131,7 +143,7 @@ int rt_reload_routes(struct rt_router *rt, const char *path)
 	rt->lpm_live = t;
 	if (wait_moved(rt, g))
 		table_free(rt, old);
-	else
+	else /* room checked above */
 		rt->lpm_retired[rt->nretired++] = old;
 	return 0;
 }

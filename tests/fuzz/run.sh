@@ -15,7 +15,8 @@
 #              memif control channel's messages), cli (the command
 #              line's value parsers), http (pktmap metrics --listen's
 #              request heads), counters (the counters files pktmap top
-#              and metrics read); "all" runs every one for SECONDS each
+#              and metrics read), router_conf (pktmap router --config's
+#              files); "all" runs every one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
@@ -96,8 +97,12 @@ counters)
 	srcs=("$root/apps/common/hostports.c")
 	incs+=(-I "$root/apps/common")
 	;;
+router_conf)
+	srcs=("$root/apps/router/router_conf.c")
+	incs+=(-I "$root/apps/router")
+	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, all)" >&2
 	exit 2
 	;;
 esac
