@@ -42,6 +42,7 @@ void usage_router(void)
 {
 	printf(
 "usage: pktmap router -i PORT -i PORT ... [options]\n"
+"       pktmap router --config FILE [options]\n"
 "\n"
 "Forward among N ports (MapRouter): per input an RX stage classifies each\n"
 "frame and queues (buffer, length) on the lock-free queue of its (input,\n"
@@ -51,6 +52,12 @@ void usage_router(void)
 "zero-copy; between regions the TX stage copies. A full queue drops only\n"
 "that output's frames: an input never waits for an output.\n"
 "\n"
+"  -c, --config FILE     the options from FILE, one \"KEY VALUE\" line each\n"
+"                        (port, mode, routes, map, outputs, threads,\n"
+"                        affinity, batch, queue, stash, seed, copy,\n"
+"                        interval, quiet, verbose; '#' comments; routes\n"
+"                        relative to FILE's directory); SIGHUP reads it\n"
+"                        again and applies new routes (lpm)\n"
 "  -i, --port PORT       a port, 1 to 16 of them; its index is its order\n"
 "  -m, --mode MODE       static (default): input i to output (i+1) mod N,\n"
 "                        or --map; random: a random output for each frame\n"
@@ -89,11 +96,12 @@ void usage_router(void)
 "before its peers, or give @conf:bufs=N). Pipes in one region are told\n"
 "apart by name and number: pipe:r{0@mem:rt, pipe:r{1@mem:rt, ...\n"
 "At exit every buffer is accounted for (free + in flight = total) and the\n"
-"exit status is 1 if one is missing.\n");
+"exit status is 1 if one is missing. Run by systemd (pktmap-router@.service,\n"
+"pktmap-service(7)) it says READY=1 once forwarding.\n");
 }
 
 static const struct option longopts[] = {
-	{"config", required_argument, NULL, OPT_CONFIG},
+	{"config", required_argument, NULL, 'c'},
 	{"port", required_argument, NULL, 'i'},
 	{"mode", required_argument, NULL, 'm'},
 	{"routes", required_argument, NULL, 'r'},
@@ -281,7 +289,7 @@ static int parse_opt(int c, const char *arg, char **argv,
 		}
 		break;
 	case 'r': o->routes = arg; break;
-	case OPT_CONFIG: return parse_config(arg, argv, cl, nmap);
+	case 'c': return parse_config(arg, argv, cl, nmap);
 	case OPT_MAP:
 	case OPT_OUTPUTS:
 	case 'a':
@@ -419,7 +427,7 @@ static int parse(int argc, char **argv, struct router_cli *cl)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:m:r:p:a:b:n:T:qvh", longopts,
+	while ((c = getopt_long(argc, argv, ":c:i:m:r:p:a:b:n:T:qvh", longopts,
 				NULL)) != -1) {
 		st = parse_opt(c, optarg, argv, cl, &nmap);
 		if (st)

@@ -17,7 +17,7 @@
 /* The router's long options without a short one (router.c). */
 enum {
 	OPT_MAP = 256, OPT_OUTPUTS, OPT_QUEUE, OPT_STASH, OPT_SEED, OPT_DURATION,
-	OPT_IDLE, OPT_COPY, OPT_JSON, OPT_CONFIG,
+	OPT_IDLE, OPT_COPY, OPT_JSON,
 };
 
 #define ROUTER_CONF_MAX_BYTES (64 * 1024) /* a larger file is refused */

@@ -276,9 +276,8 @@ void *rt_thread_main(void *arg);
  *                 (-EINVAL: the file is wrong; -ENOTSUP: not mode lpm;
  *                 -EBUSY: RT_LPM_RETIRED_MAX old tables are kept for
  *                 threads that did not move within 10 s).
- *   rt_lpm_adopt()  a thread's look at the generation, once a round. */
+ *   rt_reload_free()  free the tables reloads made (rt_teardown()). */
 int rt_reload_routes(struct rt_router *rt, const char *path);
-void rt_lpm_adopt(struct rt_thread *t);
 void rt_reload_free(struct rt_router *rt);
 
 /* router_classify.c: the output of a frame (0..N-1), or one of these. */

@@ -18,25 +18,6 @@
 
 #include "router.h"
 
-void rt_lpm_adopt(struct rt_thread *t)
-{
-	struct rt_router *rt = t->rt;
-	/* pairs with the release store of the generation in
-	 * rt_reload_routes() */
-	uint32_t g = atomic_load_explicit(&rt->lpm_gen, memory_order_acquire);
-	const struct rt_lpm *l;
-
-	if (__builtin_expect(g == t->lpm_gen, 1))
-		return;
-	l = atomic_load_explicit(&rt->lpm_next, memory_order_relaxed);
-	for (unsigned k = 0; k < t->nrx; k++)
-		t->rx[k]->rx.lpm = l;
-	t->lpm_gen = g;
-	/* pairs with the acquire load in moved(): every read of the old
-	 * table by this thread's stages happened before */
-	atomic_store_explicit(&t->lpm_seen, g, memory_order_release);
-}
-
 /* Has every thread with RX stages moved to generation g? */
 static bool moved(struct rt_router *rt, uint32_t g)
 {

@@ -115,6 +115,27 @@ static int wait_queues(struct rt_thread *t)
 	return 0;
 }
 
+/* Once a round: move this thread's RX stages to the routes table a
+ * reload published (router_reload.c), and say so. */
+static void rt_lpm_adopt(struct rt_thread *t)
+{
+	struct rt_router *rt = t->rt;
+	/* pairs with the release store of the generation in
+	 * rt_reload_routes(), router_reload.c */
+	uint32_t g = atomic_load_explicit(&rt->lpm_gen, memory_order_acquire);
+	const struct rt_lpm *l;
+
+	if (__builtin_expect(g == t->lpm_gen, 1))
+		return;
+	l = atomic_load_explicit(&rt->lpm_next, memory_order_relaxed);
+	for (unsigned k = 0; k < t->nrx; k++)
+		t->rx[k]->rx.lpm = l;
+	t->lpm_gen = g;
+	/* pairs with the acquire load in router_reload.c's moved(): every
+	 * read of the old table by this thread's stages happened before */
+	atomic_store_explicit(&t->lpm_seen, g, memory_order_release);
+}
+
 void *rt_thread_main(void *arg)
 {
 	struct rt_thread *t = arg;

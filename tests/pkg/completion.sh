@@ -50,3 +50,17 @@ got=$(complete_words scrub -o pi | tr '\n' ' ')
 got=$(complete_words scrub --clock ma | tr '\n' ' ')
 [ "$got" = "manual " ] || fail "'pktmap scrub --clock ma<TAB>' gave '$got'"
 echo "ok options and port names"
+# router --config FILE (and -c) completes file names; capture's -c (a
+# count) does not
+d=$(mktemp -d)
+touch "$d/edge.conf"
+got=$(complete_words router --conf | tr '\n' ' ')
+[ "$got" = "--config " ] || fail "'pktmap router --conf<TAB>' gave '$got'"
+got=$(complete_words router --config "$d/ed" | tr '\n' ' ')
+[ "$got" = "$d/edge.conf " ] || fail "'pktmap router --config $d/ed<TAB>' gave '$got'"
+got=$(complete_words router -c "$d/ed" | tr '\n' ' ')
+[ "$got" = "$d/edge.conf " ] || fail "'pktmap router -c $d/ed<TAB>' gave '$got'"
+got=$(complete_words capture -c "$d/ed" | tr '\n' ' ')
+[ "$got" = " " ] || [ -z "$got" ] || fail "'pktmap capture -c $d/ed<TAB>' gave '$got'"
+rm -rf "$d"
+echo "ok router --config"
