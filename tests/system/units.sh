@@ -26,6 +26,11 @@
 #     reach another client; SIGTERM: STOPPING=1, exit 0, nothing left.
 #  4. pktmap-metrics: at READY=1 a scrape answers with the port a gen
 #     holds open; SIGTERM: STOPPING=1, exit 0.
+#  5. pktmap-scrub@T (its options from /etc/pktmap/scrub/T.env) between
+#     two pipes: at READY=1 100 frames pass; the rules now deny their
+#     source, ExecReload: RELOADING=1, READY=1, and the next 100 are
+#     dropped (counted: deny 100), 100 from another source pass; SIGTERM:
+#     STOPPING=1, exit 0, nothing left in /dev/shm.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -292,6 +297,36 @@ test_metrics() {
 	recv_done mx 1
 }
 
+test_scrub() {
+	local rules=$ETC/scrub/t$$.rules j
+	local args="-i pipe:${PIPE}sa{0 -o pipe:${PIPE}sb{0 -c /etc/pktmap/scrub/t$$.rules -T 0 --json"
+	INST=t$$
+	mkdir -p "$ETC/scrub"
+	echo "# nothing denied yet" >"$rules"
+	# the EnvironmentFile= the unit reads (its variable is given to
+	# unit_cmd.py; its paths, like the unit's, under $ETC)
+	echo "PKTMAP_SCRUB_ARGS=$args" >"$ETC/scrub/t$$.env"
+	start_unit pktmap-scrub@.service "$INST" "PKTMAP_SCRUB_ARGS=$args"
+	wait_msg 1 'READY=1$'
+	[ -n "$(shm_files)" ] || fail "scrub: no file of ours in /dev/shm while it runs"
+	recv_n scrub "pipe:${PIPE}sb}0" 200
+	timeout 120 "$PKTMAP" gen -i "pipe:${PIPE}sa}0" -n 100 -s 10.0.0.1 -T 0 -q
+	echo "deny 10.0.0.0/8" >"$rules"
+	reload
+	timeout 120 "$PKTMAP" gen -i "pipe:${PIPE}sa}0" -n 100 -s 10.0.0.1 -T 0 -q
+	timeout 120 "$PKTMAP" gen -i "pipe:${PIPE}sa}0" -n 100 -s 192.0.2.1 -T 0 -q
+	wait_bg "$RPID"
+	[ "$WAIT_RC" = 0 ] || fail "scrub: recv exit status $WAIT_RC"
+	expect_eq "scrub: out" "$(json "$TMP/scrub.json" packets)" 200
+	stop_unit
+	j=$TMP/$TAG.out
+	expect_eq "scrub: judged" "$(json "$j" judged)" 300
+	expect_eq "scrub: passed" "$(json "$j" passed)" 200
+	expect_eq "scrub: reloads" "$(json "$j" reloads)" 1
+	grep -q '"deny":100' "$j" || fail "scrub: not 100 denied: $(cat "$j")"
+	echo "  scrub: 300 judged, 200 passed, 100 denied after the reload"
+}
+
 echo "1. systemd-analyze verify"
 verify
 echo "2. pktmap-router@.service"
@@ -300,4 +335,6 @@ echo "3. pktmap-switch@.service"
 test_switch
 echo "4. pktmap-metrics.service"
 test_metrics
+echo "5. pktmap-scrub@.service"
+test_scrub
 echo "PASS"
