@@ -214,10 +214,12 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 		if (binds(p, PIPE_TX)) {
 			/* As the RX ring's count below. */
 			_Atomic uint32_t *nt = &pipe_q(pp, pp->end, r)->tx_binders;
+			/* Relaxed, as every use of the counts: under the
+			 * region lock, and read as a hint (pm_pipe_poll_disarm()). */
 			if (tx_others)
-				atomic_fetch_add(nt, 1);
+				atomic_fetch_add_explicit(nt, 1, memory_order_relaxed);
 			else
-				atomic_store(nt, 1);
+				atomic_store_explicit(nt, 1, memory_order_relaxed);
 			pp->tx_counted++;
 		}
 		if (!binds(p, PIPE_RX))
@@ -235,9 +237,9 @@ static int pipe_claim(struct pktmap_port *p, struct pipe_priv *pp,
 		 * high until a binder finds itself alone again. */
 		_Atomic uint32_t *nb = &pipe_q(pp, !pp->end, r)->rx_binders;
 		if (others)
-			atomic_fetch_add(nb, 1);
+			atomic_fetch_add_explicit(nb, 1, memory_order_relaxed);
 		else
-			atomic_store(nb, 1);
+			atomic_store_explicit(nb, 1, memory_order_relaxed);
 		pp->counted++;
 	}
 	return 0;
@@ -269,8 +271,12 @@ static int pipe_rings(struct pktmap_port *p, struct pipe_priv *pp,
 		tk->q = pipe_q(pp, pp->end, r);
 		tk->desc = pipe_desc(pp, pp->end, r);
 		tk->shadow = pipe_shadow(pp, pp->end, r);
+		tk->sync = &tk->q->tx_sync;
+		tk->owner = &tk->q->tx_owner;
 		rk->q = pipe_q(pp, !pp->end, r);
 		rk->desc = pipe_desc(pp, !pp->end, r);
+		rk->sync = &rk->q->rx_sync;
+		rk->owner = &rk->q->rx_owner;
 		pm_txkring(p, r)->priv = tk;
 		pm_rxkring(p, r)->priv = rk;
 		if (binds(p, PIPE_TX))
@@ -323,6 +329,7 @@ static int pipe_open(struct pktmap_port *p, const struct pm_name *nm,
 	p->priv = pp;
 	pp->end = nm->reg == NR_REG_PIPE_SLAVE;
 	pp->pid = (uint32_t)getpid();
+	pp->owner = pm_pipe_owner_self();
 	pp->excl = o && (o->flags & PKTMAP_OPEN_EXCLUSIVE);
 	pp->nowait = o && (o->flags & PKTMAP_OPEN_NOWAIT);
 	pp->pipe_id = (uint32_t)nm->pipe_id;
@@ -363,6 +370,14 @@ uint32_t *pm_pipe_peer_desc(struct pktmap_port *p, uint32_t ring)
 		return NULL;
 	return &pipe_desc(pp, !pp->end, ring)->buf_idx;
 }
+
+struct pm_pipe_q *pm_pipe_queue(struct pktmap_port *p, bool tx, uint32_t ring)
+{
+	struct pipe_priv *pp = p->priv;
+	if (p->ops != &pm_pipe_ops || ring >= pp->nrings)
+		return NULL;
+	return pipe_q(pp, tx ? pp->end : !pp->end, ring);
+}
 #endif
 
 static void pipe_info(const struct pktmap_port *p, struct pktmap_info *info)
@@ -384,14 +399,19 @@ static void pipe_close(struct pktmap_port *p)
 		return;
 	for (uint32_t r = pp->lo; r < pp->lo + pp->counted; r++) {
 		_Atomic uint32_t *nb = &pipe_q(pp, !pp->end, r)->rx_binders;
-		uint32_t v = atomic_load(nb);
-		while (v && !atomic_compare_exchange_weak(nb, &v, v - 1))
+		/* Relaxed: a count, read as a hint (pm_pipe_poll_disarm()). */
+		uint32_t v = atomic_load_explicit(nb, memory_order_relaxed);
+		while (v && !atomic_compare_exchange_weak_explicit(
+				    nb, &v, v - 1, memory_order_relaxed,
+				    memory_order_relaxed))
 			;
 	}
 	for (uint32_t r = pp->lo; r < pp->lo + pp->tx_counted; r++) {
 		_Atomic uint32_t *nt = &pipe_q(pp, pp->end, r)->tx_binders;
-		uint32_t v = atomic_load(nt);
-		while (v && !atomic_compare_exchange_weak(nt, &v, v - 1))
+		uint32_t v = atomic_load_explicit(nt, memory_order_relaxed);
+		while (v && !atomic_compare_exchange_weak_explicit(
+				    nt, &v, v - 1, memory_order_relaxed,
+				    memory_order_relaxed))
 			;
 	}
 	if (pp->kp) {

@@ -67,6 +67,8 @@ struct pm_pipe_q {
 	 * before: a pipe of the first "PIP4" library has them zero. */
 	_Atomic uint64_t rx_sync;
 	_Atomic uint32_t rx_binders;
+	/* Who holds rx_sync, as tx_owner says for tx_sync. */
+	_Atomic uint64_t rx_owner;
 	_Alignas(PIPE_Q_ALIGN) _Atomic uint32_t reader_sleeping;
 	_Atomic uint32_t writer_sleeping;
 	/* The writers' sync word (pipe_txsync()): SYNC_PID, the pid of the
@@ -76,7 +78,17 @@ struct pm_pipe_q {
 	 * first. Written by any of the ring's binders. (The bytes of the
 	 * first PIP4 library's tx_lock and tx_gen.) */
 	_Atomic uint64_t tx_sync;
+	/* The holder of tx_sync as a pid cannot fake it (pipe_lock.c):
+	 * OWNER_PID, its pid, and OWNER_START, the low half of its start
+	 * time (field 22 of /proc/PID/stat), written by the holder just
+	 * after it takes the lock and cleared (0) just before it frees it.
+	 * In what was padding before: an older library leaves it 0, and a
+	 * holder with no record is judged by its pid alone. */
+	_Atomic uint64_t tx_owner;
 };
+
+_Static_assert(sizeof(struct pm_pipe_q) == 3 * PIPE_Q_ALIGN,
+	       "the queue's layout is shared with other pktmap versions");
 
 /* A sync word: the holder's pid in the low half, the generation above. */
 #define SYNC_PID(v) ((uint32_t)(v))
@@ -85,6 +97,16 @@ struct pm_pipe_q {
 static inline uint64_t sync_word(uint32_t gen, uint32_t pid)
 {
 	return (uint64_t)gen << 32 | pid;
+}
+
+/* An owner record (tx_owner, rx_owner): the pid in the low half, the
+ * start time above; 0, or a start time of 0, says nothing. */
+#define OWNER_PID(v) ((uint32_t)(v))
+#define OWNER_START(v) ((uint32_t)((v) >> 32))
+
+static inline uint64_t owner_record(uint32_t start, uint32_t pid)
+{
+	return (uint64_t)start << 32 | pid;
 }
 
 /* The control block in the region. Only nrings and nslots are read by a
@@ -124,6 +146,8 @@ struct pipe_kpriv {
 	uint32_t cons;                 /* TX: last q->cons seen (cached) */
 	uint32_t gen;                  /* SYNC_GEN of q->tx_sync (TX) or
 	                                * q->rx_sync (RX) after our sync */
+	_Atomic uint64_t *sync;        /* &q->tx_sync (TX) or &q->rx_sync */
+	_Atomic uint64_t *owner;       /* &q->tx_owner (TX) or &q->rx_owner */
 	int wake_peer_fd;              /* the peer's FIFO for this direction */
 	int wake_own_fd;               /* our FIFO for this direction */
 	/* Event-source mode (pm_pipe_sync_event()): the state of the ring's
@@ -142,6 +166,7 @@ struct pipe_priv {
 	uint32_t pipe_id;
 	uint32_t uid;                  /* unique in the region: claims, FIFOs */
 	uint32_t pid;                  /* ours, the sync lock's holder value */
+	uint64_t owner;                /* ours, an owner record (pid, start) */
 	bool excl;                     /* PKTMAP_OPEN_EXCLUSIVE: claims alone */
 	bool nowait;                   /* PKTMAP_OPEN_NOWAIT: locks tried once */
 	uint32_t counted;              /* RX rings [lo, lo + counted) in
@@ -220,32 +245,42 @@ void pm_pipe_locator_set(const struct pm_name *nm, const char *regname);
 
 /* ---- pipe_lock.c ---- */
 
-/* Ring k's sync word: q->tx_sync or q->rx_sync. */
-static inline _Atomic uint64_t *sync_of(struct pm_kring *k)
-{
-	struct pipe_kpriv *kp = k->priv;
-	return k->tx ? &kp->q->tx_sync : &kp->q->rx_sync;
-}
-
 /* The lock, in one compare-and-swap, if it is free and nobody synced
- * since our last sync (the generation is ours). */
-static inline bool sync_try(struct pipe_kpriv *kp, _Atomic uint64_t *w,
-			    uint32_t pid)
+ * since our last sync (the generation is ours); then our owner record.
+ * Acquire: pairs with the release in sync_release(), the last holder's
+ * work (and its cleared record) is seen. */
+static inline bool sync_try(struct pipe_kpriv *kp, const struct pipe_priv *pp)
 {
 	uint64_t mine = sync_word(kp->gen, 0);
-	return atomic_compare_exchange_strong_explicit(
-		w, &mine, sync_word(kp->gen, pid), memory_order_acquire,
-		memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(
+		    kp->sync, &mine, sync_word(kp->gen, pp->pid),
+		    memory_order_acquire, memory_order_relaxed))
+		return false;
+	/* Relaxed: read by a waiter after its acquire load of the word. */
+	atomic_store_explicit(kp->owner, pp->owner, memory_order_relaxed);
+	return true;
 }
 
 /* Unlock, with kp->gen as the generation: a sync that moved something
- * counted it up (under the lock), so the other binders reload. */
-static inline void sync_release(struct pipe_kpriv *kp, _Atomic uint64_t *w)
+ * counted it up (under the lock), so the other binders reload. The
+ * owner record goes first (ordered before the word by the release):
+ * one left behind would name us to the next holder's waiters. */
+static inline void sync_release(struct pipe_kpriv *kp)
 {
-	atomic_store_explicit(w, sync_word(kp->gen, 0), memory_order_release);
+	atomic_store_explicit(kp->owner, 0, memory_order_relaxed);
+	atomic_store_explicit(kp->sync, sync_word(kp->gen, 0), memory_order_release);
 }
 
 int pm_pipe_lock_wait(struct pktmap_port *p, struct pm_kring *k);
+/* This process's owner record (its pid and start time). */
+uint64_t pm_pipe_owner_self(void);
+/* The state and start time in the text of a /proc/PID/stat. */
+bool pm_pipe_stat_parse(const char *st, char *state, uint32_t *start);
+
+#ifdef PM_TEST_HOOKS
+/* Tests only: the queue that TX (tx) or RX ring `ring` of p uses. */
+struct pm_pipe_q *pm_pipe_queue(struct pktmap_port *p, bool tx, uint32_t ring);
+#endif
 
 /* ---- pipe_view.c ---- */
 

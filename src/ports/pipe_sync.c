@@ -55,7 +55,8 @@ static int pipe_lock_slow(struct pktmap_port *p, struct pm_kring *k)
 	int ret = pm_pipe_lock_wait(p, k);
 	if (ret < 0)
 		return ret;
-	uint32_t gen = SYNC_GEN(atomic_load_explicit(sync_of(k),
+	/* Relaxed: we hold the lock, and only holders change the word. */
+	uint32_t gen = SYNC_GEN(atomic_load_explicit(kp->sync,
 						     memory_order_relaxed));
 	if (gen != kp->gen) {
 		const struct pipe_view v = { .bs = p->bs, .seen = NULL };
@@ -174,23 +175,23 @@ static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 }
 
 /* Several opens may bind a ring (pipe_claim()); the syncs of one side
- * take turns under its sync word w (q->tx_sync or q->rx_sync), which
- * holds the pid of the syncing process, and one that finds another
- * synced last takes its view first (pm_pipe_view()).
- * A lone binder pays one compare-and-swap and one store per sync. */
+ * take turns under its sync word kp->sync (q->tx_sync or q->rx_sync),
+ * which holds the pid of the syncing process, and one that finds another
+ * synced last takes its view first (pm_pipe_view()). A lone binder pays
+ * one compare-and-swap and three stores per sync (the word, and its
+ * owner record written and cleared: pipe_lock.c). */
 static inline int pipe_sync_turn(struct pktmap_port *p, struct pm_kring *k,
-				 _Atomic uint64_t *w,
 				 int (*locked)(struct pktmap_port *, struct pm_kring *))
 {
 	struct pipe_kpriv *kp = k->priv;
 	struct pipe_priv *pp = p->priv;
-	if (pm_unlikely(!sync_try(kp, w, pp->pid))) {
+	if (pm_unlikely(!sync_try(kp, pp))) {
 		int ret = pipe_lock_slow(p, k);
 		if (ret)
 			return ret;
 	}
 	int ret = locked(p, k);
-	sync_release(kp, w);
+	sync_release(kp);
 	/* A page of a shared hugetlb region taken away (guard.h): every
 	 * sync from the one that met the loss on fails. One look, after the
 	 * work: the mark never clears, and work done on a lost region reads
@@ -203,8 +204,7 @@ static inline int pipe_sync_turn(struct pktmap_port *p, struct pm_kring *k,
 
 int pm_pipe_txsync(struct pktmap_port *p, struct pm_kring *k)
 {
-	struct pipe_kpriv *kp = k->priv;
-	return pipe_sync_turn(p, k, &kp->q->tx_sync, pipe_txsync_locked);
+	return pipe_sync_turn(p, k, pipe_txsync_locked);
 }
 
 /* Give the released slots [i, head) back to the writer through their
@@ -350,6 +350,5 @@ static int pipe_rxsync_locked(struct pktmap_port *p, struct pm_kring *k)
 
 int pm_pipe_rxsync(struct pktmap_port *p, struct pm_kring *k)
 {
-	struct pipe_kpriv *kp = k->priv;
-	return pipe_sync_turn(p, k, &kp->q->rx_sync, pipe_rxsync_locked);
+	return pipe_sync_turn(p, k, pipe_rxsync_locked);
 }

@@ -227,7 +227,7 @@ int pm_pipe_resume(struct pktmap_port *p, struct pipe_priv *pp, uint32_t dir,
 		return ret;
 	ret = pm_pipe_view(p, k, &v);
 	/* Relaxed: we hold the lock, and only holders change the word. */
-	kp->gen = SYNC_GEN(atomic_load_explicit(sync_of(k), memory_order_relaxed));
-	sync_release(kp, sync_of(k));
+	kp->gen = SYNC_GEN(atomic_load_explicit(kp->sync, memory_order_relaxed));
+	sync_release(kp);
 	return ret;
 }

@@ -16,7 +16,8 @@
 #              line's value parsers), http (pktmap metrics --listen's
 #              request heads), counters (the counters files pktmap top
 #              and metrics read), router_conf (pktmap router --config's
-#              files); "all" runs every one for SECONDS each
+#              files), proc_stat (the /proc/PID/stat text a pipe's lock
+#              waiter reads); "all" runs every one for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
@@ -101,8 +102,12 @@ router_conf)
 	srcs=("$root/apps/router/router_conf.c")
 	incs+=(-I "$root/apps/router")
 	;;
+proc_stat)
+	srcs=("$root/src/ports/pipe_lock.c")
+	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
+	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, all)" >&2
 	exit 2
 	;;
 esac

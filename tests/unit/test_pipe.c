@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "port.h"
+#include "ports/pipe.h"
 #include "region.h"
 #include "t.h"
 
@@ -938,6 +939,116 @@ static void test_nowait_sync(void)
 	pktmap_close(p);
 }
 
+/* The /proc/PID/stat text the lock waiter reads: state and start time
+ * counted from the last ')' (a command name may hold ") Z 1 ..."). */
+static void test_stat_parse(void)
+{
+	static const struct {
+		const char *st;
+		bool ok;
+		char state;
+		uint32_t start;
+	} t[] = {
+		{ "42 (sleep) S 1 42 1 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 "
+		  "1234567 8224768 224", true, 'S', 1234567 },
+		{ "42 (a) Z 1 2) R 1 42 1 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 "
+		  "7654321 0", true, 'R', 7654321 },
+		{ "42 (x) Z 1 2 3", true, 'Z', 0 },  /* no field 22: none */
+		{ "42 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -5 6",
+		  true, 'S', 0 },                    /* not a number: none */
+		{ "42 (x)", false, 0, 0 },
+		{ "42 (x)  S", false, 0, 0 },
+		{ "42 x S 1", false, 0, 0 },
+		{ "", false, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char state = 0;
+		uint32_t start = 99;
+		bool ok = pm_pipe_stat_parse(t[i].st, &state, &start);
+		CHECK(ok == t[i].ok, "%s: %d", t[i].st, ok);
+		if (ok && t[i].ok) {
+			CHECK(state == t[i].state, "%s: state %c", t[i].st, state);
+			CHECK(start == t[i].start, "%s: start %u", t[i].st, start);
+		}
+	}
+}
+
+/* Set TX ring 0's sync word of q to a holder pid h (generation kept)
+ * with owner record rec, as a holder killed inside its sync leaves them,
+ * and sync. */
+static int sync_held_by(struct pktmap_port *q, uint32_t h, uint64_t rec)
+{
+	struct pm_pipe_q *pq = pm_pipe_queue(q, true, 0);
+	uint64_t w = atomic_load(&pq->tx_sync);
+	atomic_store(&pq->tx_owner, rec);
+	atomic_store(&pq->tx_sync, sync_word(SYNC_GEN(w), h));
+	return pktmap_txsync(q);
+}
+
+/* The sync lock's holder is known by its pid and its start time: a live
+ * process with the holder's pid but another start time is not the holder
+ * (the holder died and its pid went to another process, here our child
+ * or we ourselves), and the lock is taken over at once; with the
+ * holder's start time it is the holder (-EBUSY at once, the open being
+ * PKTMAP_OPEN_NOWAIT). Without a record that names the pid, the pid
+ * alone decides, as before records. Return codes only: no timing. */
+static void test_lock_owner(void)
+{
+	struct pktmap_port *p = open_end("}27@conf:slots=64", 1), *q = NULL;
+	char name[128], err[300] = "";
+	struct pktmap_open_opts o = { .sz = sizeof(o), .errbuf = err,
+				      .errbuf_len = sizeof(err),
+				      .flags = PKTMAP_OPEN_NOWAIT };
+	snprintf(name, sizeof(name), "pipe:%s{27/T", pname);
+	int fds[2];
+	if (!p || pktmap_open(&q, name, &o) != 0 || pipe(fds) != 0) {
+		CHECK(0, "setup: %s", err);
+		pktmap_close(p);
+		return;
+	}
+	pid_t child = fork();
+	if (child == 0) { /* a live process: its record, then wait */
+		uint64_t rec = pm_pipe_owner_self();
+		if (write(fds[1], &rec, sizeof(rec)) != sizeof(rec))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	uint64_t rec = 0, self = pm_pipe_owner_self();
+	CHECK(read(fds[0], &rec, sizeof(rec)) == sizeof(rec), "child's record");
+	close(fds[0]);
+	close(fds[1]);
+	uint32_t c = (uint32_t)child, cs = OWNER_START(rec);
+	CHECK(OWNER_PID(rec) == c && cs != 0, "child's start time: %u", cs);
+	/* the holder lives: its pid, its start time */
+	CHECK_EQ(sync_held_by(q, c, rec), -EBUSY);
+	/* its pid reused: the same pid, another start time */
+	CHECK_EQ(sync_held_by(q, c, owner_record(cs + 1, c)), 0);
+	struct pm_pipe_q *pq = pm_pipe_queue(q, true, 0);
+	CHECK_EQ(SYNC_PID(atomic_load(&pq->tx_sync)), 0); /* and freed */
+	CHECK_EQ(atomic_load(&pq->tx_owner), 0);
+	/* no record, or one of another pid: the pid alone (alive) */
+	CHECK_EQ(sync_held_by(q, c, 0), -EBUSY);
+	CHECK_EQ(sync_held_by(q, c, owner_record(cs + 1, c + 1)), -EBUSY);
+	/* our own pid, reused from a holder that died */
+	uint32_t me = OWNER_PID(self);
+	CHECK_EQ(sync_held_by(q, me, owner_record(OWNER_START(self) + 1, me)), 0);
+	CHECK_EQ(sync_held_by(q, me, self), -EBUSY);
+	/* a dead holder (the child, reaped) is taken over as before */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK_EQ(sync_held_by(q, c, rec), 0);
+	/* and the pipe still carries frames */
+	uint32_t seq = 0, expect = 0;
+	uint64_t bytes = 0;
+	CHECK_EQ(send_seq(q, &seq, 10, 0), 10);
+	CHECK_EQ(pktmap_txsync(q), 0);
+	pktmap_rxsync(p);
+	CHECK_EQ(recv_check(p, &expect, &bytes), 10);
+	pktmap_close(q);
+	pktmap_close(p);
+}
+
 /* n processes bind the same RX ring and receive in turns (each syncs
  * when its turn comes): every frame reaches exactly one of them, bytes
  * and order intact, their counts add up; a frame one holds unreleased is
@@ -1842,6 +1953,8 @@ int main(void)
 	test_shared_tx_sigkill();
 	test_shared_tx_exclusive();
 	test_nowait_sync();
+	test_lock_owner();
+	test_stat_parse();
 	test_shared_rx(2);
 	test_shared_rx(3);
 	test_shared_rx_sigkill();
