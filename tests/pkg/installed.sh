@@ -19,6 +19,9 @@
 # 5. README's C example builds with `pkg-config pktmap` and runs; a
 #    program links the static library.
 # 6. every installed library exports its documented API only.
+# 7. the systemd units are installed, none enabled (the package starts
+#    nothing), each clean under systemd-analyze verify with the installed
+#    pktmap; the broker's group in sysusers.d.
 set -euo pipefail
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH PKTMAP_PCAP_LIBDIR \
 	PKTMAP_NETMAP_LIBDIR PKTMAP_BUILD_ROOT
@@ -123,5 +126,26 @@ expect_eq "static pktmap_version()" "$("$TMP/v")" "${want%%-*} ${want%%-*}"
 
 echo "6. exported symbols of the installed libraries"
 python3 "$src/tests/pkg/abi_exports.py" --installed "$libdir" /usr/include
+
+echo "7. the systemd units"
+units=(pktmap-switch@.service pktmap-router@.service pktmap-metrics.service
+       pktmap-broker.service pktmap-broker.socket pktmap-scrub@.service)
+for u in "${units[@]}"; do
+	[ -f "/lib/systemd/system/$u" ] || fail "/lib/systemd/system/$u not installed"
+done
+for w in /etc/systemd/system/*.wants/pktmap*; do
+	[ ! -e "$w" ] || fail "the package enabled $w"
+done
+grep -q '^g pktmap ' /usr/lib/sysusers.d/pktmap.conf ||
+	fail "no group pktmap in /usr/lib/sysusers.d/pktmap.conf"
+if command -v systemd-analyze >/dev/null; then
+	for u in "${units[@]}"; do
+		f=/lib/systemd/system/$u
+		case $u in *@.service) cp "$f" "$TMP/${u%@.service}@x.service"; f=$TMP/${u%@.service}@x.service ;; esac
+		out=$(systemd-analyze verify --man=no "$f" 2>&1) || fail "verify $u: $out"
+		[ -z "$out" ] || fail "verify $u: $out"
+	done
+	echo "   ${#units[@]} units installed, none enabled, systemd-analyze verify clean"
+fi
 
 echo "PASS: the installed packages"

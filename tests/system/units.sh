@@ -22,7 +22,7 @@
 #     STOPPING=1, exit 0, nothing of the router's left in /dev/shm. Every
 #     message comes from the main PID (SO_PASSCRED). Bad config files:
 #     one line FILE:LINE: what, exit 2.
-#  3. pktmap-switch@S: at READY=1 a client attaches and its 100 frames
+#  3. pktmap-switch@S (two threads): at READY=1 a client attaches and its 100 frames
 #     reach another client; SIGTERM: STOPPING=1, exit 0, nothing left.
 #  4. pktmap-metrics: at READY=1 a scrape answers with the port a gen
 #     holds open; SIGTERM: STOPPING=1, exit 0.
@@ -268,7 +268,8 @@ test_router() {
 
 test_switch() {
 	local sw=valet$$s
-	start_unit pktmap-switch@.service "$sw" PKTMAP_SWITCH_ARGS=
+	# two forwarding threads: READY=1 once both run (sws_opts.ready)
+	start_unit pktmap-switch@.service "$sw" "PKTMAP_SWITCH_ARGS=-p 2"
 	wait_msg 1 'READY=1$'
 	[ -n "$(shm_files)" ] || fail "switch: no file of ours in /dev/shm while it runs"
 	recv_n sw "$sw:b" 100
