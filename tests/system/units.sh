@@ -22,8 +22,9 @@
 #     STOPPING=1, exit 0, nothing of the router's left in /dev/shm. Every
 #     message comes from the main PID (SO_PASSCRED). Bad config files:
 #     one line FILE:LINE: what, exit 2.
-#  3. pktmap-switch@S (two threads): at READY=1 a client attaches and its 100 frames
-#     reach another client; SIGTERM: STOPPING=1, exit 0, nothing left.
+#  3. pktmap-switch@S (two threads): at READY=1 a client attaches and
+#     its 100 frames reach another client; SIGTERM: STOPPING=1, exit 0,
+#     nothing left.
 #  4. pktmap-metrics: at READY=1 a scrape answers with the port a gen
 #     holds open; SIGTERM: STOPPING=1, exit 0.
 #  5. pktmap-scrub@T (its options from /etc/pktmap/scrub/T.env) between
