@@ -79,6 +79,14 @@ class Batch(_pktmap.Batch):
         self.flags_into(out)
         return out
 
+    @property
+    def buffer_indices(self) -> Any:
+        """The slots' buffer indices in the port's pool (uint32): the
+        same index on two ports of one memory is the same buffer."""
+        out = _array_of("I", "uint32", len(self))
+        self.buffer_indices_into(out)
+        return out
+
     def headers(self, n: int, out: Any = None) -> Any:
         """The first ``n`` bytes of every packet as a 2-D uint8 array of
         ``len(batch)`` rows, zero-padded past a packet's end.
@@ -181,6 +189,14 @@ class Port(_pktmap.Port):
         The batch is released (what did not fit is dropped). Returns the
         number forwarded."""
         return self._forward(batch, keep)
+
+    def shares_memory(self, other: "Port") -> bool:
+        """True when this port's buffers and ``other``'s are one pool
+        (forward() then swaps buffer indices instead of copying)."""
+        a, b = self.info(), other.info()
+        return bool(a["region_dev"] and a["region_ino"]) and \
+            (a["region_dev"], a["region_ino"]) == \
+            (b["region_dev"], b["region_ino"])
 
     @property
     def mode(self) -> str:

@@ -158,23 +158,18 @@ static PyObject *batch_export(BatchObject *b, char *buf, Py_ssize_t len)
 	return mv;
 }
 
-/* The i-th slot's buffer and length, checked against the port's pool. */
+/* The i-th slot's buffer. The slots are the library's, written inside
+ * its sync (the rings are private to the process) and out of Python's
+ * reach: their indices need no second check here (pkt: RX frames are
+ * indices past the pool, docs/packet.md). */
 static char *batch_buf(BatchObject *b, uint32_t i, struct netmap_slot **sp)
 {
 	struct netmap_ring *ring;
 	struct netmap_slot *s = pm_batch_slot(b, i, &ring);
-	const struct pktmap_info *in = &b->port->info;
 
 	if (!s) {
 		PyErr_SetString(PyExc_IndexError, "pktmap: packet index out of range");
 		return NULL;
-	}
-	if (!(in->flags & PKTMAP_INFO_RX_BLOCKS) || b->tx) {
-		if (s->buf_idx >= in->bufs || s->len > ring->nr_buf_size) {
-			PyErr_SetString(PyExc_RuntimeError,
-					"pktmap: a slot names a buffer outside the pool");
-			return NULL;
-		}
 	}
 	*sp = s;
 	return NETMAP_BUF(ring, s->buf_idx);
@@ -237,13 +232,13 @@ static int out_buffer(PyObject *o, Py_buffer *v, Py_ssize_t need)
 	return 0;
 }
 
-enum meta_kind { META_LEN, META_TS, META_FLAGS };
+enum meta_kind { META_LEN, META_TS, META_FLAGS, META_IDX };
 
 /* Copy one field of every slot into `out` (uint32 lengths, uint64
- * timestamps in ns, uint16 flags). */
+ * timestamps in ns, uint16 flags, uint32 buffer indices). */
 static PyObject *batch_meta_into(BatchObject *b, PyObject *out, enum meta_kind k)
 {
-	static const size_t width[] = { 4, 8, 2 };
+	static const size_t width[] = { 4, 8, 2, 4 };
 	Py_ssize_t n = batch_len(b);
 	Py_buffer v;
 
@@ -256,8 +251,10 @@ static PyObject *batch_meta_into(BatchObject *b, PyObject *out, enum meta_kind k
 			((uint32_t *)v.buf)[i] = s->len;
 		else if (k == META_TS)
 			((uint64_t *)v.buf)[i] = s->ptr;
-		else
+		else if (k == META_FLAGS)
 			((uint16_t *)v.buf)[i] = s->flags;
+		else
+			((uint32_t *)v.buf)[i] = s->buf_idx;
 	}
 	PyBuffer_Release(&v);
 	return PyLong_FromSsize_t(n);
@@ -276,6 +273,11 @@ static PyObject *batch_timestamps_into(BatchObject *b, PyObject *out)
 static PyObject *batch_flags_into(BatchObject *b, PyObject *out)
 {
 	return batch_meta_into(b, out, META_FLAGS);
+}
+
+static PyObject *batch_indices_into(BatchObject *b, PyObject *out)
+{
+	return batch_meta_into(b, out, META_IDX);
 }
 
 /* headers_into(out, n): row i of out (n bytes) gets the first n bytes of
@@ -336,9 +338,8 @@ static char *tx_next_slot(BatchObject *b, Py_ssize_t len, uint64_t ts,
 		return NULL;
 	}
 	struct netmap_slot *s = pm_batch_slot(b, b->used, &ring);
-	if (!s || s->buf_idx >= in->bufs) {
-		PyErr_SetString(PyExc_RuntimeError,
-				"pktmap: a TX slot names a buffer outside the pool");
+	if (!s) {
+		PyErr_SetString(PyExc_IndexError, "pktmap: TX slot out of range");
 		return NULL;
 	}
 	s->len = (uint16_t)len;
@@ -485,6 +486,8 @@ static PyMethodDef batch_methods[] = {
 	  "writable uint64 buffer." },
 	{ "flags_into", (PyCFunction)batch_flags_into, METH_O,
 	  "Copy the slot flags (NS_*) into a writable uint16 buffer." },
+	{ "buffer_indices_into", (PyCFunction)batch_indices_into, METH_O,
+	  "Copy the slots' buffer indices into a writable uint32 buffer." },
 	{ "headers_into", (PyCFunction)batch_headers_into, METH_VARARGS,
 	  "headers_into(out, n): the first n bytes of every packet, one "
 	  "row each, zero-padded." },

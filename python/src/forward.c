@@ -96,7 +96,7 @@ static int move_one(struct netmap_ring *rr, struct netmap_slot *rs,
 		rs->flags |= NS_BUF_CHANGED;
 		return 1;
 	}
-	if (rs->len > dst->info.buf_usable || ts->buf_idx >= dst->info.bufs)
+	if (rs->len > dst->info.buf_usable)
 		return 0;
 	memcpy(NETMAP_BUF(tr, ts->buf_idx), NETMAP_BUF(rr, rs->buf_idx), rs->len);
 	ts->len = rs->len;
