@@ -96,6 +96,7 @@ static void name_init(struct pm_name *out)
 	out->pipe_id = -1;
 	out->reg = NR_REG_ALL_NIC;
 	out->conf.tx_live = -1;
+	out->conf.xdp_prog = -1;
 	out->conf.rx_blocks = -1;
 	out->conf.tx_frames = -1;
 	out->conf.hugepages = -1;

@@ -32,6 +32,7 @@ struct pm_conf {
 	int spin_us;                       /* poll: spin this long before
 					    * sleeping; -1 unset */
 	int tx_live;                       /* xdp: tx=live (1), tx=xsk (0), -1 unset */
+	int xdp_prog;                      /* xdp: prog=scrub (1), prog=redirect (0), -1 unset */
 	int rx_blocks;                     /* pkt: rx=blocks (1), rx=frames (0), -1 unset */
 	int tx_frames;                     /* pkt: tx=frames (1), tx=copy (0), -1 unset */
 	uint32_t block_ms;                 /* pkt: block-ms (0 = unset) */

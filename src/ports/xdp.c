@@ -410,6 +410,11 @@ static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
 
 	/* RX needs the program; a port opened for TX only leaves the
 	 * interface's receive side to the host stack. */
+	if (nm->conf.xdp_prog == 1 && !(xp->rx && nb))
+		return pm_open_error(p, -EINVAL, "'@conf:prog=scrub' needs NIC "
+				     "RX queues: the program runs on what they "
+				     "receive");
+	xp->prog.scrub = nm->conf.xdp_prog == 1;
 	if (xp->rx && nb) {
 		uint32_t qids[PM_MAX_RINGS];
 		int fds[PM_MAX_RINGS];
@@ -673,7 +678,7 @@ static void xdp_close(struct pktmap_port *p)
 const struct pm_port_ops pm_xdp_ops = {
 	.desc = {
 		.name = "xdp",
-		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C][@conf:tx=live]",
+		.syntax = "xdp:IFACE[-Q|^|*][/Z|/C][@conf:tx=live,prog=scrub]",
 		.mode = "zerocopy, copy or live (TX)",
 		.summary = "AF_XDP socket per queue, the region is the UMEM; "
 			   "zero-copy where the driver supports it; @conf:tx=live "

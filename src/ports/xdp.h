@@ -129,6 +129,9 @@ struct pm_xdp_prog {
 	uint32_t prog_id;
 	uint32_t mode_flags;  /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
 	bool generic;         /* attached in generic (SKB) mode */
+	bool scrub;           /* scrub's program (@conf:prog=scrub), set by
+			       * the caller before attaching; kept by
+			       * pm_xdp_prog_init() */
 };
 
 /* Make sure pktmap's XDP program runs on `ifindex` with queue qids[i]

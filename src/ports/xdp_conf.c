@@ -14,10 +14,19 @@ static const struct pm_conf_word tx_words[] = {
 	{ NULL, 0, NULL },
 };
 
+static const struct pm_conf_word prog_words[] = {
+	{ "redirect", 0, "every frame to the queue's socket" },
+	{ "scrub", 1, "pktmap scrub's deny-list and bans first (docs/scrub.md)" },
+	{ NULL, 0, NULL },
+};
+
 static const struct pm_conf_key xdp_keys[] = {
 	{ "tx", PM_CONF_WORD, offsetof(struct pm_conf, tx_live), 0, 0, 0,
 	  tx_words, NULL, "how the NIC rings' TX reaches the device (default "
 	  "xsk)", 0 },
+	{ "prog", PM_CONF_WORD, offsetof(struct pm_conf, xdp_prog), 0, 0, 0,
+	  prog_words, NULL, "the XDP program on the interface (default "
+	  "redirect)", 0 },
 	{ "host-rings", PM_CONF_PAIR, offsetof(struct pm_conf, host_tx_rings),
 	  offsetof(struct pm_conf, host_rx_rings), 0, 1, NULL, NULL,
 	  "host ring pairs: an interface has one (bound by ^ and *)", 0 },

@@ -30,9 +30,29 @@
 
 extern const unsigned char pm_xdp_bpf_obj[];
 extern const size_t pm_xdp_bpf_obj_len;
+extern const unsigned char pm_xdp_scrub_bpf_obj[];
+extern const size_t pm_xdp_scrub_bpf_obj_len;
 
-#define PROG_NAME "pktmap_xdp"
+/* The programs a port may ask for (@conf:prog=), by pr->scrub: the plain
+ * redirect (bpf/pktmap_xdp.bpf.c) and scrub's (bpf/pktmap_scrub.bpf.c,
+ * the same redirect behind scrub's deny-list and bans). Their names are
+ * how a later run, or another process, recognises them. */
+struct prog_kind {
+	const char *name;
+	const char *conf;
+	const unsigned char *obj;
+	const size_t *len;
+};
+
+static const struct prog_kind prog_kinds[2] = {
+	{ "pktmap_xdp", "redirect", pm_xdp_bpf_obj, &pm_xdp_bpf_obj_len },
+	{ "pktmap_scrub", "scrub", pm_xdp_scrub_bpf_obj,
+	  &pm_xdp_scrub_bpf_obj_len },
+};
+
 #define MAP_NAME "pktmap_xsks"
+/* Maps a program of ours may have (the XSKMAP is looked for among them). */
+#define MAX_PROG_MAPS 16
 /* Tries at attaching when another process attaches or detaches at the
  * same moment (each try sees one of them finished). */
 #define ATTACH_TRIES 16
@@ -89,8 +109,19 @@ const char *pm_xdp_libbpf_last(void)
 
 void pm_xdp_prog_init(struct pm_xdp_prog *pr)
 {
+	bool scrub = pr->scrub;
 	memset(pr, 0, sizeof(*pr));
 	pr->link_fd = pr->prog_fd = pr->map_fd = -1;
+	pr->scrub = scrub;
+}
+
+/* Which of our programs is named `name`, or NULL. */
+static const struct prog_kind *kind_named(const char *name)
+{
+	for (size_t i = 0; i < PM_ARRAY_SIZE(prog_kinds); i++)
+		if (strcmp(prog_kinds[i].name, name) == 0)
+			return &prog_kinds[i];
+	return NULL;
 }
 
 /* The id of the XDP link that attaches program prog_id on ifindex, or 0
@@ -137,27 +168,29 @@ static int perm_error(struct pktmap_port *p, int err)
 			     "opening): run it with them, or use pkt:");
 }
 
-/* Reuse the pktmap program a live process attached: find its XSKMAP. */
+/* Reuse the pktmap program a live process attached: find its XSKMAP
+ * among its maps (map_ids[0..n)). */
 static int reuse(struct pktmap_port *p, struct pm_xdp_prog *pr, int fd,
-		 uint32_t map_id)
+		 const uint32_t *map_ids, uint32_t n)
 {
-	struct bpf_map_info mi;
-	uint32_t len = sizeof(mi);
-	int mfd = map_id ? bpf_map_get_fd_by_id(map_id) : -ENOENT;
-	if (mfd < 0)
-		return pm_open_error(p, mfd, "cannot open the map of the pktmap "
-				     "XDP program: %s", strerror(-mfd));
-	memset(&mi, 0, sizeof(mi));
-	if (bpf_obj_get_info_by_fd(mfd, &mi, &len) != 0 ||
-	    mi.type != BPF_MAP_TYPE_XSKMAP) {
+	for (uint32_t i = 0; i < n && i < MAX_PROG_MAPS; i++) {
+		struct bpf_map_info mi;
+		uint32_t len = sizeof(mi);
+		int mfd = bpf_map_get_fd_by_id(map_ids[i]);
+		if (mfd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &len) == 0 &&
+		    mi.type == BPF_MAP_TYPE_XSKMAP) {
+			pr->prog_fd = fd;
+			pr->map_fd = mfd;
+			return 0;
+		}
 		close(mfd);
-		return pm_open_error(p, -EPROTO, "the pktmap XDP program attached "
-				     "has no socket map: detach it (ip link set "
-				     "dev IFACE xdp off)");
 	}
-	pr->prog_fd = fd;
-	pr->map_fd = mfd;
-	return 0;
+	return pm_open_error(p, -EPROTO, "the pktmap XDP program attached "
+			     "has no socket map: detach it (ip link set "
+			     "dev IFACE xdp off)");
 }
 
 static int insert_all(struct pktmap_port *p, struct pm_xdp_prog *pr,
@@ -191,12 +224,12 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 		       bool need_native, const uint32_t *qids, const int *fds,
 		       uint32_t n)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = PROG_NAME);
+	const struct prog_kind *k = &prog_kinds[pr->scrub];
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = k->name);
 	int ret;
 
 	pm_xdp_libbpf_enter(p);
-	struct bpf_object *obj =
-		bpf_object__open_mem(pm_xdp_bpf_obj, pm_xdp_bpf_obj_len, &oo);
+	struct bpf_object *obj = bpf_object__open_mem(k->obj, *k->len, &oo);
 	if (!obj) {
 		ret = -errno;
 		pm_xdp_libbpf_leave();
@@ -213,13 +246,13 @@ static int load_attach(struct pktmap_port *p, struct pm_xdp_prog *pr,
 				     strerror(-ret), libbpf_last[0] ? ": " : "",
 				     libbpf_last);
 	}
-	struct bpf_program *prog = bpf_object__find_program_by_name(obj, PROG_NAME);
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, k->name);
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, MAP_NAME);
 	if (!prog || !map) {
 		pm_xdp_libbpf_leave();
 		bpf_object__close(obj);
 		return pm_open_error(p, -ENOENT, "the embedded XDP object has no "
-				     "%s", prog ? MAP_NAME : PROG_NAME);
+				     "%s", prog ? MAP_NAME : k->name);
 	}
 	/* Keep only the two file descriptors; the object goes. */
 	pr->prog_fd = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
@@ -276,7 +309,7 @@ static int join(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex,
 		const char *ifname, uint32_t id, uint8_t attach_mode,
 		const uint32_t *qids, const int *fds, uint32_t n)
 {
-	uint32_t map_id = 0;
+	uint32_t map_ids[MAX_PROG_MAPS] = { 0 };
 	int fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0) {
 		if (fd == -EPERM || fd == -EACCES)
@@ -288,10 +321,12 @@ static int join(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex,
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 	memset(&info, 0, sizeof(info));
-	info.nr_map_ids = 1;
-	info.map_ids = (uint64_t)(uintptr_t)&map_id;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0 ||
-	    strcmp(info.name, PROG_NAME) != 0) {
+	info.nr_map_ids = MAX_PROG_MAPS;
+	info.map_ids = (uint64_t)(uintptr_t)map_ids;
+	const struct prog_kind *k = NULL;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		k = kind_named(info.name);
+	if (!k) {
 		close(fd);
 		return pm_open_error(p, -EBUSY,
 				     "another XDP program ('%s', id %u) is attached "
@@ -300,6 +335,14 @@ static int join(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex,
 				     info.name, id, ifname, ifname, ifname);
 	}
 	uint32_t link_id = xdp_link_of(ifindex, id);
+	if (link_id && k != &prog_kinds[pr->scrub]) {
+		close(fd);
+		return pm_open_error(p, -EBUSY, "%s runs pktmap's XDP program "
+				     "'%s' for another port (@conf:prog=%s): "
+				     "open every port of %s with the same "
+				     "@conf:prog=", ifname, k->name, k->conf,
+				     ifname);
+	}
 	if (!link_id) {
 		/* Attached without a link: nobody owns it any more. */
 		pm_log(p, PKTMAP_LOG_WARN,
@@ -318,7 +361,7 @@ static int join(struct pktmap_port *p, struct pm_xdp_prog *pr, int ifindex,
 		close(fd);
 		return -EAGAIN; /* its last holder just left */
 	}
-	int ret = reuse(p, pr, fd, map_id);
+	int ret = reuse(p, pr, fd, map_ids, info.nr_map_ids);
 	if (ret) {
 		close(fd);
 		close(lfd);

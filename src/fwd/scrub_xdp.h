@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * scrub's kernel fast path on xdp: ports (issue 32): the deny-list, the
+ * allow-list and the bans of `pktmap scrub` loaded into the maps of
+ * pktmap's scrub XDP program (bpf/pktmap_scrub.bpf.c), so that frames from
+ * listed sources are dropped in XDP, before the copy to user space.
+ *
+ * The port must have been opened with the scrub program:
+ * "xdp:eth0@conf:prog=scrub" (docs/xdp.md). The program then runs, for
+ * each frame of a bound queue:
+ *
+ *   parse Ethernet (up to two VLAN tags) -> IPv4 or IPv6 source
+ *   anything unusual (not IP, short, bad IHL or lengths, TTL or hop
+ *   limit 0, a fragment, an IPv6 extension header first)   -> user space
+ *   source in the allow-list (LPM)                           -> user space
+ *   source in the deny-list (LPM)   -> counted for its rule, XDP_DROP
+ *   source banned, ban not expired  -> counted for its rule, XDP_DROP
+ *   else                                                     -> user space
+ *
+ * "user space" is the usual redirect to the queue's AF_XDP socket. The
+ * kernel drops only what user space's engine would drop by the same rule
+ * (allow checked first, then deny, then bans, on well-formed frames), so
+ * the kernel's verdicts are a subset of user space's: everything else,
+ * malformed frames included, goes up to be judged there.
+ *
+ * Reloads are atomic: the lists live in two generations of maps; a load
+ * fills the generation the program does not use, then flips one word, so
+ * a frame is judged by one whole list, the old or the new. Bans are one
+ * hash map, changed entry by entry.
+ *
+ * The maps belong to the program on the interface, not to the port: every
+ * port (and process) on the interface sees the same lists. One process
+ * should load them (pktmap scrub does, once per interface).
+ *
+ * Every function returns 0 (or a count) or -errno; none prints.
+ */
+#ifndef PKTMAP_FWD_SCRUB_XDP_H
+#define PKTMAP_FWD_SCRUB_XDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pktmap/pktmap.h>
+
+/* Rule ids the kernel counts: 0 .. SCRUB_XDP_MAX_RULES - 1. */
+#define SCRUB_XDP_MAX_RULES 4096u
+/* Prefixes of one family in one list (allow or deny). */
+#define SCRUB_XDP_MAX_PREFIXES (1u << 21)
+/* Bans at once. */
+#define SCRUB_XDP_MAX_BANS (1u << 20)
+
+/* What a prefix does. */
+#define SCRUB_XDP_DENY 0u
+#define SCRUB_XDP_ALLOW 1u
+
+struct scrub_xdp;
+
+/* One prefix of a list. */
+struct scrub_xdp_prefix {
+	uint8_t family;   /* 4 or 6 */
+	uint8_t len;      /* 0..32 (IPv4) or 0..128 (IPv6) */
+	uint8_t action;   /* SCRUB_XDP_DENY or SCRUB_XDP_ALLOW */
+	uint8_t pad;
+	uint32_t rule;    /* the rule counted when it matches (deny) */
+	uint8_t addr[16]; /* network order; IPv4 in addr[0..4) */
+};
+
+/* Take the scrub program's maps on xdp_port's interface (the port was
+ * opened with @conf:prog=scrub). Starts with empty lists and no bans of
+ * any process's making (a scrub_xdp_attach empties the lists and lifts
+ * the bans an earlier process may have left). Returns 0 with *out set, or -errno with a one-line reason in
+ * err: -EINVAL not an xdp: port, -ENOENT no scrub program on the
+ * interface (opened without @conf:prog=scrub), -EPERM no CAP_BPF. */
+int scrub_xdp_attach(struct pktmap_port *xdp_port, struct scrub_xdp **out,
+		     char *err, size_t errlen);
+
+/* Replace both lists (allow and deny, IPv4 and IPv6) by prefixes[0..n),
+ * atomically for the frames: they are judged by the old lists until the
+ * new ones are complete, then by the new. n == 0 empties them. A later
+ * duplicate of a prefix replaces an earlier one. Returns 0, -EINVAL for
+ * a bad prefix (family, len, action, rule >= SCRUB_XDP_MAX_RULES; the old
+ * lists stay), -E2BIG above SCRUB_XDP_MAX_PREFIXES of one kind, -ENOMEM.
+ * Loads 1M prefixes in well under two seconds (batched updates). */
+int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
+		   size_t n);
+
+/* Ban a source (family 4 or 6, addr as in scrub_xdp_prefix) until
+ * until_ns, in scrub_xdp_now_ns()'s clock (CLOCK_MONOTONIC, the clock of
+ * bpf_ktime_get_ns()); frames from it are dropped and counted for `rule`
+ * until then. A ban again replaces the first. An expired ban is ignored
+ * by the program; unban it to free its entry. Returns 0, -EINVAL,
+ * -ENOSPC (SCRUB_XDP_MAX_BANS reached). */
+int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
+		  uint64_t until_ns, uint32_t rule);
+/* Lift a ban. Returns 0, or -ENOENT when there was none. */
+int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16]);
+
+/* The clock of bans: CLOCK_MONOTONIC in ns. */
+uint64_t scrub_xdp_now_ns(void);
+
+/* The frames (pkts) and their bytes the kernel dropped for each rule
+ * 0..nrules-1, summed over CPUs, since the program was loaded (counters
+ * only grow; take differences). nrules <= SCRUB_XDP_MAX_RULES; either
+ * array may be NULL. Returns 0 or -errno. */
+int scrub_xdp_rule_counts(struct scrub_xdp *x, uint64_t *pkts,
+			  uint64_t *bytes, uint32_t nrules);
+
+/* Empty the lists, lift every ban, let go of the maps (nothing is
+ * dropped in the kernel any more). The program itself goes with the
+ * last port of the interface. NULL is fine. */
+void scrub_xdp_detach(struct scrub_xdp *x);
+
+#endif /* PKTMAP_FWD_SCRUB_XDP_H */
