@@ -11,10 +11,12 @@
  * untouched: frames that are not IPv4 or IPv6, too short, with a bad
  * IHL or lengths, TTL or hop limit 0, IPv4 fragments, IPv6 extension
  * headers; and allow-listed sources (the allow-list is checked first).
- * Then the deny-list, then the bans (src/fwd/scrub_xdp.h).
+ * Then the deny-list (hosts, then prefixes), then the bans
+ * (src/fwd/scrub_xdp.h).
  *
  * Lists: two generations of {deny, allow} LPM tries per family, in two
- * arrays of maps (slot gen * 2 + {0 deny, 1 allow}); the first word of
+ * arrays of maps (slot gen * 2 + {0 deny, 1 allow}), and of a hash of the
+ * deny-listed hosts (scrub_hosts, slot gen); the first word of
  * scrub_conf says which generation is live. A reload fills the other
  * generation's slots with new tries, then flips the word: a frame reads
  * the word once, so it is judged by one whole list.
@@ -29,6 +31,7 @@
 #define MAX_RULES 4096
 #define MAX_PREFIXES (1 << 21)
 #define MAX_BANS (1 << 20)
+#define MAX_HOSTS (1 << 20)
 
 struct key4 {
 	__u32 prefixlen;
@@ -74,21 +77,41 @@ struct {
 	__type(value, __u32);
 } scrub_conf SEC(".maps");
 
+/* The tries' shape (user space creates them alike, scrub_xdp.c); the
+ * slots start empty: no list, no match. */
 struct lpm4 {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, MAX_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct key4);
-	__type(value, __u32);
-} scrub_inner4 SEC(".maps");
+	__uint(key_size, sizeof(struct key4));
+	__uint(value_size, sizeof(__u32));
+};
 
 struct lpm6 {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, MAX_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct key6);
-	__type(value, __u32);
-} scrub_inner6 SEC(".maps");
+	__uint(key_size, sizeof(struct key6));
+	__uint(value_size, sizeof(__u32));
+};
+
+/* Deny-listed hosts (/32, /128: the longest prefixes there are, so a
+ * hit here is the deny list's longest match), key as a ban's: a hash
+ * lookup instead of a trie walk, and a quicker load. Slot gen. */
+struct hosts {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_HOSTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(key_size, sizeof(struct ban_key));
+	__uint(value_size, sizeof(__u32));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__array(values, struct hosts);
+} scrub_hosts SEC(".maps");
 
 /* Slot gen * 2 + 0: the deny trie, + 1: the allow trie. */
 struct {
@@ -96,18 +119,14 @@ struct {
 	__uint(max_entries, 4);
 	__type(key, __u32);
 	__array(values, struct lpm4);
-} scrub_lists4 SEC(".maps") = {
-	.values = { &scrub_inner4, &scrub_inner4, &scrub_inner4, &scrub_inner4 },
-};
+} scrub_lists4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 4);
 	__type(key, __u32);
 	__array(values, struct lpm6);
-} scrub_lists6 SEC(".maps") = {
-	.values = { &scrub_inner6, &scrub_inner6, &scrub_inner6, &scrub_inner6 },
-};
+} scrub_lists6 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -146,6 +165,12 @@ static __always_inline long judge(void *outer, void *lkey, struct ban_key *bk)
 
 	if (lpm_rule(outer, gen * 2 + 1, lkey) >= 0)
 		return UP;
+	void *hosts = bpf_map_lookup_elem(&scrub_hosts, &gen);
+	if (hosts) {
+		__u32 *r = bpf_map_lookup_elem(hosts, bk);
+		if (r)
+			return *r;
+	}
 	long rule = lpm_rule(outer, gen * 2, lkey);
 	if (rule >= 0)
 		return rule;

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ *
+ * scrub's kernel fast path (scrub_xdp.h): the maps of the scrub XDP
+ * program (bpf/pktmap_scrub.bpf.c) on an xdp: port's interface, found
+ * through the program the port attached and filled from user space.
+ *
+ * Lists: the program reads the live generation from the first word of
+ * scrub_conf (mapped here, written with one atomic store) and looks up
+ * slot gen * 2 + {0 deny, 1 allow} of scrub_lists4 / scrub_lists6, arrays
+ * of LPM tries, and slot gen of scrub_hosts, a hash of the deny-listed
+ * hosts (/32 and /128, up to MAX_HOSTS). A load creates new maps, fills them with batched updates
+ * (BPF_MAP_UPDATE_BATCH), puts them in the other generation's slots and
+ * flips the word. The tries of the previous generation stay in their
+ * slots until the next load replaces them: a frame that read the word
+ * just before the flip still finds its whole list.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scrub_xdp.h"
+
+#define PROG_NAME "pktmap_scrub"
+#define MAX_PROG_MAPS 16
+/* Entries per BPF_MAP_UPDATE_BATCH call. */
+#define BATCH 65536u
+
+/* Deny-listed hosts in the hash (the program's MAX_HOSTS); a list with
+ * more has them all in the tries. */
+#define MAX_HOSTS (1u << 20)
+
+enum { M_CONF, M_LISTS4, M_LISTS6, M_HOSTS, M_BANS, M_COUNTS, M_N };
+static const char *const map_names[M_N] = {
+	"scrub_conf", "scrub_lists4", "scrub_lists6", "scrub_hosts", "scrub_bans",
+	"scrub_counts",
+};
+
+/* Where a prefix goes: the four tries (family, action), or the hash of
+ * deny-listed hosts. */
+enum { K_DENY4, K_ALLOW4, K_DENY6, K_ALLOW6, K_HOSTS, K_N };
+
+/* The keys and values as the program has them. */
+struct key4 {
+	uint32_t prefixlen;
+	uint8_t addr[4];
+};
+
+struct key6 {
+	uint32_t prefixlen;
+	uint8_t addr[16];
+};
+
+struct ban_key {
+	uint32_t family;
+	uint8_t addr[16];
+};
+
+struct ban_val {
+	uint64_t until_ns;
+	uint32_t rule;
+	uint32_t pad;
+};
+
+struct rule_count {
+	uint64_t pkts;
+	uint64_t bytes;
+};
+
+struct scrub_xdp {
+	int fd[M_N];
+	uint32_t *conf;   /* scrub_conf's value array, mapped */
+	size_t conf_len;
+	int ncpu;         /* possible CPUs: a per-CPU value's copies */
+};
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+uint64_t scrub_xdp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The interface of an xdp: port. */
+static int port_ifindex(struct pktmap_port *port, char *err, size_t errlen)
+{
+	struct pktmap_info info = { .sz = sizeof(info) };
+	struct pktmap_name nm = { .sz = sizeof(nm) };
+	int ret = pktmap_info(port, &info);
+	if (ret)
+		return fail(err, errlen, ret, "pktmap_info: %s",
+			    pktmap_strerror(ret));
+	if (strcmp(info.backend, "xdp") != 0)
+		return fail(err, errlen, -EINVAL, "%s: the kernel path needs an "
+			    "xdp: port", info.name);
+	ret = pktmap_name_parse(info.name, &nm, err, errlen);
+	if (ret)
+		return ret;
+	unsigned idx = if_nametoindex(nm.body);
+	if (idx == 0)
+		return fail(err, errlen, -ENODEV, "%s: no interface %s", info.name,
+			    nm.body);
+	return (int)idx;
+}
+
+/* Open the maps of the scrub program attached to ifindex. */
+static int find_maps(struct scrub_xdp *x, int ifindex, const char *what,
+		     char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, qo);
+	int ret = bpf_xdp_query(ifindex, 0, &qo);
+	if (ret)
+		return fail(err, errlen, ret, "%s: cannot query its XDP program: %s",
+			    what, strerror(-ret));
+	int pfd = qo.prog_id ? bpf_prog_get_fd_by_id(qo.prog_id) : -ENOENT;
+	if (pfd < 0)
+		return fail(err, errlen, pfd, "%s: no pktmap XDP program: %s", what,
+			    strerror(-pfd));
+	uint32_t ids[MAX_PROG_MAPS] = { 0 };
+	struct bpf_prog_info pi;
+	uint32_t len = sizeof(pi);
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = MAX_PROG_MAPS;
+	pi.map_ids = (uint64_t)(uintptr_t)ids;
+	ret = bpf_obj_get_info_by_fd(pfd, &pi, &len);
+	close(pfd);
+	if (ret || strcmp(pi.name, PROG_NAME) != 0)
+		return fail(err, errlen, -ENOENT, "%s: its XDP program is not "
+			    "scrub's: open the port with @conf:prog=scrub", what);
+	for (uint32_t i = 0; i < pi.nr_map_ids && i < MAX_PROG_MAPS; i++) {
+		int mfd = bpf_map_get_fd_by_id(ids[i]);
+		if (mfd < 0)
+			continue;
+		struct bpf_map_info mi;
+		uint32_t ml = sizeof(mi);
+		memset(&mi, 0, sizeof(mi));
+		int m = M_N;
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &ml) == 0)
+			for (m = 0; m < M_N; m++)
+				if (strcmp(mi.name, map_names[m]) == 0 && x->fd[m] < 0)
+					break;
+		if (m < M_N)
+			x->fd[m] = mfd;
+		else
+			close(mfd);
+	}
+	for (int m = 0; m < M_N; m++)
+		if (x->fd[m] < 0)
+			return fail(err, errlen, -ENOENT, "%s: the scrub program has "
+				    "no map %s", what, map_names[m]);
+	return 0;
+}
+
+static void lift_bans(struct scrub_xdp *x)
+{
+	struct ban_key k, next;
+	/* Always delete the first key: deleting while walking with
+	 * get_next_key restarts the walk anyway. */
+	while (bpf_map_get_next_key(x->fd[M_BANS], NULL, &next) == 0) {
+		k = next;
+		if (bpf_map_delete_elem(x->fd[M_BANS], &k) != 0)
+			break;
+	}
+}
+
+int scrub_xdp_attach(struct pktmap_port *xdp_port, struct scrub_xdp **out,
+		     char *err, size_t errlen)
+{
+	*out = NULL;
+	int ifindex = port_ifindex(xdp_port, err, errlen);
+	if (ifindex < 0)
+		return ifindex;
+	struct scrub_xdp *x = calloc(1, sizeof(*x));
+	if (!x)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	for (int m = 0; m < M_N; m++)
+		x->fd[m] = -1;
+	char what[IF_NAMESIZE + 8];
+	char ifn[IF_NAMESIZE] = "?";
+	if_indextoname((unsigned)ifindex, ifn);
+	snprintf(what, sizeof(what), "xdp:%s", ifn);
+	int ret = find_maps(x, ifindex, what, err, errlen);
+	if (ret == 0) {
+		x->ncpu = libbpf_num_possible_cpus();
+		if (x->ncpu <= 0)
+			ret = fail(err, errlen, x->ncpu ? x->ncpu : -EINVAL,
+				   "cannot count the possible CPUs");
+	}
+	if (ret == 0) {
+		x->conf_len = (size_t)sysconf(_SC_PAGESIZE);
+		void *m = mmap(NULL, x->conf_len, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, x->fd[M_CONF], 0);
+		if (m == MAP_FAILED)
+			ret = fail(err, errlen, -errno, "%s: cannot map scrub_conf: "
+				   "%s", what, strerror(errno));
+		else
+			x->conf = m;
+	}
+	if (ret == 0)
+		ret = scrub_xdp_load(x, NULL, 0);
+	if (ret) {
+		if (err && errlen && !err[0])
+			fail(err, errlen, ret, "%s: %s", what, strerror(-ret));
+		scrub_xdp_detach(x);
+		return ret;
+	}
+	lift_bans(x);
+	*out = x;
+	return 0;
+}
+
+static bool is_host(const struct scrub_xdp_prefix *p)
+{
+	return p->action == SCRUB_XDP_DENY && p->len == (p->family == 4 ? 32 : 128);
+}
+
+/* A prefix's map (K_*); hosts go to the hash when `hash`. */
+static unsigned kind_of(const struct scrub_xdp_prefix *p, bool hash)
+{
+	if (hash && is_host(p))
+		return K_HOSTS;
+	return (p->family == 6 ? 2u : 0u) + p->action;
+}
+
+static bool prefix_ok(const struct scrub_xdp_prefix *p)
+{
+	if (p->family != 4 && p->family != 6)
+		return false;
+	if (p->len > (p->family == 4 ? 32 : 128))
+		return false;
+	return p->action <= SCRUB_XDP_ALLOW && p->rule < SCRUB_XDP_MAX_RULES;
+}
+
+/* The prefix's address with its host bits cleared. */
+static void masked(const struct scrub_xdp_prefix *p, uint8_t *out, unsigned nb)
+{
+	for (unsigned i = 0; i < nb; i++) {
+		unsigned bits = p->len > i * 8 ? p->len - i * 8 : 0;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00u >> bits);
+		out[i] = p->addr[i] & mask;
+	}
+}
+
+/* Send keys/values[0..n) to map fd, batch by batch. */
+static int update_batches(int fd, void *keys, size_t ksz, uint32_t *vals,
+			  uint32_t n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, bo, .elem_flags = BPF_ANY);
+	uint32_t done = 0;
+	while (done < n) {
+		uint32_t cnt = n - done < BATCH ? n - done : BATCH;
+		int ret = bpf_map_update_batch(fd, (char *)keys + (size_t)done * ksz,
+					       vals + done, &cnt, &bo);
+		if (ret && ret != -EINTR && ret != -EAGAIN)
+			return ret;
+		if (ret && cnt == 0)
+			continue;
+		done += cnt;
+	}
+	return 0;
+}
+
+/* The key of a prefix in map kind (its address masked to its length). */
+static size_t key_of(const struct scrub_xdp_prefix *p, unsigned kind, char *k)
+{
+	if (kind == K_HOSTS) {
+		struct ban_key bk;
+		memset(&bk, 0, sizeof(bk));
+		bk.family = p->family;
+		memcpy(bk.addr, p->addr, p->family == 4 ? 4 : 16);
+		memcpy(k, &bk, sizeof(bk));
+		return sizeof(bk);
+	}
+	uint32_t plen = p->len;
+	memcpy(k, &plen, sizeof(plen));
+	masked(p, (uint8_t *)k + 4, kind >= K_DENY6 ? 16 : 4);
+	return kind >= K_DENY6 ? sizeof(struct key6) : sizeof(struct key4);
+}
+
+/* A new map of kind (a trie, or the hosts' hash) as the program's
+ * templates have it. */
+static int map_new(unsigned kind)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	if (kind == K_HOSTS)
+		return bpf_map_create(BPF_MAP_TYPE_HASH, "scrub_hosts_g",
+				      sizeof(struct ban_key), sizeof(uint32_t),
+				      MAX_HOSTS, &mo);
+	bool v6 = kind >= K_DENY6;
+	return bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, v6 ? "scrub_trie6" :
+			      "scrub_trie4", v6 ? sizeof(struct key6) :
+			      sizeof(struct key4), sizeof(uint32_t),
+			      SCRUB_XDP_MAX_PREFIXES, &mo);
+}
+
+/* A new map holding the `count` prefixes of `kind`; returns its fd or
+ * -errno. */
+static int build_map(const struct scrub_xdp_prefix *pre, size_t n,
+		     unsigned kind, bool hash, uint32_t count)
+{
+	int fd = map_new(kind);
+	if (fd < 0)
+		return fd;
+	const size_t ksz = sizeof(struct ban_key); /* the largest key */
+	char *keys = malloc(count * ksz);
+	uint32_t *vals = malloc(count * sizeof(uint32_t));
+	int ret = keys && vals ? 0 : -ENOMEM;
+	uint32_t j = 0;
+	size_t kl = 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		if (kind_of(&pre[i], hash) != kind)
+			continue;
+		char k[sizeof(struct ban_key)];
+		kl = key_of(&pre[i], kind, k);
+		memcpy(keys + (size_t)j * kl, k, kl);
+		vals[j++] = pre[i].rule;
+	}
+	if (ret == 0)
+		ret = update_batches(fd, keys, kl, vals, j);
+	free(keys);
+	free(vals);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* Put maps fds[kind] into generation gen's slots (an fd < 0 empties the
+ * slot). */
+static int place(struct scrub_xdp *x, uint32_t gen, const int fds[K_N])
+{
+	for (unsigned kind = 0; kind < K_N; kind++) {
+		int outer = x->fd[kind == K_HOSTS ? M_HOSTS : kind >= K_DENY6 ?
+				  M_LISTS6 : M_LISTS4];
+		uint32_t slot = kind == K_HOSTS ? gen : gen * 2 + (kind & 1);
+		int ret;
+		if (fds[kind] >= 0)
+			ret = bpf_map_update_elem(outer, &slot, &fds[kind], BPF_ANY);
+		else
+			ret = bpf_map_delete_elem(outer, &slot);
+		if (ret && ret != -ENOENT)
+			return ret;
+	}
+	return 0;
+}
+
+int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
+		   size_t n)
+{
+	uint32_t count[K_N] = { 0 };
+	size_t hosts = 0;
+	if (!x || (n && !prefixes))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!prefix_ok(&prefixes[i]))
+			return -EINVAL;
+		hosts += is_host(&prefixes[i]);
+	}
+	bool hash = hosts <= MAX_HOSTS;
+	for (size_t i = 0; i < n; i++)
+		if (++count[kind_of(&prefixes[i], hash)] > SCRUB_XDP_MAX_PREFIXES)
+			return -E2BIG;
+	int fds[K_N] = { -1, -1, -1, -1, -1 };
+	int ret = 0;
+	for (unsigned kind = 0; kind < K_N && ret == 0; kind++) {
+		if (count[kind] == 0)
+			continue;
+		fds[kind] = build_map(prefixes, n, kind, hash, count[kind]);
+		if (fds[kind] < 0)
+			ret = fds[kind];
+	}
+	uint32_t live = __atomic_load_n(&x->conf[0], __ATOMIC_ACQUIRE) & 1;
+	if (ret == 0)
+		ret = place(x, live ^ 1, fds);
+	if (ret == 0) {
+		/* The slots are written (the syscalls above returned): from
+		 * here on a frame that reads the new word finds them. */
+		__atomic_store_n(&x->conf[0], live ^ 1, __ATOMIC_RELEASE);
+	}
+	/* The outer maps hold the new maps now; our descriptors go. */
+	for (unsigned kind = 0; kind < K_N; kind++)
+		if (fds[kind] >= 0)
+			close(fds[kind]);
+	return ret;
+}
+
+static int ban_key_of(struct ban_key *k, int family, const uint8_t addr[16])
+{
+	if ((family != 4 && family != 6) || !addr)
+		return -EINVAL;
+	memset(k, 0, sizeof(*k));
+	k->family = (uint32_t)family;
+	memcpy(k->addr, addr, family == 4 ? 4 : 16);
+	return 0;
+}
+
+int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
+		  uint64_t until_ns, uint32_t rule)
+{
+	struct ban_key k;
+	if (!x || rule >= SCRUB_XDP_MAX_RULES || ban_key_of(&k, family, addr))
+		return -EINVAL;
+	struct ban_val v = { .until_ns = until_ns, .rule = rule };
+	int ret = bpf_map_update_elem(x->fd[M_BANS], &k, &v, BPF_ANY);
+	return ret == -E2BIG ? -ENOSPC : ret;
+}
+
+int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16])
+{
+	struct ban_key k;
+	if (!x || ban_key_of(&k, family, addr))
+		return -EINVAL;
+	return bpf_map_delete_elem(x->fd[M_BANS], &k);
+}
+
+int scrub_xdp_rule_counts(struct scrub_xdp *x, uint64_t *pkts,
+			  uint64_t *bytes, uint32_t nrules)
+{
+	if (!x || nrules > SCRUB_XDP_MAX_RULES)
+		return -EINVAL;
+	struct rule_count *v = calloc((size_t)x->ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int ret = 0;
+	for (uint32_t r = 0; r < nrules && ret == 0; r++) {
+		ret = bpf_map_lookup_elem(x->fd[M_COUNTS], &r, v);
+		uint64_t p = 0, b = 0;
+		for (int c = 0; c < x->ncpu && ret == 0; c++) {
+			p += v[c].pkts;
+			b += v[c].bytes;
+		}
+		if (pkts)
+			pkts[r] = p;
+		if (bytes)
+			bytes[r] = b;
+	}
+	free(v);
+	return ret;
+}
+
+void scrub_xdp_detach(struct scrub_xdp *x)
+{
+	if (!x)
+		return;
+	if (x->conf) {
+		const int none[K_N] = { -1, -1, -1, -1, -1 };
+		/* Both generations emptied: nothing is dropped any more. */
+		(void)scrub_xdp_load(x, NULL, 0);
+		(void)place(x, __atomic_load_n(&x->conf[0], __ATOMIC_ACQUIRE) ^ 1,
+			    none);
+		munmap(x->conf, x->conf_len);
+	}
+	if (x->fd[M_BANS] >= 0)
+		lift_bans(x);
+	for (int m = 0; m < M_N; m++)
+		if (x->fd[m] >= 0)
+			close(x->fd[m]);
+	free(x);
+}
