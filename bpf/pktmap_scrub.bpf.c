@@ -9,9 +9,10 @@
  * The kernel drops only what user space's engine would drop by the same
  * rule, so anything it would judge first by something else goes up
  * untouched: frames that are not IPv4 or IPv6, too short, with a bad
- * IHL or lengths, TTL or hop limit 0, IPv4 fragments, IPv6 extension
- * headers; and allow-listed sources (the allow-list is checked first).
- * Then the deny-list (hosts, then prefixes), then the bans
+ * IHL or lengths (IP, TCP, UDP, ICMP, as src/fwd/scrub_pkt.c checks
+ * them), TTL or hop limit 0, fragments, IPv6 extension headers; and
+ * allow-listed sources (the allow-list is checked first). Then the bans,
+ * then the deny-list (hosts, then prefixes): scrub's order
  * (src/fwd/scrub_xdp.h).
  *
  * Lists: two generations of {deny, allow} LPM tries per family, in two
@@ -156,7 +157,8 @@ static __always_inline long lpm_rule(void *outer, __u32 slot, void *key)
 	return rule ? (long)*rule : -1;
 }
 
-/* Allow, then deny, then the bans, for a source already in the keys. */
+/* Allow, then the bans, then deny (scrub's order, docs/scrub.md), for a
+ * source already in the keys. */
 static __always_inline long judge(void *outer, void *lkey, struct ban_key *bk)
 {
 	__u32 *genp, k0 = 0;
@@ -165,19 +167,40 @@ static __always_inline long judge(void *outer, void *lkey, struct ban_key *bk)
 
 	if (lpm_rule(outer, gen * 2 + 1, lkey) >= 0)
 		return UP;
+	struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, bk);
+	if (b && bpf_ktime_get_ns() < b->until_ns)
+		return b->rule;
 	void *hosts = bpf_map_lookup_elem(&scrub_hosts, &gen);
 	if (hosts) {
 		__u32 *r = bpf_map_lookup_elem(hosts, bk);
 		if (r)
 			return *r;
 	}
-	long rule = lpm_rule(outer, gen * 2, lkey);
-	if (rule >= 0)
-		return rule;
-	struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, bk);
-	if (b && bpf_ktime_get_ns() < b->until_ns)
-		return b->rule;
-	return UP;
+	return lpm_rule(outer, gen * 2, lkey);
+}
+
+/* The L4 header at l4, `room` bytes to the end of the IP packet: is it
+ * whole, as scrub's parser (src/fwd/scrub_pkt.c) wants it? A header
+ * outside the first buffer (multi-buffer frames) is not looked at: no. */
+static __always_inline int l4_ok(__u8 *l4, void *end, __u32 proto, __u32 room)
+{
+	switch (proto) {
+	case 6: /* TCP */
+		if (room < 20 || (void *)(l4 + 20) > end)
+			return 0;
+		return (l4[12] >> 4) >= 5 && (__u32)(l4[12] >> 4) * 4 <= room;
+	case 17: { /* UDP */
+		if (room < 8 || (void *)(l4 + 8) > end)
+			return 0;
+		__u32 ul = ((__u32)l4[4] << 8) | l4[5];
+		return ul >= 8 && ul <= room;
+	}
+	case 1:  /* ICMP */
+	case 58: /* ICMPv6 */
+		return room >= 4;
+	default:
+		return 1;
+	}
 }
 
 static __always_inline long judge_v4(void *data, void *end, __u64 l3, __u64 flen)
@@ -192,6 +215,8 @@ static __always_inline long judge_v4(void *data, void *end, __u64 l3, __u64 flen
 	if (ip[8] == 0) /* TTL */
 		return UP;
 	if ((ip[6] & 0x3f) || ip[7]) /* MF or a fragment offset */
+		return UP;
+	if (!l4_ok(ip + ihl, end, ip[9], tot - ihl))
 		return UP;
 	struct key4 k = { .prefixlen = 32 };
 	struct ban_key bk = { .family = 4 };
@@ -217,6 +242,8 @@ static __always_inline long judge_v6(void *data, void *end, __u64 l3, __u64 flen
 	if ((ip[0] >> 4) != 6 || l3 + 40 + plen > flen)
 		return UP;
 	if (ip[7] == 0 || v6_ext(ip[6])) /* hop limit 0, extension header */
+		return UP;
+	if (!l4_ok(ip + 40, end, ip[6], plen))
 		return UP;
 	struct key6 k = { .prefixlen = 128 };
 	struct ban_key bk = { .family = 6 };

@@ -10,18 +10,20 @@
  * each frame of a bound queue:
  *
  *   parse Ethernet (up to two VLAN tags) -> IPv4 or IPv6 source
- *   anything unusual (not IP, short, bad IHL or lengths, TTL or hop
- *   limit 0, a fragment, an IPv6 extension header first)   -> user space
+ *   anything unusual (not IP, short, bad IHL or lengths of IP, TCP, UDP
+ *   or ICMP, TTL or hop limit 0, a fragment, an IPv6 extension
+ *   header)                                                  -> user space
  *   source in the allow-list (LPM)                           -> user space
- *   source in the deny-list (LPM)   -> counted for its rule, XDP_DROP
  *   source banned, ban not expired  -> counted for its rule, XDP_DROP
+ *   source in the deny-list (LPM)   -> counted for its rule, XDP_DROP
  *   else                                                     -> user space
  *
  * "user space" is the usual redirect to the queue's AF_XDP socket. The
  * kernel drops only what user space's engine would drop by the same rule
- * (allow checked first, then deny, then bans, on well-formed frames), so
- * the kernel's verdicts are a subset of user space's: everything else,
- * malformed frames included, goes up to be judged there.
+ * (scrub's order, docs/scrub.md: headers, allow, bans, deny), so the
+ * kernel's verdicts are a subset of user space's: everything else,
+ * malformed frames included, goes up to be judged there, and the rule
+ * counts of the two add up to what user space alone would count.
  *
  * Reloads are atomic: the lists live in two generations of maps; a load
  * fills the generation the program does not use, then flips one word, so

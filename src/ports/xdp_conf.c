@@ -16,7 +16,7 @@ static const struct pm_conf_word tx_words[] = {
 
 static const struct pm_conf_word prog_words[] = {
 	{ "redirect", 0, "every frame to the queue's socket" },
-	{ "scrub", 1, "pktmap scrub's deny-list and bans first (docs/scrub.md)" },
+	{ "scrub", 1, "pktmap scrub's deny-list and bans first" },
 	{ NULL, 0, NULL },
 };
 

@@ -5,27 +5,27 @@
 # the deny-list, the allow-list and the bans checked by pktmap's XDP
 # program (xdp:IF@conf:prog=scrub) before it redirects to the socket.
 #
- scrub_frames.py    netns sxA$$                         netns sxB$$
- scrub_frames.py    +--------------------+              +-------------------------------+
- scrub_frames.py    | scrub_frames.py    |              | scrub_xdp_ctl                 |
- scrub_frames.py    |   send vethA ------+==== veth ====+-> xdp:vethB@conf:prog=scrub   |
- scrub_frames.py    |        vethC ------+== veth, 2 q =+-- vethD (errors)              |
- scrub_frames.py    +--------------------+              +-------------------------------+
+#   netns sxA$$                         netns sxB$$
+#   +--------------------+              +-------------------------------+
+#   | scrub_xdp_frames.py|              | scrub_xdp_ctl                 |
+#   |   send vethA ------+==== veth ====+-> xdp:vethB@conf:prog=scrub   |
+#   |        vethC ------+== veth, 2 q =+-- vethD (errors)              |
+#   +--------------------+              +-------------------------------+
 #
-# 1. list 1 and three bans (one expired): every frame of in.pcap from a
- scrub_frames.py     deny-listed or banned source (IPv4, IPv6, VLAN and QinQ tags, hosts
- scrub_frames.py     and prefixes) is dropped in XDP and counted for its rule, packets and
- scrub_frames.py     bytes exact; every other frame (allow-listed, expired ban, clean,
- scrub_frames.py     malformed from a listed source, ARP) reaches the socket byte for
- scrub_frames.py     byte, in order.
+# 1. list 1 and four bans (one expired): every frame of in.pcap from a
+#    deny-listed or banned source (IPv4, IPv6, VLAN and QinQ tags, hosts
+#    and prefixes) is dropped in XDP and counted for its rule, packets and
+#    bytes exact; every other frame (allow-listed, expired ban, clean,
+#    malformed from a listed source, ARP) reaches the socket byte for
+#    byte, in order.
 # 2. reload to list 2: the same frames judged by the new list, counts
- scrub_frames.py     exact; a list with a bad rule is refused and list 2 stays.
+#    exact; a list with a bad rule is refused and list 2 stays.
 # 3. reloads under traffic: 1000 reloads of list 2 while 10.9.0.1 floods;
- scrub_frames.py     not one of its frames reaches the socket (a reload never fails
- scrub_frames.py     open), each is counted (or dropped by veth before XDP, counted there).
+#    not one of its frames reaches the socket (a reload never fails
+#    open), each is counted (or dropped by veth before XDP, counted there).
 # 4. 1M deny prefixes load (the time is logged, not asserted) and drop.
 # 5. unban lifts a ban; errors: no scrub program, mixed programs on one
- scrub_frames.py     interface, a bad @conf:prog value. Nothing is left on the links.
+#    interface, a bad @conf:prog value. Nothing is left on the links.
 # Needs root; under CI=true it may not skip.
 set -euo pipefail
 

@@ -4,9 +4,9 @@
 must do with each under the test's two lists (LIST1, LIST2 below, the
 bans of BANS in both).
 
-usage: scrub_frames.py DIR
-       scrub_frames.py send IFACE FILE.pcap   send its frames on IFACE
-       scrub_frames.py same A.pcap B.pcap     the same frames, in order?
+usage: scrub_xdp_frames.py DIR
+       scrub_xdp_frames.py send IFACE FILE.pcap   send its frames on IFACE
+       scrub_xdp_frames.py same A.pcap B.pcap     the same frames, in order?
 
 Writes into DIR: list1, list2 (scrub_xdp_ctl's "load" format), in.pcap
 (every frame), and for each list N: passN.pcap (the frames that must
@@ -29,7 +29,8 @@ deny 10.9.0.0/16 11
 """
 # ban ADDR SECONDS RULE (negative: already expired), as the test sends
 # them to scrub_xdp_ctl.
-BANS = [("10.1.0.7", 600, 7), ("10.1.0.8", -1, 8), ("2001:db8::7", 600, 9)]
+BANS = [("10.1.0.7", 600, 7), ("10.1.0.8", -1, 8), ("2001:db8::7", 600, 9),
+        ("10.9.0.4", 600, 7)]
 
 BCAST = b"\xff" * 6
 SMAC = bytes.fromhex("020000000001")
@@ -87,6 +88,7 @@ def frames():
     add(3, v4("10.9.1.5", 70), None, 11)          # allow-listed in list 1
     add(2, v4("10.1.0.9", 90), 4, None)           # a host: the hash
     add(3, v4("10.1.0.7", 61), 7, 7)              # banned
+    add(2, v4("10.9.0.4", 66), 7, 7)              # banned and denied: bans first
     add(2, v4("10.1.0.8", 62), None, None)        # ban expired
     add(5, v4("10.1.2.3", 100), None, 10)
     add(3, v6("2001:db8:bad::1", 80), 5, None)
@@ -104,6 +106,9 @@ def frames():
     add(1, v6("2001:db8:bad::1", 80, nh=44), None, None)  # fragment
     add(1, v6("2001:db8:bad::1", 80, hlim=0), None, None)
     add(1, v6("2001:db8:bad::1", 80, plen=400), None, None)
+    add(1, v4("10.9.0.1", 60, proto=6), None, None)      # TCP header cut
+    add(1, v4("10.9.0.1", 60, proto=1, tot=22), None, None)  # ICMP cut
+    add(1, v4("10.9.0.1", 80, tot=30), None, None)        # UDP length > IP
     add(1, arp(), None, None)
     return out
 

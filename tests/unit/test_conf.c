@@ -58,6 +58,7 @@ static const struct {
 	{ "share", F(share), F(share_gid) },
 	{ "spin-us", F(spin_us), NONE },
 	{ "tx", NONE, NONE }, /* xdp: tx_live, pkt: tx_frames (below) */
+	{ "prog", F(xdp_prog), NONE },
 	{ "host-rings", F(host_tx_rings), F(host_rx_rings) },
 	{ "host-tx-rings", F(host_tx_rings), NONE },
 	{ "host-rx-rings", F(host_rx_rings), NONE },
