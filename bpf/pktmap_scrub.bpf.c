@@ -30,6 +30,7 @@
 
 /* Keep in step with src/fwd/scrub_xdp.h and src/fwd/scrub_xdp.c. */
 #define MAX_RULES 4096
+#define NCOUNTS (MAX_RULES + 1) /* rules, then bans that name none */
 #define MAX_PREFIXES (1 << 21)
 #define MAX_BANS (1 << 20)
 #define MAX_HOSTS (1 << 20)
@@ -139,7 +140,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MAX_RULES);
+	__uint(max_entries, NCOUNTS);
 	__type(key, __u32);
 	__type(value, struct rule_count);
 } scrub_counts SEC(".maps");
@@ -278,7 +279,7 @@ int pktmap_scrub(struct xdp_md *ctx)
 		rule = judge_v4(data, end, l3, flen);
 	else if (proto == bpf_htons(ETH_P_IPV6))
 		rule = judge_v6(data, end, l3, flen);
-	if (rule >= 0 && rule < MAX_RULES) {
+	if (rule >= 0 && rule < NCOUNTS) {
 		__u32 r = (__u32)rule;
 		struct rule_count *c = bpf_map_lookup_elem(&scrub_counts, &r);
 		if (c) {

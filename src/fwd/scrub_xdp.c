@@ -419,7 +419,7 @@ int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
 		  uint64_t until_ns, uint32_t rule)
 {
 	struct ban_key k;
-	if (!x || rule >= SCRUB_XDP_MAX_RULES || ban_key_of(&k, family, addr))
+	if (!x || rule > SCRUB_XDP_BANNED || ban_key_of(&k, family, addr))
 		return -EINVAL;
 	struct ban_val v = { .until_ns = until_ns, .rule = rule };
 	int ret = bpf_map_update_elem(x->fd[M_BANS], &k, &v, BPF_ANY);
@@ -437,7 +437,7 @@ int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16])
 int scrub_xdp_rule_counts(struct scrub_xdp *x, uint64_t *pkts,
 			  uint64_t *bytes, uint32_t nrules)
 {
-	if (!x || nrules > SCRUB_XDP_MAX_RULES)
+	if (!x || nrules > SCRUB_XDP_NCOUNTS)
 		return -EINVAL;
 	struct rule_count *v = calloc((size_t)x->ncpu, sizeof(*v));
 	if (!v)

@@ -44,8 +44,12 @@
 
 #include <pktmap/pktmap.h>
 
-/* Rule ids the kernel counts: 0 .. SCRUB_XDP_MAX_RULES - 1. */
+/* Rule ids the kernel counts: 0 .. SCRUB_XDP_MAX_RULES - 1 (scrub's
+ * SCRUB_MAX_RULES), and SCRUB_XDP_BANNED, the counter of bans that name
+ * no rule (scrub counts them by reason, "banned"). */
 #define SCRUB_XDP_MAX_RULES 4096u
+#define SCRUB_XDP_BANNED SCRUB_XDP_MAX_RULES
+#define SCRUB_XDP_NCOUNTS (SCRUB_XDP_MAX_RULES + 1)
 /* Prefixes of one family in one list (allow or deny). */
 #define SCRUB_XDP_MAX_PREFIXES (1u << 21)
 /* Bans at once. */
@@ -89,7 +93,7 @@ int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
 /* Ban a source (family 4 or 6, addr as in scrub_xdp_prefix) until
  * until_ns, in scrub_xdp_now_ns()'s clock (CLOCK_MONOTONIC, the clock of
  * bpf_ktime_get_ns()); frames from it are dropped and counted for `rule`
- * until then. A ban again replaces the first. An expired ban is ignored
+ * (< SCRUB_XDP_MAX_RULES, or SCRUB_XDP_BANNED) until then. A ban again replaces the first. An expired ban is ignored
  * by the program; unban it to free its entry. Returns 0, -EINVAL,
  * -ENOSPC (SCRUB_XDP_MAX_BANS reached). */
 int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
@@ -97,13 +101,22 @@ int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
 /* Lift a ban. Returns 0, or -ENOENT when there was none. */
 int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16]);
 
+/* scrub's rule set (scrub.h): its allow and deny sets, exactly (every
+ * address gets the rule the engine's lookup gives it), as
+ * scrub_xdp_load() does. Errors as scrub_xdp_load()'s: -E2BIG when the
+ * sets need more prefixes than the kernel's maps hold (then leave that
+ * set to user space). */
+struct scrub_rules;
+int scrub_xdp_load_rules(struct scrub_xdp *x, const struct scrub_rules *r);
+
 /* The clock of bans: CLOCK_MONOTONIC in ns. */
 uint64_t scrub_xdp_now_ns(void);
 
-/* The frames (pkts) and their bytes the kernel dropped for each rule
- * 0..nrules-1, summed over CPUs, since the program was loaded (counters
- * only grow; take differences). nrules <= SCRUB_XDP_MAX_RULES; either
- * array may be NULL. Returns 0 or -errno. */
+/* The frames (pkts) and their bytes the kernel dropped for each counter
+ * 0..nrules-1 (rule ids, then SCRUB_XDP_BANNED), summed over CPUs, since
+ * the program was loaded (counters only grow; take differences).
+ * nrules <= SCRUB_XDP_NCOUNTS; either array may be NULL. Returns 0 or
+ * -errno. */
 int scrub_xdp_rule_counts(struct scrub_xdp *x, uint64_t *pkts,
 			  uint64_t *bytes, uint32_t nrules);
 

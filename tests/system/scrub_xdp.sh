@@ -25,7 +25,13 @@
 #    open), each is counted (or dropped by veth before XDP, counted there).
 # 4. 1M deny prefixes load (the time is logged, not asserted) and drop.
 # 5. unban lifts a ban; errors: no scrub program, mixed programs on one
-#    interface, a bad @conf:prog value. Nothing is left on the links.
+#    interface, a bad @conf:prog value.
+# 6. the same verdicts: a `pktmap scrub` rules file through scrub's
+#    engine alone (user space) and through the kernel path
+#    (scrub_xdp_load_rules) then the engine on what reached the socket:
+#    the same frames delivered, the same count for every rule (the
+#    kernel's plus the engine's), and the kernel dropped some.
+# Nothing is left on the links.
 # Needs root; under CI=true it may not skip.
 set -euo pipefail
 
@@ -181,6 +187,36 @@ expect_err "runs pktmap's XDP program 'pktmap_scrub' for another port" \
 stop_bg "$R0"
 wait_bg "$R0"
 expect_eq "recv's exit status" "$WAIT_RC" 0
+
+echo "6. the same verdicts: scrub's engine alone, and the kernel then the engine"
+ask unban 2001:db8::7
+ask unban 10.9.0.4
+ask unban 10.1.0.8
+cat >"$TMP/scrub.rules" <<EOF
+allow 10.9.1.0/24
+deny 10.9.0.0/16 2001:db8:bad::/48
+deny 10.1.0.9 2001:db8::99
+deny 10.1.0.0/16
+allow 10.1.0.8
+drop proto udp dport 4321 src 10.1.2.0/24
+limit packets 2
+EOF
+ask rules "$TMP/scrub.rules"
+ask judge "$TMP/in.pcap" "$TMP/user.pcap"
+USER=$ANSWER
+ask counts 4097
+K0=$ANSWER
+send "$TMP/in.pcap"
+send "$TMP/marker.pcap"
+ask recvm "$TMP/kgot.pcap" 10000
+ask counts 4097
+KERNEL=$(counts_minus "$K0" "$ANSWER")
+[ "$KERNEL" != counts ] || fail "the kernel dropped nothing"
+ask judge "$TMP/kgot.pcap" "$TMP/kuser.pcap"
+echo "   alone: $USER; kernel: $KERNEL; then: $ANSWER"
+python3 "$FRAMES" verdicts "$USER" "$KERNEL" "$ANSWER"
+python3 "$FRAMES" same "$TMP/kuser.pcap" "$TMP/user.pcap" ||
+	fail "the frames delivered differ"
 stop_ctl
 no_leftovers
 echo "PASS"

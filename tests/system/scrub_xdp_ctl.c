@@ -18,8 +18,20 @@
  *   unban ADDR           -> "ok"
  *   recv N FILE MS       receive until N frames arrived (or MS ms without
  *                        one), write them to FILE as a pcap -> "got K"
+ *   recvm FILE MS        receive until the marker frame (source MAC
+ *                        02:00:00:00:00:ee), write the frames before it
+ *                        to FILE -> "got K" (MS ms without a frame: an
+ *                        error)
  *   counts N             the kernel's counts of rules 0..N-1, the rules
  *                        that counted something: "counts R:PKTS:BYTES ..."
+ *   rules FILE           a `pktmap scrub` rules file: its allow and deny
+ *                        sets into the kernel (scrub_xdp_load_rules)
+ *                        -> "rules N" (N rules)
+ *   judge IN OUT         scrub's engine alone (user space) over the frames
+ *                        of pcap IN under the "rules" set, time standing
+ *                        still; the frames it passes into pcap OUT ->
+ *                        "judged R:HITS ..." (the rules that decided
+ *                        frames)
  *   quit
  *
  * Errors: "error WHAT: REASON" (the tool goes on). Exit status 0, or 1
@@ -27,6 +39,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +49,11 @@
 
 #include <pktmap/pktmap.h>
 
+#include "scrub.h"
 #include "scrub_xdp.h"
+
+/* The rule set of the last "rules" command (NULL: none). */
+static struct scrub_rules *rules;
 
 static double now_ms(void)
 {
@@ -177,8 +195,12 @@ static void pcap_header(FILE *f)
 	fwrite(h, sizeof(h), 1, f);
 }
 
-/* The frames of every RX ring, into f; returns how many. */
-static unsigned take(struct pktmap_port *p, FILE *f, unsigned left)
+static const uint8_t marker_mac[6] = { 2, 0, 0, 0, 0, 0xee };
+
+/* The frames of every RX ring, into f; returns how many (*marker set,
+ * and the frames after it left, when `marker` is given and seen). */
+static unsigned take(struct pktmap_port *p, FILE *f, unsigned left,
+		     bool *marker)
 {
 	struct netmap_if *nifp = pktmap_nifp(p);
 	unsigned got = 0;
@@ -186,6 +208,12 @@ static unsigned take(struct pktmap_port *p, FILE *f, unsigned left)
 		struct netmap_ring *r = NETMAP_RXRING(nifp, i);
 		while (!nm_ring_empty(r) && got < left) {
 			struct netmap_slot *s = &r->slot[r->head];
+			const uint8_t *b = (const uint8_t *)NETMAP_BUF(r, s->buf_idx);
+			if (marker && s->len >= 12 && !memcmp(b + 6, marker_mac, 6)) {
+				*marker = true;
+				r->head = r->cur = nm_ring_next(r, r->head);
+				return got;
+			}
 			uint32_t rec[4] = { 0, 0, s->len, s->len };
 			fwrite(rec, sizeof(rec), 1, f);
 			fwrite(NETMAP_BUF(r, s->buf_idx), s->len, 1, f);
@@ -197,8 +225,9 @@ static unsigned take(struct pktmap_port *p, FILE *f, unsigned left)
 }
 
 static void cmd_recv(struct pktmap_port *p, unsigned n, const char *file,
-		     int ms)
+		     int ms, bool until_marker)
 {
+	bool marker = false;
 	FILE *f = fopen(file, "w");
 	if (!f) {
 		printf("error %s: %s\n", file, strerror(errno));
@@ -207,17 +236,20 @@ static void cmd_recv(struct pktmap_port *p, unsigned n, const char *file,
 	pcap_header(f);
 	unsigned got = 0;
 	double last = now_ms();
-	while (got < n && now_ms() - last < ms) {
+	while (got < n && !marker && now_ms() - last < ms) {
 		pktmap_poll(p, POLLIN, 50);
 		pktmap_rxsync(p);
-		unsigned k = take(p, f, n - got);
+		unsigned k = take(p, f, n - got, until_marker ? &marker : NULL);
 		if (k)
 			last = now_ms();
 		got += k;
 	}
 	pktmap_rxsync(p);
 	fclose(f);
-	printf("got %u\n", got);
+	if (until_marker && !marker)
+		printf("error recvm: no marker after %u frames\n", got);
+	else
+		printf("got %u\n", got);
 }
 
 static void cmd_counts(struct scrub_xdp *x, unsigned n)
@@ -241,6 +273,77 @@ static void cmd_counts(struct scrub_xdp *x, unsigned n)
 	free(by);
 }
 
+static void cmd_rules(struct scrub_xdp *x, const char *file)
+{
+	char err[256];
+	struct scrub_rules *r;
+	int ret = scrub_rules_load(file, &r, err, sizeof(err));
+	if (ret) {
+		printf("error rules: %s\n", err);
+		return;
+	}
+	ret = scrub_rules_hits_alloc(r, 1);
+	if (ret == 0)
+		ret = scrub_xdp_load_rules(x, r);
+	if (ret) {
+		printf("error rules: %s\n", strerror(-ret));
+		scrub_rules_free(r);
+		return;
+	}
+	scrub_rules_free(rules);
+	rules = r;
+	printf("rules %u\n", r->nrules);
+}
+
+/* The frames of pcap file f (as scrub_xdp_frames.py writes them), one by
+ * one into buf; returns a length or -1 at the end. */
+static int next_frame(FILE *f, uint8_t *buf, size_t cap)
+{
+	uint32_t rec[4];
+	if (fread(rec, sizeof(rec), 1, f) != 1 || rec[2] > cap ||
+	    fread(buf, 1, rec[2], f) != rec[2])
+		return -1;
+	return (int)rec[2];
+}
+
+static void cmd_judge(const char *in, const char *out)
+{
+	FILE *f = fopen(in, "r"), *o = fopen(out, "w");
+	struct scrub_worker w;
+	if (!rules || !f || !o || fseek(f, 24, SEEK_SET) != 0 ||
+	    scrub_worker_init(&w, 0, 4096, 4096, 1) != 0) {
+		printf("error judge: %s\n", rules ? "cannot open" : "no rules");
+		if (f)
+			fclose(f);
+		if (o)
+			fclose(o);
+		return;
+	}
+	pcap_header(o);
+	for (uint32_t i = 0; i < rules->nrules; i++)
+		rules->hits[i] = 0;
+	static uint8_t buf[65536];
+	int len;
+	while ((len = next_frame(f, buf, sizeof(buf))) >= 0) {
+		int why = scrub_judge(&w, rules, NULL, buf, (uint32_t)len,
+				      1000000000ull);
+		if (!scrub_dropped(why)) {
+			uint32_t rec[4] = { 0, 0, (uint32_t)len, (uint32_t)len };
+			fwrite(rec, sizeof(rec), 1, o);
+			fwrite(buf, 1, (size_t)len, o);
+		}
+	}
+	fclose(f);
+	fclose(o);
+	scrub_worker_free(&w);
+	printf("judged");
+	for (uint32_t i = 0; i < rules->nrules; i++)
+		if (scrub_rules_hits(rules, i))
+			printf(" %u:%llu", i,
+			       (unsigned long long)scrub_rules_hits(rules, i));
+	printf("\n");
+}
+
 static void command(struct pktmap_port *p, struct scrub_xdp *x, char *line)
 {
 	char a[256], b[256];
@@ -258,9 +361,15 @@ static void command(struct pktmap_port *p, struct scrub_xdp *x, char *line)
 	else if (sscanf(line, "unban %255s", a) == 1)
 		cmd_ban(x, a, 0, 0, 1);
 	else if (sscanf(line, "recv %u %255s %d", &u, b, &i) == 3)
-		cmd_recv(p, u, b, i);
+		cmd_recv(p, u, b, i, false);
+	else if (sscanf(line, "recvm %255s %d", b, &i) == 2)
+		cmd_recv(p, UINT32_MAX, b, i, true);
 	else if (sscanf(line, "counts %u", &u) == 1)
 		cmd_counts(x, u);
+	else if (sscanf(line, "rules %255s", a) == 1)
+		cmd_rules(x, a);
+	else if (sscanf(line, "judge %255s %255s", a, b) == 2)
+		cmd_judge(a, b);
 	else
 		printf("error unknown command: %s", line);
 }
@@ -295,6 +404,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	scrub_xdp_detach(x);
+	scrub_rules_free(rules);
 	pktmap_close(p);
 	return 0;
 }

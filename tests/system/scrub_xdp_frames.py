@@ -7,6 +7,10 @@ bans of BANS in both).
 usage: scrub_xdp_frames.py DIR
        scrub_xdp_frames.py send IFACE FILE.pcap   send its frames on IFACE
        scrub_xdp_frames.py same A.pcap B.pcap     the same frames, in order?
+       scrub_xdp_frames.py verdicts USER KERNEL RECV   scrub's per-rule
+           counts alone (scrub_xdp_ctl's "judged" line USER) equal the
+           kernel's ("counts" line KERNEL, its growth) plus those of user
+           space on what the kernel let through ("judged" line RECV)?
 
 Writes into DIR: list1, list2 (scrub_xdp_ctl's "load" format), in.pcap
 (every frame), and for each list N: passN.pcap (the frames that must
@@ -95,6 +99,13 @@ def frames():
     add(2, v6("2001:db8::99", 82), 6, None)
     add(2, v6("2001:db8::7", 84), 9, 9)           # banned
     add(3, v6("2001:db8::1", 86), None, None)
+    # next to the edges of prefixes: one address out is not in
+    add(1, v4("10.8.255.255", 60), None, None)
+    add(1, v4("10.10.0.0", 60), None, None)
+    add(1, v6("2001:db8:bae::", 80), None, None)
+    add(1, v6("2001:db8:bac:ffff:ffff:ffff:ffff:ffff", 80), None, None)
+    add(1, v6("2001:db8::98", 80), None, None)
+    add(1, v6("2001:db8::9a", 80), None, None)
     # Not the kernel's to judge: user space sees them, whatever the lists.
     add(1, v4("10.9.0.1", 60, ttl=0), None, None)
     add(1, v4("10.9.0.1", 60, frag=0x2000), None, None)   # MF
@@ -160,7 +171,21 @@ def same(a, b):
         sys.exit("%d frames, want %d" % (len(fa), len(fb)))
 
 
+def verdicts(user, kernel, recv):
+    def hits(line):
+        return {int(r): int(n) for r, n in
+                (w.split(":")[:2] for w in line.split()[1:])}
+    u, k, r = hits(user), hits(kernel), hits(recv)
+    both = {i: k.get(i, 0) + r.get(i, 0) for i in set(k) | set(r)}
+    if u != both:
+        sys.exit("per-rule counts: user space alone %s, kernel %s + user "
+                 "space %s" % (sorted(u.items()), sorted(k.items()),
+                               sorted(r.items())))
+
+
 def main():
+    if sys.argv[1] == "verdicts":
+        return verdicts(sys.argv[2], sys.argv[3], sys.argv[4])
     if sys.argv[1] == "send":
         return send(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "same":
@@ -174,6 +199,10 @@ def main():
         for a, s, r in BANS:
             f.write("ban %s %d %d\n" % (a, s, r))
     write_pcap(os.path.join(d, "in.pcap"), [f for f, _, _ in fs])
+    # the marker scrub_xdp_ctl's recvm stops at: an ARP frame from
+    # 02:00:00:00:00:ee
+    write_pcap(os.path.join(d, "marker.pcap"),
+               [BCAST + bytes.fromhex("0200000000ee") + arp()[12:]])
     for which in (1, 2):
         keep = [f for f, r1, r2 in fs if (r1 if which == 1 else r2) is None]
         write_pcap(os.path.join(d, "pass%d.pcap" % which), keep)
