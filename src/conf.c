@@ -45,6 +45,9 @@ static const struct pm_conf_key common_keys[] = {
 	{ "spin-us", PM_CONF_INT, F(spin_us), 0, 0, 1000000, NULL, NULL,
 	  "microseconds pktmap_poll() spins before it sleeps (default 50; "
 	  "pkt: 0)", PM_CK_SPIN },
+	{ "broker", PM_CONF_TEXT, F(broker), 0, 1, TEXT_MAX(broker), NULL, "PATH",
+	  "without a capability, ask the pktmap broker at PATH (default "
+	  "/run/pktmap/broker.sock; no: never ask)", PM_CK_BROKER },
 };
 
 int pm_parse_u32(const char *s, size_t n, uint32_t *out)

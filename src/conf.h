@@ -57,6 +57,7 @@ struct pm_conf_key {
 #define PM_CK_SHARE 0x080     /* share */
 #define PM_CK_SPIN 0x100      /* spin-us */
 #define PM_CK_ALL 0x1ff
+#define PM_CK_BROKER 0x200    /* broker (xdp:, pkt:, tap:; not in ALL) */
 
 /* The keys of one back end: the common ones of mask `common`, then
  * own[] (ended by an entry with a NULL name; NULL: none). */

@@ -46,6 +46,9 @@ struct pm_conf {
 	int role;                          /* -1 unset, 0 client, 1 server */
 	int abstract;                      /* -1 unset: abstract socket name */
 	char secret[25];                   /* "" = none */
+	/* xdp:, pkt:, tap: (docs/broker.md): "" the default socket, "no"
+	 * never ask, else the broker's socket */
+	char broker[108];
 };
 
 struct pm_name {

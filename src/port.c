@@ -230,6 +230,7 @@ static struct pktmap_port *port_new(const char *name,
 	p->event_fd = -1;
 	pthread_mutex_init(&p->kstats_lock, NULL);
 	p->ev_set = p->ev_unread = -1;
+	p->broker_fd = -1;
 	p->region.fd = p->region.mfd = -1;
 	p->log = OPT(opts, log, NULL);
 	p->log_ctx = OPT(opts, log_ctx, NULL);
@@ -326,6 +327,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 	struct pm_conf *c = &nm.conf;
 	conf_from_opts(c, opts);
 	p->spin_us = c->spin_us >= 0 ? (uint32_t)c->spin_us : PM_DEFAULT_SPIN_US;
+	memcpy(p->broker, c->broker, sizeof(p->broker));
 	ret = p->ops->open(p, &nm, opts);
 	if (ret) {
 		if (p->errbuf && p->errbuf_len && !p->errbuf[0])
@@ -333,6 +335,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 				 pktmap_strerror(ret));
 		if (p->ops->close)
 			p->ops->close(p);
+		pm_broker_close(p);
 		if (p->own_rings)
 			pm_port_own_rings_put(p);
 		pm_region_close(&p->region);
@@ -379,6 +382,7 @@ void pktmap_close(struct pktmap_port *p)
 		extra_bufs_put(p);
 	if (p->ops && p->ops->close)
 		p->ops->close(p);
+	pm_broker_close(p);
 	if (p->own_rings)
 		pm_port_own_rings_put(p);
 	if (p->ev_set >= 0)

@@ -225,7 +225,27 @@ struct pktmap_port {
 	void *priv;                /* back end's state */
 	void *priv2;               /* a back end wrapping another's (vale) */
 	struct pm_mon *mon;        /* src/monitor.c: watching or watched */
+	/* src/broker_cli.c: @conf:broker ("" default, "no"), the connection
+	 * to the broker (-1: none), whether it granted something */
+	char broker[108];
+	int broker_fd;
+	bool brokered;
 };
+
+/* src/broker_cli.c: asking `pktmap broker` (docs/broker.md). */
+struct pm_bk_req;
+/* May this port ask (not @conf:broker=no)? */
+bool pm_broker_wanted(const struct pktmap_port *p);
+const char *pm_broker_path(const struct pktmap_port *p);
+/* Send r with fds attached; an "ok" answer with a descriptor (when
+ * want_fd) or without: 0, *fd_out the descriptor, info the rest of the
+ * answer. "busy": -EBUSY, no message. Else -errno with the open error set
+ * (the broker's one line when it refused). */
+int pm_broker_call(struct pktmap_port *p, const struct pm_bk_req *r,
+		   const int *fds, int nfds, int *fd_out, bool want_fd,
+		   char *info, size_t infolen);
+/* Close the connection: the broker frees what it granted this port. */
+void pm_broker_close(struct pktmap_port *p);
 
 /* info_flags: set by a sync path, read by any thread (pktmap_info()). */
 static inline uint32_t pm_info_flags(const struct pktmap_port *p)

@@ -544,7 +544,7 @@ static const struct pm_conf_key pkt_keys[] = {
 };
 
 static const struct pm_conf_keys pkt_conf = {
-	.common = PM_CK_ALL,
+	.common = PM_CK_ALL | PM_CK_BROKER,
 	.own = pkt_keys,
 };
 

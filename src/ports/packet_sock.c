@@ -8,11 +8,13 @@
  */
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "broker_proto.h"
 #include "packet.h"
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -91,6 +93,25 @@ size_t pm_pkt_sock_map_len(struct pktmap_port *p, struct pkt_priv *pp,
 	return len;
 }
 
+/* The socket from the broker (docs/broker.md): created for us, with a
+ * locked filter that passes the interface's frames only. Returns 0 or
+ * -errno with the open error set. */
+static int sock_brokered(struct pktmap_port *p, struct pkt_sock *s)
+{
+	struct pm_bk_req req = {
+		.verb = PM_BK_PKT,
+		.dir = ((p->dir & PKTMAP_DIR_RX) ? PM_BK_DIR_RX : 0) |
+		       ((p->dir & PKTMAP_DIR_TX) ? PM_BK_DIR_TX : 0),
+	};
+	const struct pkt_priv *pp = p->priv;
+	char ifname[IF_NAMESIZE];
+	if (!if_indextoname((unsigned)pp->ifindex, ifname))
+		return pm_open_error(p, -ENODEV, "no such interface");
+	snprintf(req.ifname, sizeof(req.ifname), "%s", ifname);
+	char info[PM_BK_MSG_MAX];
+	return pm_broker_call(p, &req, NULL, 0, &s->fd, true, info, sizeof(info));
+}
+
 /* The socket, TPACKET_V2 (in place) or V3. Protocol 0 until the rings
  * exist: nothing is queued to a socket that has no ring yet. */
 static int sock_create(struct pktmap_port *p, struct pkt_sock *s)
@@ -98,8 +119,18 @@ static int sock_create(struct pktmap_port *p, struct pkt_sock *s)
 	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		int ret = -errno;
-		if (ret == -EPERM || ret == -EACCES)
-			return pm_open_error(p, ret, "needs CAP_NET_RAW: run as root");
+		if ((ret == -EPERM || ret == -EACCES) && pm_broker_wanted(p))
+			ret = sock_brokered(p, s);
+		if (ret == 0)
+			;
+		else if (ret == -EPERM || ret == -EACCES)
+			return p->brokered || (p->errbuf && p->errbuf[0]) ? ret :
+			       pm_open_error(p, ret, "needs CAP_NET_RAW: run as root");
+		else
+			return ret;
+	}
+	if (s->fd < 0) {
+		int ret = -errno;
 		return pm_open_error(p, ret, "cannot create an AF_PACKET socket: %s",
 				     strerror(-ret));
 	}

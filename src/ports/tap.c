@@ -438,7 +438,9 @@ static void tap_close(struct pktmap_port *p)
 }
 
 /* The common keys, all of them. */
-static const struct pm_conf_keys tap_conf = { .common = PM_CK_ALL };
+static const struct pm_conf_keys tap_conf = {
+	.common = PM_CK_ALL | PM_CK_BROKER,
+};
 
 const struct pm_port_ops pm_tap_ops = {
 	.desc = {

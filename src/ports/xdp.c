@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "broker_proto.h"
 #include "ifnet.h"
 #include "xdp.h"
 
@@ -396,6 +397,27 @@ static void hang_krings(struct pktmap_port *p, struct xdp_priv *xp, uint32_t nb)
 	}
 }
 
+/* The broker steers our queues to our sockets (it bound them): the
+ * program and its XSKMAP are its own to set up. */
+static int attach_brokered(struct pktmap_port *p, struct xdp_priv *xp,
+			   uint32_t nb)
+{
+	for (uint32_t j = 0; j < nb; j++) {
+		struct pm_bk_req req = { .verb = PM_BK_ATTACH,
+					 .queue = xp->q[j].qid };
+		char info[PM_BK_MSG_MAX];
+		int fd;
+		int ret = pm_broker_call(p, &req, NULL, 0, &fd, false, info,
+					 sizeof(info));
+		if (ret == -EBUSY)
+			return pm_open_error(p, ret, "queue %u: %s", req.queue, info);
+		if (ret)
+			return ret;
+		xp->prog.generic = strcmp(info, "generic") == 0;
+	}
+	return 0;
+}
+
 /* Start the traffic: the sockets, their fill rings stocked, the XDP
  * program that steers the queues to them, TX live mode, the host rings. */
 static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
@@ -408,6 +430,13 @@ static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
 		for (uint32_t j = 0; j < nb; j++)
 			pm_xdp_fill_refill(xp, &xp->q[j]);
 
+	if (xp->broker && ((xp->tx && nm->conf.tx_live == 1) || xp->host ||
+			   nm->conf.xdp_prog == 1))
+		return pm_open_error(p, -EPERM, "%s needs CAP_BPF and "
+				     "CAP_NET_ADMIN: the broker does not grant it",
+				     xp->host ? "the host rings" :
+				     nm->conf.xdp_prog == 1 ? "@conf:prog=scrub" :
+				     "@conf:tx=live");
 	/* RX needs the program; a port opened for TX only leaves the
 	 * interface's receive side to the host stack. */
 	if (nm->conf.xdp_prog == 1 && !(xp->rx && nb))
@@ -415,7 +444,11 @@ static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
 				     "RX queues: the program runs on what they "
 				     "receive");
 	xp->prog.scrub = nm->conf.xdp_prog == 1;
-	if (xp->rx && nb) {
+	if (xp->rx && nb && xp->broker) {
+		ret = attach_brokered(p, xp, nb);
+		if (ret)
+			return ret;
+	} else if (xp->rx && nb) {
 		uint32_t qids[PM_MAX_RINGS];
 		int fds[PM_MAX_RINGS];
 		for (uint32_t j = 0; j < nb; j++) {

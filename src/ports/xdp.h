@@ -295,6 +295,7 @@ struct xdp_priv {
 	struct pm_xdp_live *live; /* TX through live frames, or NULL */
 	struct umem_share *share;
 	struct xdp_priv *share_next;
+	bool broker;            /* the sockets come from `pktmap broker` */
 };
 
 /* Bitmaps over buffer indices. */

@@ -39,6 +39,6 @@ static const struct pm_conf_key xdp_keys[] = {
 
 /* An interface has the queues it has (ethtool -L): no rings keys. */
 const struct pm_conf_keys pm_xdp_conf = {
-	.common = PM_CK_ALL & ~PM_CK_RINGS,
+	.common = (PM_CK_ALL & ~PM_CK_RINGS) | PM_CK_BROKER,
 	.own = xdp_keys,
 };

@@ -36,3 +36,42 @@ const struct pm_port_ops pm_xdp_ops = {
 	.conf = &pm_xdp_conf,
 	.open = xdp_none_open,
 };
+
+/* The broker's privileged half (<pktmap/broker.h>) needs libbpf. */
+#include <stdio.h>
+
+#include <pktmap/broker.h>
+
+int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out, int ifindex,
+			     const char *ifname, uint32_t queue, int fd,
+			     int native, char *err, size_t errlen)
+{
+	(void)ifindex, (void)ifname, (void)queue, (void)fd, (void)native;
+	*out = NULL;
+	snprintf(err, errlen, "this pktmap was built without AF_XDP");
+	return -EOPNOTSUPP;
+}
+
+const char *pktmap_broker_xsk_mode(const struct pktmap_broker_xsk *h)
+{
+	(void)h;
+	return "none";
+}
+
+void pktmap_broker_xsk_detach(struct pktmap_broker_xsk *h)
+{
+	(void)h;
+}
+
+int pktmap_broker_pkt_lock(int fd, int ifindex, char *err, size_t errlen)
+{
+	(void)fd, (void)ifindex;
+	snprintf(err, errlen, "this pktmap was built without libbpf");
+	return -EOPNOTSUPP;
+}
+
+int pktmap_broker_pkt_revoke(int switch_fd)
+{
+	(void)switch_fd;
+	return -EOPNOTSUPP;
+}

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker_proto.h"
 #include "ifnet.h"
 #include "xdp.h"
 
@@ -186,11 +187,91 @@ static int bind_retry(struct pktmap_port *p, int fd,
 	return ret;
 }
 
+static void xsk_finish(struct pktmap_port *p, struct xdp_priv *xp,
+		       struct xdp_queue *q);
+
+/* Map the four rings of q's socket (sized already). */
+static int xsk_map_rings(struct pktmap_port *p, struct xdp_priv *xp,
+			 struct xdp_queue *q)
+{
+	int fd = q->fd, ret;
+	struct xdp_mmap_offsets off;
+	socklen_t olen = sizeof(off);
+	if (getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen) != 0)
+		return pm_open_error(p, -errno, "XDP_MMAP_OFFSETS: %s",
+				     strerror(errno));
+	if ((ret = xq_map(fd, &q->fq, &off.fr, xp->rx ? xp->fq_size : 64,
+			  sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING)) ||
+	    (ret = xq_map(fd, &q->cq, &off.cr, xp->tx ? xp->cq_size : 64,
+			  sizeof(uint64_t), XDP_UMEM_PGOFF_COMPLETION_RING)) ||
+	    (xp->rx && (ret = xq_map(fd, &q->rx, &off.rx, xp->rx_size,
+				     sizeof(struct xdp_desc), XDP_PGOFF_RX_RING))) ||
+	    (xp->tx && (ret = xq_map(fd, &q->tx, &off.tx, xp->tx_size,
+				     sizeof(struct xdp_desc), XDP_PGOFF_TX_RING))))
+		return pm_open_error(p, ret, "cannot map the AF_XDP rings: %s",
+				     strerror(-ret));
+	return 0;
+}
+
+/* Queue q's socket from the broker (docs/broker.md): it creates the
+ * socket, registers the region's pool (its own mapping of our memfd) as
+ * the UMEM, or shares the first queue's, sizes the rings and binds; we
+ * map the rings. A queue still held by a socket just closed is asked
+ * for again, as bind_retry() does. */
+static int xsk_open_brokered(struct pktmap_port *p, struct xdp_priv *xp,
+			     struct xdp_queue *q, bool share,
+			     uint32_t mode_flag)
+{
+	struct pm_region *r = &p->region;
+	struct pm_bk_req req = {
+		.verb = PM_BK_XSK,
+		.queue = q->qid,
+		.mode = mode_flag == XDP_ZEROCOPY ? PM_BK_MODE_ZC :
+			mode_flag == XDP_COPY ? PM_BK_MODE_COPY : 0,
+		.dir = (xp->rx ? PM_BK_DIR_RX : 0) | (xp->tx ? PM_BK_DIR_TX : 0),
+		.umem_off = (uint64_t)(r->pool - (char *)r->base),
+		.umem_len = (uint64_t)r->nbufs * r->buf_size,
+		.chunk = r->buf_size,
+		.rx = xp->rx ? xp->rx_size : 0,
+		.tx = xp->tx ? xp->tx_size : 0,
+		.fq = xp->rx ? xp->fq_size : 64,
+		.cq = xp->tx ? xp->cq_size : 64,
+		.sg = xp->sg,
+		.share = share,
+	};
+	snprintf(req.ifname, sizeof(req.ifname), "%s", xp->ifname);
+	const struct timespec step = {0, BIND_BUSY_STEP_MS * 1000000L};
+	char info[PM_BK_MSG_MAX];
+	int ret;
+	for (int waited = 0;; waited += BIND_BUSY_STEP_MS) {
+		ret = pm_broker_call(p, &req, &r->mfd, share ? 0 : 1, &q->fd, true,
+				     info, sizeof(info));
+		if (ret != -EBUSY)
+			break;
+		if (waited >= BIND_BUSY_WAIT_MS)
+			return pm_open_error(p, ret, "queue %u is busy: %s", q->qid,
+					     info);
+		if (nanosleep(&step, NULL) != 0 && errno == EINTR)
+			return pm_open_error(p, -EINTR, "queue %u is busy: "
+					     "interrupted while waiting for it",
+					     q->qid);
+	}
+	if (ret)
+		return ret;
+	ret = xsk_map_rings(p, xp, q);
+	if (ret)
+		return ret;
+	xsk_finish(p, xp, q);
+	return 0;
+}
+
 /* Create queue q's socket: its rings, the UMEM (registered, or shared
  * through `umem_fd`), the bind. */
 static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
 		    struct xdp_queue *q, int umem_fd, uint32_t mode_flag)
 {
+	if (xp->broker)
+		return xsk_open_brokered(p, xp, q, umem_fd >= 0, mode_flag);
 	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	int ret;
 	if (fd < 0) {
@@ -221,21 +302,9 @@ static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
 		return pm_open_error(p, ret, "cannot size the AF_XDP rings: %s",
 				     strerror(-ret));
 
-	struct xdp_mmap_offsets off;
-	socklen_t olen = sizeof(off);
-	if (getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &olen) != 0)
-		return pm_open_error(p, -errno, "XDP_MMAP_OFFSETS: %s",
-				     strerror(errno));
-	if ((ret = xq_map(fd, &q->fq, &off.fr, xp->rx ? xp->fq_size : 64,
-			  sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING)) ||
-	    (ret = xq_map(fd, &q->cq, &off.cr, xp->tx ? xp->cq_size : 64,
-			  sizeof(uint64_t), XDP_UMEM_PGOFF_COMPLETION_RING)) ||
-	    (xp->rx && (ret = xq_map(fd, &q->rx, &off.rx, xp->rx_size,
-				     sizeof(struct xdp_desc), XDP_PGOFF_RX_RING))) ||
-	    (xp->tx && (ret = xq_map(fd, &q->tx, &off.tx, xp->tx_size,
-				     sizeof(struct xdp_desc), XDP_PGOFF_TX_RING))))
-		return pm_open_error(p, ret, "cannot map the AF_XDP rings: %s",
-				     strerror(-ret));
+	ret = xsk_map_rings(p, xp, q);
+	if (ret)
+		return ret;
 
 	struct sockaddr_xdp sa = {
 		.sxdp_family = AF_XDP,
@@ -277,8 +346,18 @@ static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
 				     "queue %u: %s", q->qid, strerror(-ret));
 	}
 
+	xsk_finish(p, xp, q);
+	return 0;
+}
+
+/* A bound socket's options: what the kernel chose, TX budget, busy
+ * polling. */
+static void xsk_finish(struct pktmap_port *p, struct xdp_priv *xp,
+		       struct xdp_queue *q)
+{
+	int fd = q->fd;
 	struct xdp_options opts = { 0 };
-	olen = sizeof(opts);
+	socklen_t olen = sizeof(opts);
 	if (getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opts, &olen) == 0)
 		q->zc = opts.flags & XDP_OPTIONS_ZEROCOPY;
 	if (xp->tx) {
@@ -298,7 +377,6 @@ static int xsk_open(struct pktmap_port *p, struct xdp_priv *xp,
 			       "%s", p->name, strerror(errno));
 	}
 	xp->nsock++;
-	return 0;
 }
 
 /* Open every bound queue's socket. The first shares the UMEM of another
@@ -311,8 +389,14 @@ int pm_xdp_open_sockets(struct pktmap_port *p, struct xdp_priv *xp,
 			     (flags & PKTMAP_OPEN_COPY) ? XDP_COPY : 0;
 	int ret = 0;
 
+	/* Without CAP_NET_RAW, through the broker (docs/broker.md). */
+	int probe = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (probe >= 0)
+		close(probe);
+	else if ((errno == EPERM || errno == EACCES) && pm_broker_wanted(p))
+		xp->broker = true;
 	pm_xdp_umem_lock();
-	if (p->region.named) {
+	if (p->region.named && !xp->broker) {
 		struct xdp_priv *d = pm_xdp_umem_join(xp, p->region.fd);
 		if (d && !((flags & PKTMAP_OPEN_ZEROCOPY) && !d->zc) &&
 		    !((flags & PKTMAP_OPEN_COPY) && d->zc)) {
