@@ -30,5 +30,7 @@ int cmd_top(int argc, char **argv);
 void usage_top(void);
 int cmd_metrics(int argc, char **argv);
 void usage_metrics(void);
+int cmd_broker(int argc, char **argv);
+void usage_broker(void);
 
 #endif /* PKTMAP_APPS_CMDS_H */

@@ -36,6 +36,8 @@ static const struct cli_cmd cmds[] = {
 	 "mode, process", usage_top},
 	{"metrics", cmd_metrics, "the host's port counters for Prometheus "
 	 "(text, or HTTP with --listen)", usage_metrics},
+	{"broker", cmd_broker, "open xdp:, pkt: and tap: for programs without "
+	 "capabilities, as a policy allows", usage_broker},
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
