@@ -17,7 +17,9 @@
 #              request heads), counters (the counters files pktmap top
 #              and metrics read), router_conf (pktmap router --config's
 #              files), proc_stat (the /proc/PID/stat text a pipe's lock
-#              waiter reads); "all" runs every one for SECONDS each
+#              waiter reads), broker_req (pktmap broker's requests),
+#              broker_policy (its policy file); "all" runs every one for
+#              SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
@@ -106,8 +108,15 @@ proc_stat)
 	srcs=("$root/src/ports/pipe_lock.c")
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
+broker_req)
+	srcs=("$root/src/broker_proto.c")
+	;;
+broker_policy)
+	srcs=("$root/apps/broker/policy.c" "$root/src/broker_proto.c")
+	incs+=(-I "$root/apps/broker")
+	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, broker_req, broker_policy, all)" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# pktmap broker (docs/broker.md): root runs the broker in namespace B,
+# nobody (setpriv, no capability) opens xdp: and pkt: of vethB through it.
+#
+#   netns pmbA$$                      netns pmbB$$ (broker, nobody)
+#   vethA ============ veth ========= vethB  (policy: xdp queue 0, pkt)
+#   vethC ======== veth, 2 queues === vethD  (policy: xdp queue 0, 1 MiB)
+#                                     vethE (no rule)
+#
+# 1. nobody's recv on xdp:vethB-0 gets all N frames root sends, and holds
+#    no capability (CapEff, CapPrm of /proc/PID/status) meanwhile;
+# 2. nobody's gen on xdp:vethB-0: root's recv on vethA gets all N;
+# 3. nobody's recv on pkt:vethB gets all N, without a capability;
+# 4. refused, one line naming the rule: another interface, a queue, a
+#    mode, a UMEM above the rule's, a direction; @conf:broker=no never
+#    asks; every refusal is one line of the broker's log;
+# 5. a client killed (SIGKILL) frees its queue: the next one gets it, and
+#    the XDP program goes when the last client goes;
+# 6. a pkt: socket bound to every interface by a lying client receives
+#    only the granted interface's frames, and its filter cannot be taken
+#    off.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cmd setpriv
+need_cmd /usr/bin/python3
+id nobody >/dev/null 2>&1 || skip "needs the user nobody"
+stage_for_others
+
+N=${N:-20000}
+RATE=${RATE:-100000}
+A=pmbA$$
+B=pmbB$$
+ns_pair "$A" "$B"
+netns_veth "$A" vethC "$B" vethD 2
+ip -n "$B" link add vethE type veth peer name vethF
+ip -n "$B" link set dev vethE up
+# The socket and the policy where nobody can reach the socket.
+SD=$(mktemp -d /tmp/pktmap-broker.XXXXXX)
+chmod 755 "$SD"
+at_exit rm -rf "$SD"
+SOCK=$SD/broker.sock
+POL=$SD/broker.conf
+cat >"$POL" <<EOT
+# broker.sh's policy
+allow user:nobody xdp:vethB queues=0 modes=copy umem=64M
+allow user:nobody pkt:vethB dir=rx,tx
+allow user:nobody xdp:vethD queues=0 umem=1M
+allow user:nobody pkt:vethD dir=rx
+EOT
+LOG=$TMP/broker.log
+BG_TIMEOUT=600 bg ip netns exec "$B" "$PKTMAP" broker --socket "$SOCK" \
+	--policy "$POL" 2>"$LOG"
+wait_for "$LOG" "listening on $SOCK"
+BK="@conf:broker=$SOCK"
+
+# pktmap as nobody in B (bg takes it as a command line).
+NOBODY=(ip netns exec "$B" setpriv --reuid=nobody --regid=nogroup --clear-groups
+	"${OTHER_ENV[@]}" "$OTHER_PKTMAP")
+nobody() { "${NOBODY[@]}" "$@"; }
+# The pid of the client granted WHAT (a pattern of the broker's log).
+client_pid() {
+	grep -E "$1" "$LOG" | tail -n 1 | sed -E 's/.* pid ([0-9]+) .*/\1/'
+}
+# no_caps PID: the process holds no capability.
+no_caps() {
+	local eff prm
+	eff=$(awk '/^CapEff:/ {print $2}' "/proc/$1/status")
+	prm=$(awk '/^CapPrm:/ {print $2}' "/proc/$1/status")
+	expect_eq "CapEff, CapPrm of the client" "$eff $prm" \
+		"0000000000000000 0000000000000000"
+}
+# counted FILE: N frames, less the ones the kernel counted as dropped at
+# a starved socket (drop_backend), intact and in order.
+counted() {
+	local got drops
+	got=$(json "$1" packets)
+	drops=$(json "$1" drop_backend)
+	echo "   received $got, gaps $(json "$1" gaps), bad $(json "$1" bad), kernel drops $drops"
+	[ $((got + drops)) = "$N" ] || fail "received $got + $drops counted drops of $N"
+	drops_ok "$1" "$drops" "$N"
+	[ "$(json "$1" gaps)" -le "$drops" ] || fail "gaps beyond the counted drops"
+	[ "$(json "$1" bad)" = 0 ] || fail "bad frames"
+}
+# pkt_bound IF NS: wait until a packet socket is bound to IF in NS.
+pkt_bound() {
+	local idx _
+	idx=$(ip netns exec "$2" cat "/sys/class/net/$1/ifindex")
+	for _ in $(seq 300); do
+		ip netns exec "$2" awk -v i="$idx" 'NR > 1 && $5 == i {f = 1} END {exit !f}' \
+			/proc/net/packet && return 0
+		sleep 0.1
+	done
+	fail "no packet socket on $1"
+}
+steered() { grep -cE "steer uid 65534 .* xdp:$1 " "$LOG" || true; }
+
+echo "== 1. nobody receives on xdp:vethB-0"
+bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r1.json"
+R=$BG_PID
+wait_for "$LOG" "steer uid 65534 .* xdp:vethB-0 "
+no_caps "$(client_pid "steer uid 65534 .* xdp:vethB-0 ")"
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r1.json"
+
+echo "== 2. nobody sends on xdp:vethB-0"
+bg ip netns exec "$A" "$PKTMAP" recv -i pkt:vethA -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r2.json"
+R=$BG_PID
+pkt_bound vethA "$A"
+nobody gen -i "xdp:vethB-0$BK" -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r2.json"
+
+echo "== 3. nobody receives on pkt:vethB"
+bg "${NOBODY[@]}" recv -i "pkt:vethB$BK" -n "$N" --idle 5 -T 0 -q --json >"$TMP/r3.json"
+R=$BG_PID
+pkt_bound vethB "$B"
+no_caps "$(client_pid "grant uid 65534 .* pkt:vethB ")"
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r3.json"
+
+echo "== 4. refusals name the rule"
+before=$(grep -c "refuse" "$LOG" || true)
+expect_err "refused by the broker: $POL: no rule allows uid 65534 xdp:vethE" \
+	nobody recv -i "xdp:vethE$BK" -n 1 -T 0
+expect_err "refused by the broker: $POL:4: queue 1 is not in 0-0" \
+	nobody recv -i "xdp:vethD-1$BK" -n 1 -T 0
+expect_err "refused by the broker: $POL:2: mode zero-copy is not allowed" \
+	nobody recv -i "xdp:vethB-0/Z$BK" -n 1 -T 0
+expect_err "kB is more than umem=1024 kB" \
+	nobody recv -i "xdp:vethD-0$BK" -n 1 -T 0
+expect_err "refused by the broker: $POL:5: direction tx is not allowed" \
+	nobody gen -i "pkt:vethD$BK" -n 1 -T 0
+expect_eq "refusals logged" "$(($(grep -c "refuse" "$LOG") - before))" 5
+grep "refuse" "$LOG" | tail -n 5 | sed 's/^/   log: /'
+expect_err "needs CAP_NET_RAW" nobody recv -i "xdp:vethB-0@conf:broker=no" -n 1 -T 0
+expect_eq "refusals logged" "$(($(grep -c "refuse" "$LOG") - before))" 5
+
+echo "== 5. a killed client frees its queue"
+s0=$(steered vethB-0)
+bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK" -T 0 -q
+R=$BG_PID
+until [ "$(steered vethB-0)" -gt "$s0" ]; do sleep 0.1; done
+victim=$(client_pid "steer uid 65534 .* xdp:vethB-0 ")
+kill -KILL "$victim"
+wait_bg "$R"
+wait_for "$LOG" "free uid 65534 \(nobody\) pid $victim xdp:vethB-0"
+l=$(netns_xdp_gone "$B") || fail "XDP program left after the last client: $l"
+bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r5.json"
+R=$BG_PID
+until [ "$(steered vethB-0)" -gt "$((s0 + 1))" ]; do sleep 0.1; done
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r5.json"
+
+echo "== 6. a pkt: socket stays on its interface"
+ip netns exec "$B" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	/usr/bin/python3 "$(dirname "$0")/broker_pkt_lock.py" "$SOCK" vethB vethD \
+	>"$TMP/lock.out" 2>&1 &
+L=$!
+BG_PIDS+=("$L")
+wait_for "$TMP/lock.out" "^ready"
+inA taskset -c 0 "$PKTMAP" gen -i pkt:vethC -n 1000 -T 0 -q
+inA taskset -c 0 "$PKTMAP" gen -i pkt:vethA -n 1 -T 0 -q
+wait_bg "$L"
+cat "$TMP/lock.out" | sed 's/^/   /'
+expect_eq "lying client" "$WAIT_RC" 0
+
+l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
+echo "PASS"
