@@ -17,7 +17,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,17 +52,6 @@ void usage_broker(void)
 	       "\n"
 	       "SIGHUP reloads the policy and revokes what it no longer allows.\n",
 	       PM_BK_SOCKET, DEFAULT_POLICY);
-}
-
-void broker_log(const char *fmt, ...)
-{
-	char line[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	cli_one_line(line);
-	fprintf(stderr, "pktmap broker: %s\n", line);
 }
 
 struct opts {

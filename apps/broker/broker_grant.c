@@ -22,6 +22,7 @@
 #include <linux/if_xdp.h>
 #include <linux/magic.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -34,6 +35,7 @@
 #include <pktmap/broker.h>
 
 #include "broker.h"
+#include "cli.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -44,6 +46,17 @@
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
 #endif
+
+void broker_log(const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cli_one_line(line);
+	fprintf(stderr, "pktmap broker: %s\n", line);
+}
 
 static void refuse(struct client *c, const char *what, const char *why,
 		   char *ans, size_t anslen)
@@ -282,6 +295,21 @@ static void do_pkt(struct broker *b, struct client *c, const struct pm_bk_req *r
 	*out_fd = fd;
 }
 
+/* Bring a TAP device we made up (the client could not). */
+static void tap_up(const char *ifname)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		(void)ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	if (s >= 0)
+		close(s);
+}
+
 static void do_tap(struct broker *b, struct client *c, const struct pm_bk_req *r,
 		   char *ans, size_t anslen, int *out_fd)
 {
@@ -291,6 +319,7 @@ static void do_tap(struct broker *b, struct client *c, const struct pm_bk_req *r
 	int ri = policy_check(&b->pol, &c->who, &a, why, sizeof(why));
 	if (ri < 0)
 		return refuse(c, what, why, ans, anslen);
+	bool existed = if_nametoindex(r->ifname) != 0;
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof(ifr));
@@ -305,6 +334,8 @@ static void do_tap(struct broker *b, struct client *c, const struct pm_bk_req *r
 		snprintf(ans, anslen, "error: %s", why);
 		return;
 	}
+	if (!existed)
+		tap_up(r->ifname);
 	struct grant *g = grant_new(c, POL_TAP, r->ifname, 0, r->dir,
 				    b->pol.rules[ri].line);
 	(void)g;

@@ -5,7 +5,8 @@
   libpktmap_scd.py TEMPLATE INCLUDE_DIR OUTPUT
 
 A line "@FUNCTIONS@" in TEMPLATE becomes one section per exported
-function of <pktmap/pktmap.h>, <pktmap/pcapfile.h> and <pktmap/spsc.h>:
+function of <pktmap/pktmap.h>, <pktmap/pcapfile.h>, <pktmap/spsc.h> and
+<pktmap/broker.h>:
 its prototype and the comment above it in the header. "@STRUCTURES@"
 becomes the option, info, stats and poll structures as the header
 defines them. The headers stay the one place the API is described.
@@ -18,6 +19,7 @@ HEADERS = [
     ("pktmap.h", "PORTS"),
     ("pcapfile.h", "CAPTURE FILES (<pktmap/pcapfile.h>)"),
     ("spsc.h", "LOCK-FREE QUEUE (<pktmap/spsc.h>)"),
+    ("broker.h", "THE BROKER'S PRIVILEGED HALF (<pktmap/broker.h>, pktmap-broker(8))"),
 ]
 STRUCTS = ["pktmap_open_opts", "pktmap_info", "pktmap_stats",
            "pktmap_pollreq"]

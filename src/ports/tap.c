@@ -31,6 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "broker_proto.h"
 #include "check.h"
 #include "copy_sync.h"
 #include "ifnet.h"
@@ -101,6 +102,22 @@ static uint32_t tap_refresh_mtu(struct tap_priv *tp)
 	return tp->maxframe;
 }
 
+/* The device from the broker (docs/broker.md): it attaches it, creating
+ * it (up) when it does not exist; the device is ours to close. */
+static int tap_brokered(struct pktmap_port *p, struct tap_priv *tp)
+{
+	struct pm_bk_req req = { .verb = PM_BK_TAP,
+				 .dir = PM_BK_DIR_RX | PM_BK_DIR_TX };
+	snprintf(req.ifname, sizeof(req.ifname), "%s", tp->ifname);
+	char info[PM_BK_MSG_MAX];
+	int fd, ret = pm_broker_call(p, &req, NULL, 0, &fd, true, info,
+				     sizeof(info));
+	if (ret)
+		return ret;
+	tp->created = false; /* the broker made it, and brought it up */
+	return fd;
+}
+
 /* Attach one descriptor (queue) to the device. */
 static int tap_attach(struct pktmap_port *p, struct tap_priv *tp, bool mq)
 {
@@ -123,6 +140,8 @@ static int tap_attach(struct pktmap_port *p, struct tap_priv *tp, bool mq)
 	if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
 		int e = -errno;
 		close(fd);
+		if (e == -EPERM && !mq && pm_broker_wanted(p))
+			return tap_brokered(p, tp);
 		if (e == -EPERM)
 			return pm_open_error(p, e, "needs CAP_NET_ADMIN to create or "
 					     "attach to a TAP device: run as root");

@@ -337,7 +337,7 @@ static int open_region(struct pktmap_port *p, struct xdp_priv *xp,
 		.hugepages = c->hugepages,
 		.share = c->share,
 		.share_gid = c->share_gid,
-		.pinned = true, /* the UMEM */
+		.pinned = !xp->broker, /* the UMEM (the broker's to pin) */
 	};
 	if (c->bufs > rp.bufs)
 		rp.bufs = c->bufs;
@@ -560,7 +560,15 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	uint32_t nb = xp->hi - xp->lo;
 	uint32_t nh = xp->host ? 1 : 0;
 	xp->rx_size = pow2_at_least(rxs < XDP_MIN_RX_RING ? XDP_MIN_RX_RING : rxs);
-	ret = fit_memlock(p, xp, c, nb + nh, bsz, &rxs, &txs);
+	/* Without CAP_NET_RAW, through the broker (docs/broker.md): it
+	 * registers the UMEM, and nothing is charged to our locked-memory
+	 * limit. */
+	int probe = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (probe >= 0)
+		close(probe);
+	else if ((errno == EPERM || errno == EACCES) && pm_broker_wanted(p))
+		xp->broker = true;
+	ret = xp->broker ? 0 : fit_memlock(p, xp, c, nb + nh, bsz, &rxs, &txs);
 	if (ret)
 		return ret;
 	xp->tx_size = pow2_at_least(txs);

@@ -389,12 +389,6 @@ int pm_xdp_open_sockets(struct pktmap_port *p, struct xdp_priv *xp,
 			     (flags & PKTMAP_OPEN_COPY) ? XDP_COPY : 0;
 	int ret = 0;
 
-	/* Without CAP_NET_RAW, through the broker (docs/broker.md). */
-	int probe = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (probe >= 0)
-		close(probe);
-	else if ((errno == EPERM || errno == EACCES) && pm_broker_wanted(p))
-		xp->broker = true;
 	pm_xdp_umem_lock();
 	if (p->region.named && !xp->broker) {
 		struct xdp_priv *d = pm_xdp_umem_join(xp, p->region.fd);

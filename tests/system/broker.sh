@@ -19,7 +19,8 @@
 #    the XDP program goes when the last client goes;
 # 6. a pkt: socket bound to every interface by a lying client receives
 #    only the granted interface's frames, and its filter cannot be taken
-#    off.
+#    off;
+# 7. nobody's recv on tap:pmbtN (made by the broker) gets all N frames.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -48,6 +49,7 @@ allow user:nobody xdp:vethB queues=0 modes=copy umem=64M
 allow user:nobody pkt:vethB dir=rx,tx
 allow user:nobody xdp:vethD queues=0 umem=1M
 allow user:nobody pkt:vethD dir=rx
+allow user:nobody tap:pmbt*
 EOT
 LOG=$TMP/broker.log
 BG_TIMEOUT=600 bg ip netns exec "$B" "$PKTMAP" broker --socket "$SOCK" \
@@ -175,6 +177,18 @@ inA taskset -c 0 "$PKTMAP" gen -i pkt:vethA -n 1 -T 0 -q
 wait_bg "$L"
 cat "$TMP/lock.out" | sed 's/^/   /'
 expect_eq "lying client" "$WAIT_RC" 0
+
+echo "== 7. nobody receives on tap: (the broker makes the device)"
+T=pmbt$$
+bg "${NOBODY[@]}" recv -i "tap:$T$BK" -n "$N" --idle 5 -T 0 -q --json >"$TMP/r7.json"
+R=$BG_PID
+wait_for "$LOG" "grant uid 65534 .* tap:$T "
+until ip -n "$B" link show dev "$T" 2>/dev/null | grep -q "state UP\|,UP"; do sleep 0.1; done
+inB "$PKTMAP" gen -i "pkt:$T" -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r7.json"
+ip -n "$B" link show dev "$T" >/dev/null 2>&1 && fail "$T outlived its only user"
 
 l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 echo "PASS"

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Time pktmap broker's grants, as a client without capabilities sees
+them: for each of COUNT rounds, connect, ask for an AF_XDP socket of
+IFACE queue 0 over a 4 MiB memfd region (`xsk`), have it steered (`attach`),
+and close (the broker frees the queue). The grant's time is from the
+request to the second answer (the connection and its close outside it).
+A "busy" answer (the queue just freed, still being released) is asked
+again and its time not counted.
+
+  broker_grant.py SOCKET IFACE COUNT
+
+Prints one JSON object: count, median_ms, max_ms, times_ms."""
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+
+UMEM = 4 << 20
+
+
+def ask(c, line, fds=()):
+    socket.send_fds(c, [line.encode()], list(fds)) if fds else c.send(line.encode())
+    msg, got, _, _ = socket.recv_fds(c, 512, 2)
+    for fd in got:
+        os.close(fd)
+    return msg.decode(errors="replace")
+
+
+def grant(path, iface, region):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    c.connect(path)
+    try:
+        t0 = time.perf_counter()
+        a = ask(c, f"xsk if={iface} q=0 mode=copy dir=rx off=0 umem={UMEM} "
+                   "chunk=2048 rx=2048 tx=0 fq=2048 cq=64 sg=0 share=0 ns=0",
+                [region])
+        if a.startswith("busy"):
+            return None
+        if not a.startswith("ok"):
+            sys.exit(f"xsk: {a}")
+        a = ask(c, "attach q=0")
+        t1 = time.perf_counter()
+        if not a.startswith("ok"):
+            sys.exit(f"attach: {a}")
+        return (t1 - t0) * 1e3
+    finally:
+        c.close()
+
+
+def main():
+    path, iface, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    region = os.memfd_create("grant")
+    os.ftruncate(region, UMEM)
+    times = []
+    while len(times) < count:
+        t = grant(path, iface, region)
+        if t is not None:
+            times.append(round(t, 3))
+    print(json.dumps({"count": count, "median_ms": statistics.median(times),
+                      "max_ms": max(times), "times_ms": times}))
+
+
+if __name__ == "__main__":
+    main()
