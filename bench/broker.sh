@@ -13,7 +13,7 @@
 #   netns pbA$$                          netns pbB$$ (broker)
 #   [ gen, CPU 0 ] vethA ==== vethB [ recv: root / nobody, CPU 1 ]
 #
-# Output: bench/results/broker.json, and one line per target.
+# Output: broker.json in bench/results/, and one line per target.
 # Usage: bench/broker.sh [PKTMAP]   (env: RUNS=3 SECS=5 GRANTS=100 SIZE=60)
 # A check that it works: RUNS=1 SECS=1 GRANTS=3 bench/broker.sh
 set -eu
