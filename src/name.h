@@ -48,7 +48,7 @@ struct pm_conf {
 	char secret[25];                   /* "" = none */
 	/* xdp:, pkt:, tap: (docs/broker.md): "" the default socket, "no"
 	 * never ask, else the broker's socket */
-	char broker[108];
+	char broker[64];
 };
 
 struct pm_name {

@@ -227,7 +227,7 @@ struct pktmap_port {
 	struct pm_mon *mon;        /* src/monitor.c: watching or watched */
 	/* src/broker_cli.c: @conf:broker ("" default, "no"), the connection
 	 * to the broker (-1: none), whether it granted something */
-	char broker[108];
+	char broker[64];
 	int broker_fd;
 	bool brokered;
 };

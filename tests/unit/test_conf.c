@@ -69,6 +69,7 @@ static const struct {
 	{ "nanosec", F(nanosec), NONE },
 	{ "role", F(role), NONE },
 	{ "secret", F(secret), NONE },
+	{ "broker", F(broker), NONE },
 	{ "abstract", F(abstract), NONE },
 };
 
