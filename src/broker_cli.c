@@ -59,6 +59,22 @@ static int broker_connect(struct pktmap_port *p)
 	return 0;
 }
 
+int pm_broker_open(struct pktmap_port *p)
+{
+	if (p->broker_fd >= 0)
+		return 0;
+	if (!pm_broker_wanted(p))
+		return -ENOTCONN;
+	int ret = broker_connect(p);
+	if (ret == 0)
+		return 0;
+	/* No broker where none was named: the capability's own message. */
+	if (!p->broker[0] && (ret == -ENOENT || ret == -ECONNREFUSED))
+		return -ENOTCONN;
+	return pm_open_error(p, ret, "the broker (%s) is not there: %s",
+			     pm_broker_path(p), strerror(-ret));
+}
+
 static int send_req(int fd, const char *line, size_t len, const int *fds,
 		    int nfds)
 {
@@ -129,9 +145,8 @@ int pm_broker_call(struct pktmap_port *p, const struct pm_bk_req *r,
 	if (len < 0)
 		return len;
 	*fd_out = -1;
-	if (p->broker_fd < 0 && (ret = broker_connect(p)) != 0)
-		return pm_open_error(p, ret, "the broker (%s) is not there: %s",
-				     pm_broker_path(p), strerror(-ret));
+	if ((ret = pm_broker_open(p)) != 0)
+		return ret == -ENOTCONN ? -EPERM : ret;
 	ret = send_req(p->broker_fd, line, (size_t)len, fds, nfds);
 	if (!ret)
 		ret = recv_ans(p->broker_fd, ans, sizeof(ans), fd_out);

@@ -237,6 +237,11 @@ struct pm_bk_req;
 /* May this port ask (not @conf:broker=no)? */
 bool pm_broker_wanted(const struct pktmap_port *p);
 const char *pm_broker_path(const struct pktmap_port *p);
+/* Connect (once per port). 0; -ENOTCONN (no message) when the port may
+ * not ask or no broker listens at the default socket: the caller says
+ * what capability it lacks; else -errno with the open error set (a
+ * broker named by @conf:broker=PATH that is not there). */
+int pm_broker_open(struct pktmap_port *p);
 /* Send r with fds attached; an "ok" answer with a descriptor (when
  * want_fd) or without: 0, *fd_out the descriptor, info the rest of the
  * answer. "busy": -EBUSY, no message. Else -errno with the open error set

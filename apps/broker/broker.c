@@ -152,8 +152,9 @@ static int listen_on(const struct opts *o)
 		close(fd);
 		return -1;
 	}
-	broker_log("listening on %s (mode %s)", o->sock,
-		   gr ? "0660" : "0666: no group pktmap, the policy decides");
+	broker_log("listening on %s (mode %s), pid %d", o->sock,
+		   gr ? "0660" : "0666: no group pktmap, the policy decides",
+		   (int)getpid());
 	return fd;
 }
 

@@ -109,7 +109,9 @@ static int sock_brokered(struct pktmap_port *p, struct pkt_sock *s)
 		return pm_open_error(p, -ENODEV, "no such interface");
 	snprintf(req.ifname, sizeof(req.ifname), "%s", ifname);
 	char info[PM_BK_MSG_MAX];
-	return pm_broker_call(p, &req, NULL, 0, &s->fd, true, info, sizeof(info));
+	int ret = pm_broker_open(p);
+	return ret ? ret : pm_broker_call(p, &req, NULL, 0, &s->fd, true, info,
+					  sizeof(info));
 }
 
 /* The socket, TPACKET_V2 (in place) or V3. Protocol 0 until the rings
@@ -119,20 +121,15 @@ static int sock_create(struct pktmap_port *p, struct pkt_sock *s)
 	s->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
 		int ret = -errno;
-		if ((ret == -EPERM || ret == -EACCES) && pm_broker_wanted(p))
-			ret = sock_brokered(p, s);
-		if (ret == 0)
-			;
-		else if (ret == -EPERM || ret == -EACCES)
-			return p->brokered || (p->errbuf && p->errbuf[0]) ? ret :
-			       pm_open_error(p, ret, "needs CAP_NET_RAW: run as root");
-		else
-			return ret;
-	}
-	if (s->fd < 0) {
-		int ret = -errno;
-		return pm_open_error(p, ret, "cannot create an AF_PACKET socket: %s",
-				     strerror(-ret));
+		if (ret != -EPERM && ret != -EACCES)
+			return pm_open_error(p, ret, "cannot create an AF_PACKET "
+					     "socket: %s", strerror(-ret));
+		/* Without CAP_NET_RAW: through the broker (docs/broker.md). */
+		int b = sock_brokered(p, s);
+		if (b == -ENOTCONN)
+			return pm_open_error(p, ret, "needs CAP_NET_RAW: run as root");
+		if (b)
+			return b;
 	}
 	int ver = s->v2 ? TPACKET_V2 : TPACKET_V3;
 	int ret = set_opt(s->fd, PACKET_VERSION, &ver, sizeof(ver));

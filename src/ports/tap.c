@@ -110,8 +110,9 @@ static int tap_brokered(struct pktmap_port *p, struct tap_priv *tp)
 				 .dir = PM_BK_DIR_RX | PM_BK_DIR_TX };
 	snprintf(req.ifname, sizeof(req.ifname), "%s", tp->ifname);
 	char info[PM_BK_MSG_MAX];
-	int fd, ret = pm_broker_call(p, &req, NULL, 0, &fd, true, info,
-				     sizeof(info));
+	int fd, ret = pm_broker_open(p);
+	if (!ret)
+		ret = pm_broker_call(p, &req, NULL, 0, &fd, true, info, sizeof(info));
 	if (ret)
 		return ret;
 	tp->created = false; /* the broker made it, and brought it up */
@@ -140,8 +141,10 @@ static int tap_attach(struct pktmap_port *p, struct tap_priv *tp, bool mq)
 	if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
 		int e = -errno;
 		close(fd);
-		if (e == -EPERM && !mq && pm_broker_wanted(p))
-			return tap_brokered(p, tp);
+		if (e == -EPERM && !mq && (e = tap_brokered(p, tp)) != -ENOTCONN)
+			return e;
+		if (e == -ENOTCONN)
+			e = -EPERM;
 		if (e == -EPERM)
 			return pm_open_error(p, e, "needs CAP_NET_ADMIN to create or "
 					     "attach to a TAP device: run as root");

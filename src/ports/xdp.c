@@ -566,8 +566,12 @@ static int xdp_open(struct pktmap_port *p, const struct pm_name *nm,
 	int probe = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (probe >= 0)
 		close(probe);
-	else if ((errno == EPERM || errno == EACCES) && pm_broker_wanted(p))
-		xp->broker = true;
+	else if (errno == EPERM || errno == EACCES) {
+		ret = pm_broker_open(p);
+		if (ret && ret != -ENOTCONN)
+			return ret;
+		xp->broker = ret == 0;
+	}
 	ret = xp->broker ? 0 : fit_memlock(p, xp, c, nb + nh, bsz, &rxs, &txs);
 	if (ret)
 		return ret;
