@@ -107,8 +107,19 @@ static int listen_on(const struct opts *o)
 		cli_err("broker: socket activation: %s", strerror(-n));
 		return -1;
 	}
-	if (n > 0)
+	if (n > 0) {
+		int type = 0;
+		socklen_t tl = sizeof(type);
+		if (getsockopt(NOTIFY_LISTEN_FDS_START, SOL_SOCKET, SO_TYPE, &type,
+			       &tl) != 0 || type != SOCK_SEQPACKET) {
+			cli_err("broker: the activated socket is not a SOCK_SEQPACKET "
+				"socket (the unit says ListenSequentialPacket=)");
+			return -1;
+		}
+		broker_log("listening on the socket systemd passed, pid %d",
+			   (int)getpid());
 		return NOTIFY_LISTEN_FDS_START;
+	}
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	snprintf(dir, sizeof(dir), "%s", o->sock);
 	char *slash = strrchr(dir, '/');
