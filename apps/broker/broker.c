@@ -325,9 +325,12 @@ static void reload(struct server *s)
 	}
 	policy_free(&s->b.pol);
 	s->b.pol = np;
-	broker_log("reloaded %s: %u rules", s->b.policy_path, np.n);
+	uint32_t revoked = 0;
 	for (uint32_t i = 0; i < s->n; i++)
-		broker_revoke(&s->b, s->cl[i], false);
+		revoked += broker_revoke(&s->b, s->cl[i], false);
+	/* (after the revocations: whoever reads the log sees them first) */
+	broker_log("reloaded %s: %u rules, %u grants revoked", s->b.policy_path,
+		   np.n, revoked);
 }
 
 /* SIGHUP, SIGTERM, SIGINT through a signalfd. Returns 1 to stop. */

@@ -59,8 +59,8 @@ void broker_request(struct broker *b, struct client *c, const char *buf,
 		    size_t len, int *fds, int nfds, char *ans, size_t anslen,
 		    int *out_fd);
 /* Take back what c holds that the policy no longer allows (all when
- * `all`: the client left). */
-void broker_revoke(struct broker *b, struct client *c, bool all);
+ * `all`: the client left). Returns how many grants it took back. */
+uint32_t broker_revoke(struct broker *b, struct client *c, bool all);
 /* One line to stderr: "pktmap broker: ...". */
 void broker_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -389,9 +389,10 @@ static bool still_allowed(struct broker *b, struct client *c, struct grant *g,
 	return policy_check(&b->pol, &c->who, &a, why, whylen) >= 0;
 }
 
-void broker_revoke(struct broker *b, struct client *c, bool all)
+uint32_t broker_revoke(struct broker *b, struct client *c, bool all)
 {
 	char why[300];
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < c->ngrants; i++) {
 		struct grant *g = &c->grants[i];
 		if (!g->revoked && !all && still_allowed(b, c, g, why, sizeof(why)))
@@ -402,6 +403,7 @@ void broker_revoke(struct broker *b, struct client *c, bool all)
 			if (g->lock_fd >= 0 && !all)
 				(void)pktmap_broker_pkt_revoke(g->lock_fd);
 			g->revoked = true;
+			n++;
 			if (g->backend == POL_XDP)
 				broker_log("%s %s xdp:%s-%u%s%s", all ? "free" : "revoke",
 					   c->name, g->iface, g->queue, all ? "" : ": ",
@@ -421,4 +423,5 @@ void broker_revoke(struct broker *b, struct client *c, bool all)
 	}
 	if (all)
 		c->ngrants = 0;
+	return n;
 }
