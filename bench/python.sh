@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# The Python package (docs/python.md) against the numbers of issue 34, one
+# run, receivers measured by bench/python_rx.py:
+#
+# 1. pipe: `pktmap gen -i pipe:{0 -l 60` -> a Python receiver on the }0 end
+#    (same process pair for each): the numpy batch consumer (count, sum of
+#    lengths, histogram of a header byte) and a per-packet Python loop
+#    reading one header field; N packets each, timed from the first batch.
+#
+#      [ pktmap gen ] == pipe:bpyPID ==> [ python3 python_rx.py numpy|loop ]
+#
+# 2. veth (root): `pktmap gen -i pkt:vethA` sends 60-byte frames without
+#    pause in one namespace; in the other, on vethB, three receivers in
+#    turn, each over a window of SECONDS_ seconds after WARM seconds: the
+#    same per-packet loop on pkt:vethB, pypcap's read loop and pcapy-ng's
+#    (PyPI, pinned: pypcap==1.3.0, pcapy-ng==2.1.0, pip-installed into a
+#    venv under the build directory), each doing the same work per packet.
+#
+#      netns pyA$$                              netns pyB$$
+#      [ pktmap gen -i pkt:vethA ] vethA ==== vethB [ receiver ]
+#
+# Output: packets per second and CPU ns per packet of each receiver (its
+# process's user + system time), as JSON in bench/results/python.json.
+#
+# Usage: bench/python.sh [BUILD]    (env: N=5000000 SECONDS_=5 WARM=1
+#                                    PARTS="pipe veth")
+#   quick check: N=20000 SECONDS_=0.5 WARM=0.2 bench/python.sh
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib.sh"
+BUILD=${1:-${PKTMAP_BUILD_DIR:-$ROOT/build}}
+PKTMAP=$BUILD/apps/pktmap
+N=${N:-5000000}
+SECS=${SECONDS_:-5}
+WARM=${WARM:-1}
+PARTS=${PARTS:-pipe veth}
+OUT=${OUT:-$ROOT/bench/results/python.json}
+PY=/usr/bin/python3
+RX="$ROOT/bench/python_rx.py"
+VENV=$BUILD/bench-venv
+A=pyA$$
+B=pyB$$
+TMP=$(mktemp -d /tmp/python_bench.XXXXXX)
+trap 'bench_cleanup "$A" "$B"' EXIT
+
+[ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
+[ -f "$BUILD/python/pktmap/__init__.py" ] ||
+	{ echo "no Python package in $BUILD (meson setup -Dpython=enabled)" >&2; exit 1; }
+export PYTHONPATH=$BUILD/python PYTHONDONTWRITEBYTECODE=1
+
+results=()
+
+# pipe MODE: gen -> pipe -> python_rx.py MODE, N frames of 60 bytes
+pipe_run() {
+	local mode=$1 name=bpy$$$1 gpid
+	"$PKTMAP" gen -i "pipe:$name{0" -n "$N" -l 60 -T 0 -q >/dev/null &
+	gpid=$!
+	results+=("$("$PY" "$RX" "$mode" "pipe:$name}0" "$N")")
+	wait "$gpid"
+}
+
+# The pinned PyPI readers in a venv of their own (system site packages for
+# numpy); prints why not when pip cannot get or build them.
+venv_ready() {
+	[ -x "$VENV/bin/python3" ] && "$VENV/bin/python3" -c 'import pcap, pcapy' 2>/dev/null &&
+		return 0
+	"$PY" -m venv --system-site-packages "$VENV" &&
+		"$VENV/bin/pip" install -q pypcap==1.3.0 pcapy-ng==2.1.0 >"$TMP/pip.log" 2>&1 ||
+		{ echo "python.sh: pip could not install pypcap/pcapy-ng (offline?):" \
+			"$(tail -n 3 "$TMP/pip.log")" >&2; return 1; }
+}
+
+veth_part() {
+	local gpid kind
+	[ "$(id -u)" = 0 ] || { echo "python.sh: veth part needs root: skipped" >&2; return 0; }
+	netns_new "$A" "$B"
+	netns_veth "$A" vethA "$B" vethB
+	ip netns exec "$A" "$PKTMAP" gen -i pkt:vethA -l 60 -T 0 -q >/dev/null &
+	gpid=$!
+	results+=("$(ip netns exec "$B" "$PY" "$RX" loop-window pkt:vethB "$SECS" "$WARM")")
+	if venv_ready; then
+		for kind in pypcap pcapy; do
+			results+=("$(ip netns exec "$B" "$VENV/bin/python3" "$RX" "$kind" vethB "$SECS" "$WARM")")
+		done
+	fi
+	kill "$gpid" 2>/dev/null || true
+	wait "$gpid" 2>/dev/null || true
+}
+
+for part in $PARTS; do
+	case $part in
+	pipe) pipe_run numpy; pipe_run loop ;;
+	veth) veth_part ;;
+	*) echo "python.sh: unknown part '$part' (pipe, veth)" >&2; exit 2 ;;
+	esac
+done
+
+mkdir -p "$(dirname "$OUT")"
+printf '%s\n' "${results[@]}" | "$PY" "$RX" summary "$OUT" "$N" "$SECS"
+echo "results: $OUT"

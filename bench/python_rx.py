@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""The receivers bench/python.sh measures, one per run (it prints one JSON
+line: packets, seconds, packets per second, CPU ns per packet):
+
+    python_rx.py numpy PORT N     the numpy batch consumer: count packets,
+                                  sum lengths, histogram of a header byte,
+                                  until N packets (timed from the first)
+    python_rx.py loop PORT N      a per-packet Python loop reading one
+                                  header field (the IPv4 protocol byte)
+    python_rx.py loop-window PORT SECS WARM    the same loop over a window
+    python_rx.py pypcap IFACE SECS WARM        pypcap's read loop, same work
+    python_rx.py pcapy IFACE SECS WARM         pcapy-ng's read loop, same work
+    python_rx.py summary OUT N SECS            the JSON lines on stdin into
+                                               OUT (bench/results/python.json)
+
+CPU is this process's (user + system, time.process_time()), over the same
+span as the packets.
+"""
+import json
+import sys
+import time
+
+
+def report(kind, n, secs, cpu, extra=None):
+    out = {"receiver": kind, "packets": n, "seconds": round(secs, 6),
+           "pps": round(n / secs) if secs > 0 else 0,
+           "cpu_ns_per_packet": round(cpu * 1e9 / n, 1) if n else None}
+    out.update(extra or {})
+    print(json.dumps(out))
+
+
+def numpy_consumer(name, want):
+    import numpy as np
+    import pktmap
+    hist = np.zeros(256, dtype=np.int64)
+    n = total = 0
+    out = None
+    with pktmap.open(name, dir="rx") as port:
+        for batch in port.rx(timeout=10):
+            if n == 0:
+                t0, c0 = time.perf_counter(), time.process_time()
+            k = len(batch)
+            if out is None or len(out) < k * 16:
+                out = np.empty(k * 16, dtype=np.uint8)
+            total += int(batch.lengths.sum())
+            h = batch.headers(16, out=out)[:k * 16].reshape(k, 16)
+            hist += np.bincount(h[:, 15], minlength=256)
+            n += k
+            if n >= want:
+                break
+    report("pktmap_numpy", n, time.perf_counter() - t0,
+           time.process_time() - c0, {"bytes": total})
+
+
+def loop_consumer(name, want):
+    import pktmap
+    n = s = 0
+    with pktmap.open(name, dir="rx") as port:
+        for batch in port.rx(timeout=10):
+            if n == 0:
+                t0, c0 = time.perf_counter(), time.process_time()
+            for v in batch:
+                s += v[23]
+            n += len(batch)
+            if n >= want:
+                break
+    report("pktmap_loop", n, time.perf_counter() - t0,
+           time.process_time() - c0)
+
+
+def window(kind, packets, secs, warm):
+    """Run the generator `packets` (yielding one count per step) for warm
+    seconds, then count over secs seconds."""
+    t_end_warm = time.perf_counter() + warm
+    for _ in packets:
+        if time.perf_counter() >= t_end_warm:
+            break
+    n = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    t_end = t0 + secs
+    for k in packets:
+        n += k
+        if time.perf_counter() >= t_end:
+            break
+    report(kind, n, time.perf_counter() - t0, time.process_time() - c0)
+
+
+def pktmap_packets(name):
+    import pktmap
+    with pktmap.open(name, dir="rx") as port:
+        s = 0
+        while True:
+            batch = port.recv(timeout=0.05)
+            if batch is None:
+                yield 0
+                continue
+            for v in batch:
+                s += v[23]
+            yield len(batch)
+
+
+def pypcap_packets(iface):
+    import pcap
+    pc = pcap.pcap(name=iface, snaplen=65535, promisc=True, immediate=True,
+                   timeout_ms=50)
+    s = 0
+    while True:
+        k = 0
+        for _ts, pkt in pc.readpkts():
+            s += pkt[23]
+            k += 1
+        yield k
+
+
+def pcapy_packets(iface):
+    import pcapy
+    pc = pcapy.open_live(iface, 65535, 1, 50)
+    s = 0
+    while True:
+        hdr, pkt = pc.next()
+        if hdr is None or not pkt:
+            yield 0
+            continue
+        s += pkt[23]
+        yield 1
+
+
+def summary(path, n, secs):
+    import os
+    rows = [json.loads(line) for line in sys.stdin if line.strip()]
+    out = {"bench": "python",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "n": n, "seconds": secs, "load": os.getloadavg()[0],
+           "results": rows}
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+    for r in rows:
+        print(f"{r['receiver']:>16}: {r['pps']:>12,} packets/s  "
+              f"{r['cpu_ns_per_packet']} ns CPU/packet ({r['packets']} packets)")
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "summary":
+        summary(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    elif mode == "numpy":
+        numpy_consumer(sys.argv[2], int(sys.argv[3]))
+    elif mode == "loop":
+        loop_consumer(sys.argv[2], int(sys.argv[3]))
+    else:
+        src, secs, warm = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+        gen = {"loop-window": pktmap_packets, "pypcap": pypcap_packets,
+               "pcapy": pcapy_packets}[mode](src)
+        window({"loop-window": "pktmap_loop_pkt"}.get(mode, mode), gen,
+               secs, warm)
+
+
+if __name__ == "__main__":
+    main()
