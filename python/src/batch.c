@@ -247,14 +247,17 @@ static PyObject *batch_meta_into(BatchObject *b, PyObject *out, enum meta_kind k
 	for (Py_ssize_t i = 0; i < n; i++) {
 		struct netmap_ring *ring;
 		struct netmap_slot *s = pm_batch_slot(b, (uint32_t)i, &ring);
-		if (k == META_LEN)
-			((uint32_t *)v.buf)[i] = s->len;
-		else if (k == META_TS)
-			((uint64_t *)v.buf)[i] = s->ptr;
+		char *at = (char *)v.buf + i * (Py_ssize_t)width[k];
+		uint32_t u32 = k == META_LEN ? s->len : s->buf_idx;
+		uint16_t u16 = s->flags;
+		uint64_t u64 = s->ptr;
+		/* memcpy: the caller's buffer need not be aligned */
+		if (k == META_TS)
+			memcpy(at, &u64, sizeof(u64));
 		else if (k == META_FLAGS)
-			((uint16_t *)v.buf)[i] = s->flags;
+			memcpy(at, &u16, sizeof(u16));
 		else
-			((uint32_t *)v.buf)[i] = s->buf_idx;
+			memcpy(at, &u32, sizeof(u32));
 	}
 	PyBuffer_Release(&v);
 	return PyLong_FromSsize_t(n);
@@ -290,8 +293,9 @@ static PyObject *batch_headers_into(BatchObject *b, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "On:headers_into", &out, &hn))
 		return NULL;
-	if (hn < 0) {
-		PyErr_SetString(PyExc_ValueError, "pktmap: negative header length");
+	if (hn < 0 || hn > 65535) {
+		PyErr_SetString(PyExc_ValueError,
+				"pktmap: header length is 0 to 65535 bytes");
 		return NULL;
 	}
 	if (batch_check(b) < 0 || out_buffer(out, &v, n * hn) < 0)

@@ -11,11 +11,13 @@
 #include "pymod.h"
 
 /* Which packets to keep: NULL (all), or a bytes-like mask of one byte per
- * packet (a numpy bool array), or a sequence of indices. */
+ * packet (a numpy bool array), or a sequence of bools, one per packet,
+ * or a sequence of indices. */
 struct keep {
 	Py_buffer mask;
 	int has_mask;
-	PyObject *seq; /* PySequence_Fast of indices */
+	int bools;     /* seq holds one bool per packet */
+	PyObject *seq; /* PySequence_Fast of indices or bools */
 };
 
 static int keep_parse(PyObject *o, uint32_t n, struct keep *k)
@@ -37,7 +39,19 @@ static int keep_parse(PyObject *o, uint32_t n, struct keep *k)
 		return 0;
 	}
 	k->seq = PySequence_Fast(o, "pktmap: keep is a mask or a sequence of indices");
-	return k->seq ? 0 : -1;
+	if (!k->seq)
+		return -1;
+	Py_ssize_t m = PySequence_Fast_GET_SIZE(k->seq);
+	if (m > 0 && PyBool_Check(PySequence_Fast_GET_ITEM(k->seq, 0))) {
+		if (m != (Py_ssize_t)n) {
+			Py_CLEAR(k->seq);
+			PyErr_Format(PyExc_ValueError,
+				     "pktmap: keep mask needs %u items", n);
+			return -1;
+		}
+		k->bools = 1;
+	}
+	return 0;
 }
 
 static void keep_done(struct keep *k)
@@ -50,6 +64,17 @@ static void keep_done(struct keep *k)
 /* The next RX packet to forward, or -1 at the end, -2 on error. */
 static Py_ssize_t keep_next(struct keep *k, Py_ssize_t *pos, uint32_t n)
 {
+	if (k->bools) {
+		while (*pos < (Py_ssize_t)n) {
+			Py_ssize_t i = (*pos)++;
+			int t = PyObject_IsTrue(PySequence_Fast_GET_ITEM(k->seq, i));
+			if (t < 0)
+				return -2;
+			if (t)
+				return i;
+		}
+		return -1;
+	}
 	if (k->seq) {
 		if (*pos >= PySequence_Fast_GET_SIZE(k->seq))
 			return -1;

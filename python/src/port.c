@@ -137,6 +137,9 @@ static int port_init(PortObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	self->nifp = pktmap_nifp(self->p);
+	PyMem_Free(self->rx_span); /* a port opened again after close() */
+	PyMem_Free(self->tx_span);
+	self->rx_span = self->tx_span = NULL;
 	self->info.sz = sizeof(self->info);
 	pktmap_info(self->p, &self->info);
 	if (!(self->rx_span = port_spans(self, 0, &self->nrx)) ||

@@ -145,3 +145,46 @@ def test_closed_port(uniq):
     for call in (p.fileno, p.stats, p.info, lambda: p.recv(0)):
         with pytest.raises(ValueError):
             call()
+
+
+def test_bad_arguments(pipe_pair, uniq):
+    a, b = pipe_pair
+    a.send([frame(1), frame(2)])
+    batch = b.recv(timeout=5)
+    with pytest.raises(ValueError):
+        batch.lengths_into(bytearray(7))  # 2 uint32 need 8 bytes
+    with pytest.raises(ValueError):
+        batch.headers_into(bytearray(15), 8)
+    with pytest.raises(ValueError):
+        batch.headers_into(bytearray(100), -1)
+    with pytest.raises(BufferError):
+        batch.lengths_into(b"12345678")  # not writable
+    with pktmap.open(f"pipe:{uniq}c{{0") as c, pktmap.open(f"pipe:{uniq}c}}0"):
+        with pytest.raises(ValueError):
+            c.forward(batch, b"\x01")  # a mask of 1 for 2 packets
+        with pytest.raises(TypeError):
+            c.forward(batch, 7)
+        assert batch.alive  # refused before anything moved
+    with pytest.raises(ValueError):
+        pktmap.open(f"pipe:{uniq}d{{0", slots=1 << 40)
+    with pytest.raises(OverflowError):
+        pktmap.open(f"pipe:{uniq}d{{0", slots=-1)
+
+
+def test_more_bad_arguments(pipe_pair, uniq):
+    a, b = pipe_pair
+    a.send([frame(1), frame(2), frame(3)])
+    batch = b.recv(timeout=5)
+    with pytest.raises(ValueError):
+        batch.headers_into(bytearray(16), 1 << 62)  # n * len overflows
+    # an unaligned out buffer is fine
+    buf = bytearray(13)
+    assert batch.lengths_into(memoryview(buf)[1:]) == 3
+    assert bytes(buf[1:5]) == (64).to_bytes(4, "little")
+    with pktmap.open(f"pipe:{uniq}c{{0") as c, \
+            pktmap.open(f"pipe:{uniq}c}}0") as d:
+        with pytest.raises(ValueError):
+            c.forward(batch, [True, False])  # bools: one per packet
+        assert c.forward(batch, [False, True, True]) == 2
+        got = [bytes(v) for v in d.recv(timeout=5)]
+    assert got == [frame(2), frame(3)]
