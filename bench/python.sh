@@ -22,7 +22,7 @@
 #      [ pktmap gen -i pkt:vethA ] vethA ==== vethB [ receiver ]
 #
 # Output: packets per second and CPU ns per packet of each receiver (its
-# process's user + system time), as JSON in bench/results/python.json.
+# process's user + system time), as JSON (python.json in bench/results/).
 #
 # Usage: bench/python.sh [BUILD]    (env: N=5000000 SECONDS_=5 WARM=1
 #                                    PARTS="pipe veth")

@@ -12,7 +12,7 @@ line: packets, seconds, packets per second, CPU ns per packet):
     python_rx.py pypcap IFACE SECS WARM        pypcap's read loop, same work
     python_rx.py pcapy IFACE SECS WARM         pcapy-ng's read loop, same work
     python_rx.py summary OUT N SECS            the JSON lines on stdin into
-                                               OUT (bench/results/python.json)
+                                               OUT (python.json in bench/results/)
 
 CPU is this process's (user + system, time.process_time()), over the same
 span as the packets.
