@@ -2,8 +2,8 @@
  *
  * The library asks `pktmap broker` (docs/broker.md): an xdp:, pkt: or tap:
  * open that lacks a capability sends its request over the broker's
- * socket (@conf:broker=PATH, else PM_BK_SOCKET; @conf:broker=no never
- * asks) and receives a ready descriptor. One connection per port, kept
+ * socket (@conf:broker=PATH, else $PKTMAP_BROKER, else PM_BK_SOCKET;
+ * "no" never asks) and receives a ready descriptor. One connection per port, kept
  * open as long as the port: when it closes (pktmap_close(), or the
  * process dies), the broker frees what it granted.
  *
@@ -27,14 +27,26 @@
 /* How long the broker may take to answer one request. */
 #define BROKER_ANSWER_S 10
 
+/* The broker the port names (@conf:broker), else the one the
+ * environment names (PKTMAP_BROKER: for programs whose port names the
+ * user does not write, netmap's under netmap-run; not taken by a setuid
+ * program), else "". */
+static const char *named(const struct pktmap_port *p)
+{
+	if (p->broker[0])
+		return p->broker;
+	const char *e = secure_getenv("PKTMAP_BROKER");
+	return e && e[0] && strlen(e) < sizeof(p->broker) ? e : "";
+}
+
 bool pm_broker_wanted(const struct pktmap_port *p)
 {
-	return strcmp(p->broker, "no") != 0;
+	return strcmp(named(p), "no") != 0;
 }
 
 const char *pm_broker_path(const struct pktmap_port *p)
 {
-	return p->broker[0] ? p->broker : PM_BK_SOCKET;
+	return named(p)[0] ? named(p) : PM_BK_SOCKET;
 }
 
 static int broker_connect(struct pktmap_port *p)
@@ -69,7 +81,7 @@ int pm_broker_open(struct pktmap_port *p)
 	if (ret == 0)
 		return 0;
 	/* No broker where none was named: the capability's own message. */
-	if (!p->broker[0] && (ret == -ENOENT || ret == -ECONNREFUSED))
+	if (!named(p)[0] && (ret == -ENOENT || ret == -ECONNREFUSED))
 		return -ENOTCONN;
 	return pm_open_error(p, ret, "the broker (%s) is not there: %s",
 			     pm_broker_path(p), strerror(-ret));

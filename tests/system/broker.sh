@@ -20,12 +20,19 @@
 # 6. a pkt: socket bound to every interface by a lying client receives
 #    only the granted interface's frames, and its filter cannot be taken
 #    off;
-# 7. nobody's recv on tap:pmbtN (made by the broker) gets all N frames.
+# 7. nobody's recv on tap:pmbtN (made by the broker) gets all N frames;
+# 8. nobody's tcpdump (pcap-run) on xdp:vethB-0 writes all N frames;
+# 9. nobody's netmap program (nmt, raw ABI, under netmap-run, the broker
+#    named by PKTMAP_BROKER) receives all N in order, intact;
+# 10. in a user namespace of its own (unshare -U -r, the host's network
+#    namespace), nobody's recv on xdp: and pkt: gets every frame.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd setpriv
 need_cmd /usr/bin/python3
+need_cmd tcpdump
+need_cmd unshare
 id nobody >/dev/null 2>&1 || skip "needs the user nobody"
 stage_for_others
 
@@ -58,8 +65,9 @@ wait_for "$LOG" "listening on $SOCK"
 BK="@conf:broker=$SOCK"
 
 # pktmap as nobody in B (bg takes it as a command line).
-NOBODY=(ip netns exec "$B" setpriv --reuid=nobody --regid=nogroup --clear-groups
-	"${OTHER_ENV[@]}" "$OTHER_PKTMAP")
+AS_NOBODY=(ip netns exec "$B" setpriv --reuid=nobody --regid=nogroup --clear-groups
+	"${OTHER_ENV[@]}")
+NOBODY=("${AS_NOBODY[@]}" "$OTHER_PKTMAP")
 nobody() { "${NOBODY[@]}" "$@"; }
 # The pid of the client granted WHAT (a pattern of the broker's log).
 client_pid() {
@@ -193,6 +201,68 @@ expect_eq "recv status" "$WAIT_RC" 0
 expect_eq "tap: received, gaps, bad" "$(json "$TMP/r7.json" packets) \
 $(json "$TMP/r7.json" gaps) $(json "$TMP/r7.json" bad)" "$N 0 0"
 ip -n "$B" link show dev "$T" >/dev/null 2>&1 && fail "$T outlived its only user"
+
+echo "== 8. tcpdump through pcap-run, as nobody, on xdp:vethB-0"
+OUT=$SD/out
+mkdir "$OUT"
+chown nobody "$OUT"
+s=$(steered vethB-0)
+bg "${NOBODY[@]}" pcap-run tcpdump -i "xdp:vethB-0$BK" -c "$N" -w "$OUT/t.pcap"
+R=$BG_PID
+until [ "$(steered vethB-0)" -gt "$s" ]; do sleep 0.1; done
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$((RATE / 2))" -T 0 -q
+wait_bg "$R"
+expect_eq "tcpdump status" "$WAIT_RC" 0
+expect_eq "frames in tcpdump's file" "$(tcpdump -nr "$OUT/t.pcap" 2>/dev/null | wc -l)" "$N"
+
+echo "== 9. a netmap program under netmap-run, as nobody, on netmap:vethB (xdp:)"
+NMT=$STAGE/nmt_raw
+cp "$PKTMAP_BUILD_ROOT/tests/nmt_raw" "$NMT"
+mkdir -p "$STAGE/compat/netmap"
+cp -L "$PKTMAP_BUILD_ROOT"/compat/netmap/libpktmap-netmap*.so* "$STAGE/compat/netmap/" 2>/dev/null || true
+chmod -R a+rX "$STAGE"
+# (a veth drops what a starved receiver cannot take; nmt counts those as
+# missing, netmap_veth.sh's way)
+bg "${AS_NOBODY[@]}" PKTMAP_BROKER="$SOCK" NMT_GAPS=1 "$OTHER_PKTMAP" netmap-run \
+	"$NMT" recv netmap:vethB "$N" 100 poll >"$TMP/nmt.rx" 2>&1
+R=$BG_PID
+wait_for "$TMP/nmt.rx" "^ready"
+inA env NMT_RATE=50000 "$PKTMAP" netmap-run "$PKTMAP_BUILD_ROOT/tests/nmt_raw" gen netmap:vethA "$N" 100 poll \
+	>"$TMP/nmt.tx" 2>&1 || fail "nmt gen: $(cat "$TMP/nmt.tx")"
+wait_bg "$R"
+[ "$WAIT_RC" = 0 ] || fail "nmt recv ($WAIT_RC): $(cat "$TMP/nmt.rx")"
+last=$(tail -n 1 "$TMP/nmt.rx")
+echo "   $last"
+case "$last" in
+"received "*" in order, bytes ok, "*" missing") ;;
+*) fail "nmt recv: $last" ;;
+esac
+got=$(echo "$last" | cut -d' ' -f2)
+miss=$(echo "$last" | cut -d' ' -f7)
+expect_eq "nmt: received + missing" $((got + miss)) "$N"
+drops_ok "nmt: missing" "$miss" "$N"
+
+echo "== 10. in a user namespace (unshare -U -r, the host's network)"
+USERNS=("${AS_NOBODY[@]}" unshare -U -r "$OTHER_PKTMAP")
+s=$(steered vethB-0)
+bg "${USERNS[@]}" recv -i "xdp:vethB-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r10.json"
+R=$BG_PID
+until [ "$(steered vethB-0)" -gt "$s" ]; do sleep 0.1; done
+cp=$(client_pid "steer uid 65534 .* xdp:vethB-0 ")
+[ "$(readlink "/proc/$cp/ns/user")" != "$(readlink /proc/self/ns/user)" ] ||
+	fail "the client is not in a user namespace of its own"
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r10.json"
+bg "${USERNS[@]}" recv -i "pkt:vethB$BK" -n "$N" --idle 5 -T 0 -q --json >"$TMP/r11.json"
+R=$BG_PID
+pkt_bound vethB "$B"
+inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r11.json"
 
 l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 echo "PASS"
