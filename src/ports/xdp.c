@@ -439,10 +439,9 @@ static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
 				     "@conf:tx=live");
 	/* RX needs the program; a port opened for TX only leaves the
 	 * interface's receive side to the host stack. */
-	if (nm->conf.xdp_prog == 1 && !(xp->rx && nb))
-		return pm_open_error(p, -EINVAL, "'@conf:prog=scrub' needs NIC "
-				     "RX queues: the program runs on what they "
-				     "receive");
+	/* (A port with no NIC RX queues attaches no program: prog= says
+	 * nothing there, as on the host rings pktmap scrub derives from a
+	 * name.) */
 	xp->prog.scrub = nm->conf.xdp_prog == 1;
 	if (xp->rx && nb && xp->broker) {
 		ret = attach_brokered(p, xp, nb);

@@ -1,0 +1,343 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# A DDoS flood on a veth pair against three cleaners (issue 32's bench):
+#
+#   scrub       pktmap scrub -i xdp:vethB@conf:prog=scrub (clean frames to
+#               vethB's own stack through its host rings), worker pinned
+#               to CPU 1
+#   xdp_filter  xdp-filter (Debian's xdp-tools, one program, native mode)
+#               with the deny addresses (src mode), policy allow
+#   nft         nftables on vethB's netdev ingress hook: a deny set and a
+#               per-source `limit rate` meter (a dynamic set)
+#
+#   netns sbA$$                                  netns sbB$$
+#   [ trafgen flood + pktmap gen legit, CPU 0 ] vethA ==== vethB [ cleaner ]
+#
+# The flood: trafgen (netsniff-ng) at its full rate, 60-byte frames, a UDP
+# frame and a TCP SYN in turn, to a foreign MAC (02:00:00:00:00:00: what
+# passes is dropped by vethB's stack right after it is counted). Scenarios:
+#   deny   sources among the NDENY deny-listed addresses (10.9.0.0 up);
+#   limit  sources among NSRC (65536) addresses of 10.20.0.0/16, none
+#          listed, each above its limit of LIMIT packets a second
+#          (xdp-filter has no rate limits: not run).
+# Beside it, one legitimate flow: pktmap gen, LEGIT_PPS UDP frames a second
+# from 192.0.2.10 to vethB's own address and MAC, port 9: each one that
+# reaches vethB's stack is counted by its UDP counters (NoPorts +
+# InDatagrams of /proc/net/snmp in sbB), whichever cleaner let it through.
+#
+# Measured in a window of DURATION seconds opening WARM seconds after the
+# flood started: dropped per second (the cleaner's own counters: scrub's
+# control socket `stats` dropped_total, xdp-filter's XDP_DROP, nft's
+# counters), the busy time of every core (/proc/stat: user, system, irq,
+# softirq) per dropped packet, the legitimate frames delivered of those
+# sent (LEGIT_PPS x DURATION), and in `limit` the rate let through from
+# the limited sources against LIMIT x NSRC (held within 5%?). RUNS runs,
+# cleaners interleaved. Output: scrub.json in bench/results/.
+#
+# Usage: bench/scrub.sh [PKTMAP]   (env: DURATION=5 WARM=2 RUNS=3
+#        NDENY=1024 NSRC=65536 LIMIT=10 LEGIT_PPS=10000 SCENARIOS="deny
+#        limit" SYSTEMS="scrub xdp_filter nft" OUT=...)
+# Whether `pktmap scrub` drops in the kernel (its XDP program's lists,
+# docs/scrub.md) or in user space is up to its build: the figures are
+# what it does.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+for a in "$@"; do
+	case $a in
+	--quick) RUNS=${RUNS:-1} DURATION=${DURATION:-2} ;;
+	--*) ;;
+	*) PKTMAP=$a ;;
+	esac
+done
+PKTMAP=${PKTMAP:-$ROOT/build/apps/pktmap}
+DURATION=${DURATION:-5}
+WARM=${WARM:-2}
+RUNS=${RUNS:-3}
+NDENY=${NDENY:-1024}
+NSRC=${NSRC:-65536}
+LIMIT=${LIMIT:-10}
+LEGIT_PPS=${LEGIT_PPS:-10000}
+SCENARIOS=${SCENARIOS:-deny limit}
+SYSTEMS=${SYSTEMS:-scrub xdp_filter nft}
+OUT=${OUT:-$ROOT/bench/results/scrub.json}
+A=sbA$$
+B=sbB$$
+TMP=$(mktemp -d /tmp/scrub_bench.XXXXXX)
+NFT_TABLE=sb$$
+
+trap 'bench_cleanup "$A" "$B"' EXIT
+
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+[ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
+for c in trafgen xdp-filter nft; do
+	command -v "$c" >/dev/null ||
+		{ echo "needs $c: apt-get install -y netsniff-ng xdp-tools nftables" >&2; exit 1; }
+done
+[ "$NDENY" -ge 1 ] && [ "$NDENY" -le 65536 ] || { echo "NDENY: 1 to 65536" >&2; exit 2; }
+
+netns_new "$A" "$B"
+netns_veth "$A" vethA "$B" vethB
+ip -n "$B" addr add 10.1.0.1/24 dev vethB
+MACB=$(ip netns exec "$B" cat /sys/class/net/vethB/address)
+
+# The deny list: NDENY addresses from 10.9.0.0 up, one a line.
+python3 - "$NDENY" >"$TMP/deny.txt" <<'PY'
+import sys
+for i in range(int(sys.argv[1])):
+    print("10.9.%d.%d" % (i >> 8, i & 255))
+PY
+cat >"$TMP/scrub.rules" <<EOF
+allow 192.0.2.10
+deny-file $TMP/deny.txt
+limit packets $LIMIT
+EOF
+
+# trafgen's configuration for a scenario: a UDP frame and a TCP SYN of
+# 60 bytes, the source drawn for each frame.
+make_cfg() {
+	python3 - "$1" "$NDENY" "$NSRC" >"$TMP/$1.cfg" <<'PY'
+import sys
+scen, ndeny, nsrc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if scen == "deny":
+    hi = (ndeny - 1) >> 8
+    src = "10, 9, dinc(0, %d), drnd()" % hi if ndeny > 256 else \
+          "10, 9, 0, dinc(0, %d)" % (ndeny - 1)
+else:
+    hi = (nsrc - 1) >> 8
+    src = "10, 20, dinc(0, %d), drnd()" % hi
+eth = "0x02, 0, 0, 0, 0, 0,  0x02, 0, 0, 0, 0, 0x01,  0x08, 0x00"
+for proto, l4 in ((17, "0x04, 0xd2, 0x10, 0xe1, 0, 26, 0, 0, fill(0, 18)"),
+                  (6, "0x04, 0xd2, 0, 80, drnd(4), 0, 0, 0, 0, 0x50, 0x02, "
+                      "0x72, 0x10, 0, 0, 0, 0, fill(0, 6)")):
+    print("{ %s,\n  0x45, 0, 0, 46, 0, 1, 0x40, 0, 64, %d, 0, 0, %s, "
+          "10, 1, 0, 1,\n  %s }" % (eth, proto, src, l4))
+PY
+}
+# (the deny scenario's 4th byte: drnd() over 0..255 in each of the
+# NDENY / 256 blocks; NDENY is a multiple of 256 or below it)
+if [ "$NDENY" -gt 256 ] && [ $((NDENY % 256)) != 0 ]; then
+	echo "NDENY above 256 must be a multiple of 256" >&2
+	exit 2
+fi
+
+busy() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+legit_rx() {
+	ip netns exec "$B" awk '/^Udp: [0-9]/ { print $2 + $3 }' /proc/net/snmp
+}
+# Ask scrub's control socket; print its reply.
+scrub_ask() {
+	python3 - "$TMP/ctl.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall((sys.argv[2] + "\n").encode())
+out = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    out += b
+sys.stdout.write(out.decode())
+PY
+}
+# The cleaner's counters now: "DROPPED PASSED_LIMITED" (the frames it
+# dropped, and those it let through from flood sources: all but the
+# legitimate flow's).
+counters() {
+	case $1 in
+	scrub)
+		scrub_ask stats | awk '$1 == "dropped_total" { d = $2 }
+			$1 == "passed_total" { p = $2 }
+			$1 == "reason" && $2 == "allowed" { a = $3 }
+			END { print d + 0, p - a }' ;;
+	xdp_filter)
+		echo status >"$TMP/xf.in"
+		read -r line <"$TMP/xf.out"
+		echo "$line 0" ;;
+	nft)
+		ip netns exec "$B" nft -j list table netdev "$NFT_TABLE" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["nftables"]
+c = {}
+for e in d:
+    r = e.get("rule")
+    if not r:
+        continue
+    n = 0
+    for x in r["expr"]:
+        if "counter" in x:
+            n = x["counter"]["packets"]
+    c[r.get("comment", "")] = n
+print(c.get("deny", 0) + c.get("limit", 0), c.get("pass", 0))' ;;
+	esac
+}
+
+start_system() {
+	case $1 in
+	scrub)
+		rm -f "$TMP/ctl.sock"
+		ip netns exec "$B" "$PKTMAP" scrub -i "xdp:vethB@conf:prog=scrub" \
+			-c "$TMP/scrub.rules" -a 1 -T 0 --quiet \
+			--control "$TMP/ctl.sock" >"$TMP/scrub.log" 2>&1 &
+		SYS_PID=$!
+		for _ in $(seq 100); do
+			[ -S "$TMP/ctl.sock" ] && break
+			sleep 0.1
+		done
+		[ -S "$TMP/ctl.sock" ] || { cat "$TMP/scrub.log" >&2; exit 1; } ;;
+	xdp_filter)
+		# One shell in sbB holds the bpffs xdp-filter pins its maps in
+		# (ip netns exec mounts a /sys of its own), and answers "status"
+		# with the XDP_DROP packets.
+		rm -f "$TMP/xf.in" "$TMP/xf.out"
+		mkfifo "$TMP/xf.in" "$TMP/xf.out"
+		ip netns exec "$B" bash -c '
+			mount -t bpf bpf /sys/fs/bpf
+			xdp-filter load -m native -f ipv4 -p allow vethB || exit 1
+			while read -r a; do xdp-filter ip -m src "$a"; done <"$1"
+			exec 3<>"$2" 4<>"$3"
+			echo ready >&4
+			while read -r cmd <&3; do
+				[ "$cmd" = status ] || break
+				xdp-filter status | awk "\$1 == \"XDP_DROP\" { print \$2 }" >&4
+			done
+			xdp-filter unload vethB' _ "$TMP/deny.txt" "$TMP/xf.in" "$TMP/xf.out" &
+		SYS_PID=$!
+		read -r _ <"$TMP/xf.out" ;;
+	nft)
+		{
+			echo "table netdev $NFT_TABLE {"
+			echo "  set deny { type ipv4_addr; elements = {"
+			paste -sd, "$TMP/deny.txt"
+			echo "  } }"
+			echo "  set lim { type ipv4_addr; size 131072; flags dynamic,timeout; timeout 10s; }"
+			echo "  chain in { type filter hook ingress device vethB priority -500; policy accept;"
+			echo "    ip saddr 192.0.2.10 counter accept comment \"legit\""
+			echo "    ip saddr @deny counter drop comment \"deny\""
+			echo "    update @lim { ip saddr limit rate over $LIMIT/second } counter drop comment \"limit\""
+			echo "    counter accept comment \"pass\""
+			echo "  }"
+			echo "}"
+		} >"$TMP/nft.conf"
+		ip netns exec "$B" nft -f "$TMP/nft.conf"
+		SYS_PID= ;;
+	esac
+}
+
+stop_system() {
+	case $1 in
+	scrub) kill -INT "$SYS_PID"; wait "$SYS_PID" || true ;;
+	xdp_filter) echo quit >"$TMP/xf.in"; wait "$SYS_PID" || true ;;
+	nft) ip netns exec "$B" nft delete table netdev "$NFT_TABLE" ;;
+	esac
+}
+
+# One run: prints "dropped/s cpu0_ns cpu1_ns legit_delivered legit_sent
+# limited_pass/s".
+run_one() {
+	local scen=$1 sys=$2 c0 c1 p0 p1 l0 l1 t0 t1 x0 x1 g f
+	start_system "$sys"
+	timeout -s INT $((WARM + DURATION + 10)) ip netns exec "$A" taskset -c 0 \
+		"$PKTMAP" gen -i pkt:vethA -s 192.0.2.10:5000 -d 10.1.0.1:9 \
+		-D "$MACB" -R "$LEGIT_PPS" -T 0 -q >/dev/null 2>&1 &
+	g=$!
+	timeout -s INT $((WARM + DURATION + 10)) ip netns exec "$A" taskset -c 0 \
+		trafgen -o vethA -c "$TMP/$scen.cfg" -P 1 -Q -C --no-sock-mem >/dev/null 2>&1 &
+	f=$!
+	sleep "$WARM"
+	read -r x0 p0 <<<"$(counters "$sys")"
+	c0="$(busy 0) $(busy 1)"
+	l0=$(legit_rx)
+	t0=$(date +%s.%N)
+	sleep "$DURATION"
+	read -r x1 p1 <<<"$(counters "$sys")"
+	c1="$(busy 0) $(busy 1)"
+	l1=$(legit_rx)
+	t1=$(date +%s.%N)
+	kill -INT "$f" "$g" 2>/dev/null || true
+	wait "$f" "$g" 2>/dev/null || true
+	stop_system "$sys"
+	python3 - "$x0" "$x1" "$p0" "$p1" "$l0" "$l1" "$t0" "$t1" "$c0" "$c1" \
+		"$(getconf CLK_TCK)" "$LEGIT_PPS" <<'PY'
+import sys
+a = sys.argv[1:]
+x0, x1, p0, p1, l0, l1, t0, t1 = (float(v) for v in a[:8])
+c0, c1 = [float(v) for v in a[8].split()], [float(v) for v in a[9].split()]
+hz, legit = float(a[10]), float(a[11])
+secs = t1 - t0
+drop = x1 - x0
+ns = [(c1[i] - c0[i]) / hz * 1e9 / drop if drop else 0 for i in range(2)]
+print(int(drop / secs), int(ns[0]), int(ns[1]), int(l1 - l0),
+      int(legit * secs), int((p1 - p0) / secs))
+PY
+}
+
+declare -A R
+for scen in $SCENARIOS; do
+	make_cfg "$scen"
+done
+for _ in $(seq "$RUNS"); do
+	for scen in $SCENARIOS; do
+		for sys in $SYSTEMS; do
+			[ "$scen" = limit ] && [ "$sys" = xdp_filter ] && continue
+			v=$(run_one "$scen" "$sys")
+			echo "$scen $sys: dropped/s, ns/pkt cpu0 cpu1, legit got/sent, limited passed/s: $v" >&2
+			R["$scen,$sys"]="${R["$scen,$sys"]:-}${R["$scen,$sys"]:+;}$v"
+		done
+	done
+done
+
+mkdir -p "$(dirname "$OUT")"
+{
+	for scen in $SCENARIOS; do
+		for sys in $SYSTEMS; do
+			[ -n "${R["$scen,$sys"]:-}" ] && echo "$scen $sys ${R["$scen,$sys"]}"
+		done
+	done
+} | python3 - "$OUT" "$LOAD_BEFORE" "$DURATION" "$RUNS" "$NDENY" "$NSRC" "$LIMIT" \
+	"$LEGIT_PPS" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+import json, statistics, sys, time
+out, load, secs, runs, ndeny, nsrc, limit, legit, commit = sys.argv[1:10]
+pts = []
+for line in sys.stdin:
+    scen, tool, rest = line.split(None, 2)
+    rs = [[int(v) for v in r.split()] for r in rest.strip().split(";")]
+    med = lambda i: statistics.median(r[i] for r in rs)
+    p = {"scenario": scen, "tool": tool,
+         "dropped_pps_median": int(med(0)),
+         "dropped_pps_runs": [r[0] for r in rs],
+         "cpu0_ns_per_dropped_median": med(1),
+         "cpu1_ns_per_dropped_median": med(2),
+         "legit_delivered_runs": [r[3] for r in rs],
+         "legit_sent_runs": [r[4] for r in rs]}
+    if scen == "limit":
+        want = int(limit) * int(nsrc)
+        p["limited_passed_pps_median"] = int(med(5))
+        p["limited_target_pps"] = want
+        p["limited_ratio_median"] = round(med(5) / want, 4) if want else 0
+    pts.append(p)
+d = {"bench": "scrub",
+     "what": "a 60-byte UDP+SYN flood (trafgen, full rate, CPU 0) on a veth "
+             "against pktmap scrub, xdp-filter and nftables netdev ingress; "
+             "dropped/s from each cleaner's counters, busy ns of each core "
+             "per dropped packet, a legitimate flow's frames delivered",
+     "load_before": float(load), "seconds": float(secs), "runs": int(runs),
+     "ndeny": int(ndeny), "nsrc": int(nsrc), "limit_pps": int(limit),
+     "legit_pps": int(legit), "commit": commit,
+     "noisy": float(load) >= 0.3,
+     "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+     "points": pts}
+json.dump(d, open(out, "w"), indent=1)
+for p in pts:
+    print("%-5s %-10s dropped %8d/s  cpu0 %6.0f ns cpu1 %6.0f ns  legit %s/%s%s" % (
+        p["scenario"], p["tool"], p["dropped_pps_median"],
+        p["cpu0_ns_per_dropped_median"], p["cpu1_ns_per_dropped_median"],
+        p["legit_delivered_runs"], p["legit_sent_runs"],
+        "  limited %.3fx of the limit" % p["limited_ratio_median"]
+        if "limited_ratio_median" in p else ""))
+PY
+echo "wrote $OUT" >&2
