@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """Socket activation as systemd does it for a .socket unit's
-ListenStream=PATH, for tests/system/units.sh:
+ListenStream=PATH or ListenSequentialPacket=PATH, for
+tests/system/units.sh:
 
-    unit_activate.py PATH MODE CMD...
+    unit_activate.py PATH MODE stream|seqpacket CMD...
 
-binds and listens on a unix stream socket at PATH (mode MODE, octal),
+binds and listens on a unix socket of that type at PATH (mode MODE, octal),
 puts it at descriptor 3, sets LISTEN_FDS=1, LISTEN_PID (this process,
 which CMD then is) and LISTEN_FDNAMES, and executes CMD in place (so its
 PID is this one's, as a service's main PID is).
@@ -16,10 +17,11 @@ import sys
 
 
 def main():
-    if len(sys.argv) < 4:
-        sys.exit("usage: unit_activate.py PATH MODE CMD...")
-    path, mode, cmd = sys.argv[1], int(sys.argv[2], 8), sys.argv[3:]
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if len(sys.argv) < 5 or sys.argv[3] not in ("stream", "seqpacket"):
+        sys.exit("usage: unit_activate.py PATH MODE stream|seqpacket CMD...")
+    path, mode, cmd = sys.argv[1], int(sys.argv[2], 8), sys.argv[4:]
+    kind = socket.SOCK_STREAM if sys.argv[3] == "stream" else socket.SOCK_SEQPACKET
+    s = socket.socket(socket.AF_UNIX, kind)
     s.bind(path)
     os.chmod(path, mode)
     s.listen(64)

@@ -32,6 +32,12 @@
 #     source, ExecReload: RELOADING=1, READY=1, and the next 100 are
 #     dropped (counted: deny 100), 100 from another source pass; SIGTERM:
 #     STOPPING=1, exit 0, nothing left in /dev/shm.
+#  6. pktmap-broker.socket + .service: the socket bound as the .socket
+#     unit says and passed as systemd does (LISTEN_FDS, unit_activate.py);
+#     at READY=1 a client without capabilities opens pkt:lo through it and
+#     sends 100 frames; the policy no longer allows it, ExecReload:
+#     RELOADING=1, READY=1, and the same open is refused naming the rule
+#     file; SIGTERM: STOPPING=1, exit 0, /dev/shm as before.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -62,13 +68,14 @@ verify() {
 }
 
 # start_unit UNIT INSTANCE [NAME=VALUE...]: the unit's ExecStart= in the
-# background with NOTIFY_SOCKET set (SHM_BEFORE: /dev/shm's files of
+# background (under the command in WRAP, if any) with NOTIFY_SOCKET set (SHM_BEFORE: /dev/shm's files of
 # ours before it); MAINPID is its PID, $TMP/TAG.log
 # the messages it sent ("PID MESSAGE", newlines as spaces), $TMP/TAG.out
 # and .err its output (TAG: the unit's name without ".service").
 start_unit() {
 	local unit=$1 inst=$2 sock
 	shift 2
+	UNIT=$unit
 	TAG=${unit%.service}
 	TAG=${TAG%@}
 	sock=$TMP/$TAG.sock
@@ -92,7 +99,8 @@ while True:
 ' "$sock" "$TMP/$TAG.log" >"$TMP/$TAG.recv"
 	wait_for "$TMP/$TAG.recv" '^bound$' 120
 	unit_cmd "$unit" ExecStart "$inst" "$@"
-	NOTIFY_SOCKET=$sock "${CMD[@]}" >"$TMP/$TAG.out" 2>"$TMP/$TAG.err" &
+	NOTIFY_SOCKET=$sock ${WRAP[@]+"${WRAP[@]}"} "${CMD[@]}" >"$TMP/$TAG.out" \
+		2>"$TMP/$TAG.err" &
 	MAINPID=$!
 	BG_PIDS+=("$MAINPID")
 	echo "  $unit ($inst): pid $MAINPID: ${CMD[*]}"
@@ -129,7 +137,7 @@ wait_msg() {
 reload() {
 	local n
 	n=$(grep -c ' READY=1$' "$TMP/$TAG.log")
-	unit_cmd "$TAG@.service" ExecReload "$INST" "MAINPID=$MAINPID"
+	unit_cmd "$UNIT" ExecReload "$INST" "MAINPID=$MAINPID"
 	"${CMD[@]}"
 	wait_msg $((n + 1)) 'READY=1$'
 	tail -n 3 "$TMP/$TAG.log" | grep -Eq "^$MAINPID RELOADING=1 MONOTONIC_USEC=[0-9]+$" ||
@@ -329,6 +337,45 @@ test_scrub() {
 	echo "  scrub: 300 judged, 200 passed, 100 denied after the reload"
 }
 
+# unit_value UNIT KEY: the value of KEY= in the unit file.
+unit_value() {
+	sed -n "s/^$2=//p" "$UNITS/$1" | head -n 1
+}
+
+test_broker() {
+	local listen sock mode type=seqpacket
+	local -a client=(setpriv --bounding-set -all --inh-caps -all --no-new-privs)
+	INST=x
+	# the socket where pktmap-broker.socket puts it (/run -> $TMP/run),
+	# of its type
+	listen=$(unit_value pktmap-broker.socket ListenSequentialPacket)
+	if [ -z "$listen" ]; then
+		listen=$(unit_value pktmap-broker.socket ListenStream)
+		type=stream
+	fi
+	mode=$(unit_value pktmap-broker.socket SocketMode)
+	[ "$listen" = /run/pktmap/broker.sock ] || fail "broker socket: '$listen'"
+	sock=$TMP$listen
+	mkdir -p "${sock%/*}"
+	echo "allow user:root pkt:lo dir=tx" >"$ETC/broker.conf"
+	WRAP=(python3 "$HERE/unit_activate.py" "$sock" "$mode" "$type")
+	start_unit pktmap-broker.service "$INST"
+	WRAP=()
+	wait_msg 1 'READY=1$'
+	# a root without capabilities: pkt: needs CAP_NET_RAW, so the
+	# library asks the broker on the socket systemd would have passed
+	"${client[@]}" "$PKTMAP" gen -i "pkt:lo@conf:broker=$sock" -n 100 \
+		-T 0 -q --json >"$TMP/bgen.json" ||
+		fail "broker: gen through the broker failed"
+	expect_eq "broker: frames sent" "$(json "$TMP/bgen.json" packets)" 100
+	echo "  broker: a client without capabilities sent 100 frames on pkt:lo"
+	echo "allow user:root pkt:lo dir=rx" >"$ETC/broker.conf"
+	reload
+	expect_err "refused by the broker: $ETC/broker.conf:1: direction tx is not allowed" \
+		"${client[@]}" "$PKTMAP" gen -i "pkt:lo@conf:broker=$sock" -n 1 -T 0 -q
+	stop_unit
+}
+
 echo "1. systemd-analyze verify"
 verify
 echo "2. pktmap-router@.service"
@@ -339,4 +386,6 @@ echo "4. pktmap-metrics.service"
 test_metrics
 echo "5. pktmap-scrub@.service"
 test_scrub
+echo "6. pktmap-broker.socket and pktmap-broker.service"
+test_broker
 echo "PASS"
