@@ -198,6 +198,7 @@ deny 10.9.0.0/16 2001:db8:bad::/48
 deny 10.1.0.9 2001:db8::99
 deny 10.1.0.0/16
 allow 10.1.0.8
+deny ::/0
 drop proto udp dport 4321 src 10.1.2.0/24
 limit packets 2
 EOF
