@@ -18,8 +18,10 @@
 #              and metrics read), router_conf (pktmap router --config's
 #              files), proc_stat (the /proc/PID/stat text a pipe's lock
 #              waiter reads), broker_req (pktmap broker's requests),
-#              broker_policy (its policy file); "all" runs every one for
-#              SECONDS each
+#              broker_policy (its policy file), scrub_rules
+#              (pktmap scrub's rules files), scrub_pkt (scrub's header
+#              parser and judge on any frame); "all" runs every one
+#              for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
 # The fuzzed code is compiled with clang's instrumentation; what it calls
@@ -66,6 +68,10 @@ classify)
 	      "$root/src/fwd/fwd.c")
 	incs+=(-I "$root/src/fwd")
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
+	;;
+scrub_rules | scrub_pkt)
+	srcs=("$root"/src/fwd/scrub_{ctx,judge,pfx,pkt,rules,table}.c)
+	incs+=(-I "$root/src/fwd")
 	;;
 routes)
 	srcs=("$root/src/fwd/router_lpm.c" "$root/src/fwd/fwd.c")
@@ -116,7 +122,7 @@ broker_policy)
 	incs+=(-I "$root/apps/broker")
 	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, broker_req, broker_policy, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, broker_req, broker_policy, scrub_rules, scrub_pkt, all)" >&2
 	exit 2
 	;;
 esac
