@@ -50,6 +50,10 @@ void usage_scrub(void)
 "                        reload, stats, ban ADDR SECS, unban ADDR, rules\n"
 "      --check           read the rules file, say what it holds, exit\n"
 "      --copy            copy frames even when the ports share a region\n"
+"      --no-kernel       on an xdp: input, judge everything in user space\n"
+"                        (by default the allow and deny lists and the bans\n"
+"                        also go into pktmap's scrub XDP program, which\n"
+"                        drops listed sources before any copy)\n"
 "      --idle SEC        stop when nothing moved for SEC seconds after the\n"
 "                        first frame (default 0: never)\n"
 "      --clock manual    time stands still; the control socket's\n"
@@ -68,7 +72,7 @@ void usage_scrub(void)
 
 enum {
 	OPT_DRY = 256, OPT_SAMPLE_PCAP, OPT_SAMPLE, OPT_CONTROL, OPT_CHECK,
-	OPT_COPY, OPT_IDLE, OPT_CLOCK, OPT_JSON, OPT_QUIET
+	OPT_COPY, OPT_IDLE, OPT_CLOCK, OPT_JSON, OPT_QUIET, OPT_NO_KERNEL
 };
 
 static const struct option longopts[] = {
@@ -84,6 +88,7 @@ static const struct option longopts[] = {
 	{"control", required_argument, NULL, OPT_CONTROL},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"copy", no_argument, NULL, OPT_COPY},
+	{"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
 	{"idle", required_argument, NULL, OPT_IDLE},
 	{"clock", required_argument, NULL, OPT_CLOCK},
 	{"interval", required_argument, NULL, 'T'},
@@ -127,6 +132,7 @@ static int option(struct scrub_opts *o, int c, char **argv)
 	case OPT_DRY: o->dry_run = true; return 0;
 	case OPT_CHECK: o->check = true; return 0;
 	case OPT_COPY: o->copy = true; return 0;
+	case OPT_NO_KERNEL: o->no_kernel = true; return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_QUIET: o->quiet = true; return 0;
 	case 'v': o->verbose++; return 0;
@@ -246,6 +252,12 @@ static unsigned auto_queues(const char *name)
 	return n ? n : 1;
 }
 
+/* A worker's automatic ban: into the kernel's map too. */
+static void on_ban(void *user, const uint8_t addr[16], uint64_t until_ns)
+{
+	scrub_kern_ban(user, addr, true, until_ns);
+}
+
 /* Open the two ports of every queue and set up the workers. Returns 0
  * or an exit status (printed). */
 static int open_all(struct scrub_app *a, struct scrub_rules *r)
@@ -259,13 +271,17 @@ static int open_all(struct scrub_app *a, struct scrub_rules *r)
 
 		for (int i = 0; i < 2; i++) {
 			struct pktmap_open_opts oo = {.sz = sizeof(oo)};
-			char name[300];
+			char name[300], kname[340];
 
-			if (cli_thread_port(names[i], a->nq, q, name, sizeof(name))) {
+			if (cli_thread_port(names[i], a->nq, q, name, sizeof(name)) ||
+			    (i == 0 && a->kern_wanted &&
+			     scrub_kern_name(name, kname, sizeof(kname)) < 0)) {
 				cli_err("scrub: port name too long: %s", names[i]);
 				return EXIT_USAGE;
 			}
 			oo.bufs = fwd_region_bufs(names, 2, (unsigned)i, 0);
+			if (i == 0 && a->kern_wanted)
+				memcpy(name, kname, sizeof(name) - 1);
 			int rc = fwdcli_open("scrub", name, &oo, &t->port[i]);
 
 			if (rc)
@@ -282,6 +298,7 @@ static int open_all(struct scrub_app *a, struct scrub_rules *r)
 		t->manual_ns = o->manual_clock ? &a->manual_ns : NULL;
 		t->sample_every = o->sample_every;
 		t->sample = o->sample_path ? scrub_report_sample : NULL;
+		t->on_ban = a->kern_wanted ? on_ban : NULL;
 		t->user = a;
 		if (scrub_thread_setup(t, r->sources, r->dests, err, sizeof(err))) {
 			cli_err("scrub: %s", err);
@@ -310,7 +327,7 @@ static void on_hup(int sig)
 static int go(struct scrub_app *a, struct run *r)
 {
 	pthread_t tid[SCRUB_APP_MAX_QUEUES];
-	uint64_t step = (uint64_t)(a->o.interval * 1e9), next;
+	uint64_t step = (uint64_t)(a->o.interval * 1e9), next, next_tick = 0;
 	unsigned started = 0;
 	int status = 0;
 
@@ -350,6 +367,10 @@ static int go(struct scrub_app *a, struct run *r)
 				all_done = false;
 		if (all_done || run_stopping())
 			break;
+		if (stats_now_ns() >= next_tick) {
+			scrub_kern_tick(a);
+			next_tick = stats_now_ns() + 1000000000ull;
+		}
 		if (step && stats_now_ns() >= next) {
 			if (!a->o.quiet)
 				scrub_report_line(a, r->stats.out);
@@ -387,6 +408,8 @@ static int check_only(struct scrub_rules *rules)
 
 static void close_all(struct scrub_app *a)
 {
+	scrub_kern_detach(a);
+	free(a->kbans);
 	for (unsigned q = 0; q < a->nq; q++)
 		scrub_thread_free(&a->th[q]);
 	for (unsigned i = 0; i < 2 * SCRUB_APP_MAX_QUEUES; i++)
@@ -401,6 +424,7 @@ static void close_all(struct scrub_app *a)
 		cli_err("scrub: %s: writing failed", a->o.sample_path);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->sample_lock);
+	pthread_mutex_destroy(&a->kern_lock);
 }
 
 /* Rules, context, sample file, ports, control socket. */
@@ -435,9 +459,17 @@ static int prepare(struct scrub_app *a)
 			return EXIT_RUNTIME;
 		}
 	}
+	char kname[340];
+
+	a->kern_wanted = !a->o.no_kernel &&
+			 scrub_kern_name(a->o.in, kname, sizeof(kname)) == 1;
+	if (a->kern_wanted)
+		a->kbans = calloc(SCRUB_KERN_MAX_BANS, sizeof(*a->kbans));
 	rc = open_all(a, rules);
 	if (rc)
 		return rc;
+	if (scrub_kern_attach(a, rules))
+		return EXIT_RUNTIME;
 	if (a->o.control && scrub_ctl_start(a))
 		return EXIT_RUNTIME;
 	return 0;
@@ -461,6 +493,7 @@ int cmd_scrub(int argc, char **argv)
 	a->ctl_fd = -1;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->sample_lock, NULL);
+	pthread_mutex_init(&a->kern_lock, NULL);
 	if (run_init(&r, "scrub", a->o.in ? a->o.in : "-", 1, a->o.cpu,
 		     a->o.interval, a->o.verbose, a->o.json, a->o.quiet)) {
 		free(a);

@@ -20,6 +20,19 @@
 #include "scrub_work.h"
 
 #define SCRUB_APP_MAX_QUEUES 64
+/* The kernel's counter of bans (scrub_xdp.h: rule ids 0..4095;
+ * the rule set's are below it), and the kernel bans remembered so that
+ * expired ones leave its map. */
+#define SCRUB_KERN_BAN_RULE 4095u
+#define SCRUB_KERN_MAX_BANS 65536u
+
+struct scrub_xdp;
+
+struct scrub_kban {
+	uint8_t addr[16];
+	int family;
+	uint64_t until;      /* CLOCK_MONOTONIC */
+};
 
 struct scrub_opts {
 	const char *in, *out;        /* -i, -o (out NULL: host mode) */
@@ -32,7 +45,7 @@ struct scrub_opts {
 	uint32_t batch;
 	int cpu;
 	double interval, idle;
-	bool dry_run, check, copy, manual_clock, json, quiet;
+	bool dry_run, check, copy, manual_clock, json, quiet, no_kernel;
 	int verbose;
 };
 
@@ -56,7 +69,16 @@ struct scrub_app {
 	pthread_t ctl_tid;
 	bool ctl_started;
 	atomic_int ctl_stop;
-	atomic_int reload_asked;     /* SIGHUP */
+	/* The kernel path (scrub_kern.c): under kern_lock. */
+	bool kern_wanted;            /* an xdp: input, no --no-kernel */
+	struct scrub_xdp *kern;
+	pthread_mutex_t kern_lock;
+	bool kern_loaded;
+	uint64_t kern_base[SCRUB_KERN_BAN_RULE + 1];  /* the set's zero */
+	uint64_t kern_now[SCRUB_KERN_BAN_RULE + 1];
+	uint64_t kern_ban_base, kern_deny_done;
+	struct scrub_kban *kbans;
+	uint32_t nkbans;
 };
 
 /* scrub_ctl.c */
@@ -72,6 +94,27 @@ int scrub_ctl_answer(struct scrub_app *a, const char *req, char *out,
 		     size_t outlen);
 /* Now on the workers' clock. */
 uint64_t scrub_app_now(struct scrub_app *a);
+
+/* scrub_kern.c: the kernel fast path on an xdp: input (nothing in a
+ * build without it). */
+/* The name to open the input with: with @conf:prog=scrub when it is an
+ * xdp: port with NIC rings (returns 1), else unchanged (0); -1 when it
+ * does not fit. */
+int scrub_kern_name(const char *in, char *out, size_t outlen);
+/* Take the interface's maps and load r's lists: 0 or -1 (printed). */
+int scrub_kern_attach(struct scrub_app *a, const struct scrub_rules *r);
+/* Load a new rule set's lists (after a swap): 0 or -errno. */
+int scrub_kern_load(struct scrub_app *a, const struct scrub_rules *r);
+void scrub_kern_detach(struct scrub_app *a);
+/* Ban (until_ns, the workers' clock) or unban addr in the kernel too. */
+void scrub_kern_ban(struct scrub_app *a, const uint8_t addr[16], bool on,
+		    uint64_t until_ns);
+/* Remove expired bans from the kernel's map (once a second). */
+void scrub_kern_tick(struct scrub_app *a);
+/* What the kernel dropped: added to rule[0..nrules), *deny and *banned
+ * set. Returns 1 when there is a kernel path, else 0. */
+int scrub_kern_counts(struct scrub_app *a, uint32_t nrules, uint64_t *rule,
+		      uint64_t *deny, uint64_t *banned);
 
 /* scrub_report.c */
 /* Counters as "NAME VALUE" lines (reasons, then rules) into f. */

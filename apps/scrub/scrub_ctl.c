@@ -46,6 +46,13 @@ int scrub_app_reload(struct scrub_app *a)
 	rc = scrub_rules_load(a->o.rules, &r, err, sizeof(err));
 	if (!rc)
 		rc = scrub_ctx_swap_rules(a->ctx, r);
+	if (!rc && a->kern && (rc = scrub_kern_load(a, r)) != 0) {
+		/* user space has the new rules; the kernel keeps dropping
+		 * by the old lists (never open): say so */
+		snprintf(err, sizeof(err), "%s: loaded, but the kernel's lists "
+			 "stay the old ones: %s", a->o.rules, strerror(-rc));
+		rc = -EIO;
+	}
 	if (rc) {
 		if (rc == -ENOMEM)
 			snprintf(err, sizeof(err), "%s: out of memory", a->o.rules);
@@ -85,6 +92,8 @@ static int ban(struct scrub_app *a, char **w, int n, char *out, size_t len)
 	pthread_mutex_lock(&a->lock);
 	rc = scrub_ctx_ban(a->ctx, addr, on, now + (uint64_t)(secs * 1e9), now);
 	pthread_mutex_unlock(&a->lock);
+	if (!rc)
+		scrub_kern_ban(a, addr, on, now + (uint64_t)(secs * 1e9));
 	if (rc) {
 		snprintf(out, len, "error out of memory");
 		return -1;

@@ -5,6 +5,7 @@
  * sampled drops (--sample-pcap).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fwd.h"
@@ -27,17 +28,38 @@ uint64_t scrub_report_reason(struct scrub_app *a, int reason)
 	return sum;
 }
 
-/* Frames judged, passed and dropped over every worker. */
-static void totals(struct scrub_app *a, uint64_t *passed, uint64_t *dropped)
+/* Every counter at one moment: the workers' and the kernel's. */
+struct snap {
+	uint64_t reason[SCRUB_NREASONS];
+	uint64_t passed, dropped;    /* judged = passed + dropped */
+	uint64_t hits[SCRUB_MAX_RULES];
+	uint32_t nrules;
+	bool kernel;
+};
+
+/* Take s under r (the rule set in force: the caller holds a->lock or
+ * the workers have stopped). */
+static void snap_take(struct scrub_app *a, const struct scrub_rules *r,
+		      struct snap *s)
 {
-	*passed = *dropped = 0;
+	uint64_t kdeny, kban;
+
+	memset(s, 0, sizeof(*s));
+	for (int k = 0; k < SCRUB_NREASONS; k++)
+		s->reason[k] = scrub_report_reason(a, k);
+	s->nrules = r->nrules;
+	for (uint32_t i = 0; i < r->nrules; i++)
+		s->hits[i] = scrub_rules_hits(r, i);
+	s->kernel = scrub_kern_counts(a, r->nrules, s->hits, &kdeny, &kban);
+	s->reason[SCRUB_DROP_DENY] += kdeny;
+	s->reason[SCRUB_DROP_BANNED] += kban;
 	for (int k = 0; k < SCRUB_NREASONS; k++) {
 		if (k == SCRUB_PASS_UNJUDGED)
 			continue;
 		if (scrub_dropped(k))
-			*dropped += scrub_report_reason(a, k);
+			s->dropped += s->reason[k];
 		else
-			*passed += scrub_report_reason(a, k);
+			s->passed += s->reason[k];
 	}
 }
 
@@ -53,59 +75,69 @@ static uint64_t dir_sum(struct scrub_app *a, unsigned d,
 	return sum;
 }
 
-void scrub_report_stats(struct scrub_app *a, FILE *f)
+static void print_stats(struct scrub_app *a, const struct scrub_rules *r,
+			const struct snap *s, FILE *f)
 {
-	uint64_t passed, dropped;
-
-	totals(a, &passed, &dropped);
 	fprintf(f, "judged %llu\npassed_total %llu\ndropped_total %llu\n",
-		U(passed + dropped), U(passed), U(dropped));
-	fprintf(f, "forwarded %llu\nreturned %llu\ntoo_long %llu\n",
+		U(s->passed + s->dropped), U(s->passed), U(s->dropped));
+	fprintf(f, "forwarded %llu\nreturned %llu\ntoo_long %llu\nkernel %s\n",
 		U(dir_sum(a, 0, offsetof(struct scrub_dir, packets))),
 		U(dir_sum(a, 1, offsetof(struct scrub_dir, packets))),
 		U(dir_sum(a, 0, offsetof(struct scrub_dir, too_long)) +
-		  dir_sum(a, 1, offsetof(struct scrub_dir, too_long))));
+		  dir_sum(a, 1, offsetof(struct scrub_dir, too_long))),
+		s->kernel ? "yes" : "no");
 	for (int k = 0; k < SCRUB_NREASONS; k++)
 		fprintf(f, "reason %s %llu\n", scrub_reason_name(k),
-			U(scrub_report_reason(a, k)));
-	/* The rule set may be swapped while we read it: hold the writers'
-	 * lock (a reload waits for us, the workers do not). */
-	pthread_mutex_lock(&a->lock);
+			U(s->reason[k]));
 	fprintf(f, "reloads %llu\nreload_errors %llu\n", U(a->reloads),
 		U(a->reload_errors));
 	pthread_mutex_lock(&a->sample_lock);
 	fprintf(f, "samples %llu\n", U(a->samples));
 	pthread_mutex_unlock(&a->sample_lock);
+	for (uint32_t i = 0; i < r->nrules; i++)
+		fprintf(f, "rule %u %llu line %u: %s\n", i, U(s->hits[i]),
+			r->rule[i].line, r->rule[i].text);
+}
+
+void scrub_report_stats(struct scrub_app *a, FILE *f)
+{
+	struct snap *s = malloc(sizeof(*s));
+
+	if (!s)
+		return;
+	/* The rule set may be swapped while we read it: hold the writers'
+	 * lock (a reload waits for us, the workers do not). */
+	pthread_mutex_lock(&a->lock);
 	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
 
-	for (uint32_t i = 0; i < r->nrules; i++)
-		fprintf(f, "rule %u %llu line %u: %s\n", i,
-			U(scrub_rules_hits(r, i)), r->rule[i].line,
-			r->rule[i].text);
+	snap_take(a, r, s);
+	print_stats(a, r, s, f);
 	pthread_mutex_unlock(&a->lock);
+	free(s);
 }
 
 void scrub_report_line(struct scrub_app *a, FILE *f)
 {
-	uint64_t passed, dropped;
+	struct snap *s = malloc(sizeof(*s));
 
-	totals(a, &passed, &dropped);
+	if (!s)
+		return;
+	pthread_mutex_lock(&a->lock);
+	snap_take(a, atomic_load(&a->ctx->rules), s);
+	pthread_mutex_unlock(&a->lock);
+	const uint64_t *c = s->reason;
+	uint64_t rate = c[SCRUB_DROP_PPS] + c[SCRUB_DROP_BPS];
+	uint64_t named = c[SCRUB_DROP_DENY] + c[SCRUB_DROP_RULE] +
+			 c[SCRUB_DROP_BANNED] + rate + c[SCRUB_DROP_SYN];
+
 	fprintf(f, "scrub judged %llu passed %llu dropped %llu (deny %llu, "
 		"rules %llu, banned %llu, rate %llu, syn %llu, malformed %llu)\n",
-		U(passed + dropped), U(passed), U(dropped),
-		U(scrub_report_reason(a, SCRUB_DROP_DENY)),
-		U(scrub_report_reason(a, SCRUB_DROP_RULE)),
-		U(scrub_report_reason(a, SCRUB_DROP_BANNED)),
-		U(scrub_report_reason(a, SCRUB_DROP_PPS) +
-		  scrub_report_reason(a, SCRUB_DROP_BPS)),
-		U(scrub_report_reason(a, SCRUB_DROP_SYN)),
-		U(dropped - scrub_report_reason(a, SCRUB_DROP_DENY) -
-		  scrub_report_reason(a, SCRUB_DROP_RULE) -
-		  scrub_report_reason(a, SCRUB_DROP_BANNED) -
-		  scrub_report_reason(a, SCRUB_DROP_PPS) -
-		  scrub_report_reason(a, SCRUB_DROP_BPS) -
-		  scrub_report_reason(a, SCRUB_DROP_SYN)));
+		U(s->passed + s->dropped), U(s->passed), U(s->dropped),
+		U(c[SCRUB_DROP_DENY]), U(c[SCRUB_DROP_RULE]),
+		U(c[SCRUB_DROP_BANNED]), U(rate), U(c[SCRUB_DROP_SYN]),
+		U(s->dropped - named));
 	fflush(f);
+	free(s);
 }
 
 void scrub_report_summary(struct scrub_app *a, FILE *f)
@@ -120,36 +152,39 @@ void scrub_report_summary(struct scrub_app *a, FILE *f)
 
 void scrub_report_json(struct scrub_app *a, FILE *f)
 {
-	uint64_t passed, dropped;
+	struct snap *s = malloc(sizeof(*s));
+	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
 
-	totals(a, &passed, &dropped);
+	if (!s)
+		return;
+	snap_take(a, r, s);
 	fprintf(f, "{\"cmd\":\"scrub\",\"version\":\"%s\",\"in\":",
 		PKTMAP_VERSION);
 	stats_json_str(f, a->o.in);
 	fprintf(f, ",\"out\":");
 	stats_json_str(f, a->o.out);
-	fprintf(f, ",\"workers\":%u,\"dry_run\":%s,\"judged\":%llu,"
-		"\"passed\":%llu,\"dropped\":%llu,\"forwarded\":%llu,"
-		"\"returned\":%llu,\"reloads\":%llu,\"reload_errors\":%llu,"
-		"\"samples\":%llu,\"reasons\":{", a->nq,
-		a->o.dry_run ? "true" : "false", U(passed + dropped), U(passed),
-		U(dropped), U(dir_sum(a, 0, offsetof(struct scrub_dir, packets))),
+	fprintf(f, ",\"workers\":%u,\"dry_run\":%s,\"kernel\":%s,"
+		"\"judged\":%llu,\"passed\":%llu,\"dropped\":%llu,"
+		"\"forwarded\":%llu,\"returned\":%llu,\"reloads\":%llu,"
+		"\"reload_errors\":%llu,\"samples\":%llu,\"reasons\":{", a->nq,
+		a->o.dry_run ? "true" : "false", s->kernel ? "true" : "false",
+		U(s->passed + s->dropped), U(s->passed), U(s->dropped),
+		U(dir_sum(a, 0, offsetof(struct scrub_dir, packets))),
 		U(dir_sum(a, 1, offsetof(struct scrub_dir, packets))),
 		U(a->reloads), U(a->reload_errors), U(a->samples));
 	for (int k = 0; k < SCRUB_NREASONS; k++)
 		fprintf(f, "%s\"%s\":%llu", k ? "," : "", scrub_reason_name(k),
-			U(scrub_report_reason(a, k)));
+			U(s->reason[k]));
 	fprintf(f, "},\"rules\":[");
-	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
-
 	for (uint32_t i = 0; i < r->nrules; i++) {
 		fprintf(f, "%s{\"id\":%u,\"line\":%u,\"hits\":%llu,\"text\":",
-			i ? "," : "", i, r->rule[i].line, U(scrub_rules_hits(r, i)));
+			i ? "," : "", i, r->rule[i].line, U(s->hits[i]));
 		stats_json_str(f, r->rule[i].text);
 		fprintf(f, "}");
 	}
 	fprintf(f, "]}\n");
 	fflush(f);
+	free(s);
 }
 
 void scrub_report_sample(void *user, unsigned worker, const uint8_t *frame,

@@ -708,6 +708,8 @@ void scrub_rules_free(struct scrub_rules *r)
 	scrub_pfx_free(&r->deny);
 	free(r->match);
 	free(r->rule);
+	free(r->list[0]);
+	free(r->list[1]);
 	free(r->hits);
 	free(r);
 }
@@ -749,8 +751,10 @@ int scrub_rules_parse(const char *text, size_t len, const char *name,
 		return -ENOMEM;
 	}
 	rc = build_all(&b, text, len);
-	free(b.allow.v);
-	free(b.deny.v);
+	b.r->list[0] = b.allow.v;
+	b.r->nlist[0] = b.allow.n;
+	b.r->list[1] = b.deny.v;
+	b.r->nlist[1] = b.deny.n;
 	if (rc) {
 		scrub_rules_free(b.r);
 		return rc;
