@@ -41,7 +41,7 @@ static void on_sigbus(int sig)
 /* The start time of process pid (see pm_pub_parse_start), or 0 when it
  * does not exist or does not run as uid (a file of one user cannot speak
  * for another user's process). */
-static uint64_t proc_start(int pid, unsigned uid)
+uint64_t hp_proc_start(int pid, unsigned uid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -358,7 +358,7 @@ static int scan_file(struct hp_ctx *c, struct hp_user *u, int dfd,
 		return fd == -ENOMEM ? fd : 0;
 	/* Alive: the pid runs as the file's owner, and started when the
 	 * file says (a reused pid starts later). */
-	uint64_t start = proc_start(pid, u->uid);
+	uint64_t start = hp_proc_start(pid, u->uid);
 	struct hp_port p;
 	memset(&p, 0, sizeof(p));
 	int ok = -1;

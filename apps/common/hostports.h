@@ -75,6 +75,11 @@ int hp_scan(struct hp_list *l);
 int hp_parse(const void *buf, size_t size, struct hp_port *p);
 void hp_free(struct hp_list *l);
 
+/* The start time of process pid (/proc/PID/stat field 22) when it runs
+ * as uid, else 0: with the pid, it names a process (a reused pid starts
+ * later). */
+uint64_t hp_proc_start(int pid, unsigned uid);
+
 /* All drops of a port, every reason. */
 uint64_t hp_drops(const struct hp_port *p);
 

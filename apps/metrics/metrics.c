@@ -13,6 +13,7 @@
 #include "cmds.h"
 #include "hostports.h"
 #include "metrics.h"
+#include "scrubpub.h"
 
 #define U(x) ((unsigned long long)(x))
 
@@ -169,6 +170,58 @@ static void info_family(FILE *f, const struct hp_list *l)
 	}
 }
 
+/* The labels of a scrub's samples: pid, input. */
+static void scrub_labels(FILE *f, const struct sp_proc *p)
+{
+	char pid[16];
+	snprintf(pid, sizeof(pid), "%d", p->h.pid);
+	label(f, "pid", pid);
+	fputc(',', f);
+	label(f, "in", p->h.in);
+}
+
+/* pktmap scrub's counters by reason and by rule (apps/common/scrubpub.h). */
+static int scrub_families(FILE *f)
+{
+	struct sp_list l;
+	if (sp_scan(&l) != 0)
+		return -1;
+	family(f, "pktmap_scrub_frames_total", "counter",
+	       "Frames pktmap scrub judged, by reason (docs/scrub.md).");
+	for (unsigned i = 0; i < l.n; i++) {
+		const struct sp_proc *p = &l.v[i];
+		for (uint32_t k = 0; k < p->h.nreasons; k++) {
+			fputs("pktmap_scrub_frames_total{", f);
+			scrub_labels(f, p);
+			fputc(',', f);
+			label(f, "reason", sp_reason_name(k));
+			fprintf(f, "} %llu\n", U(p->reason[k]));
+		}
+	}
+	family(f, "pktmap_scrub_rule_hits_total", "counter",
+	       "Frames each rule of pktmap scrub decided, since its rules "
+	       "were loaded (docs/scrub.md).");
+	for (unsigned i = 0; i < l.n; i++) {
+		const struct sp_proc *p = &l.v[i];
+		for (uint32_t r = 0; r < p->h.nrules; r++) {
+			char id[16], line[16];
+			snprintf(id, sizeof(id), "%u", r);
+			snprintf(line, sizeof(line), "%u", p->rule[r].line);
+			fputs("pktmap_scrub_rule_hits_total{", f);
+			scrub_labels(f, p);
+			fputc(',', f);
+			label(f, "rule", id);
+			fputc(',', f);
+			label(f, "line", line);
+			fputc(',', f);
+			label(f, "text", p->rule[r].text);
+			fprintf(f, "} %llu\n", U(p->rule[r].hits));
+		}
+	}
+	sp_free(&l);
+	return 0;
+}
+
 int metrics_write(FILE *f)
 {
 	struct hp_list l;
@@ -204,7 +257,7 @@ int metrics_write(FILE *f)
 		    "for: the port moved them, the monitor missed them.",
 		    v_mon_drops);
 	hp_free(&l);
-	return 0;
+	return scrub_families(f);
 }
 
 static volatile sig_atomic_t stop;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
@@ -21,6 +22,7 @@
 #include "notify.h"
 #include "run.h"
 #include "scrub_app.h"
+#include "scrubpub.h"
 
 void usage_scrub(void)
 {
@@ -328,6 +330,7 @@ static int go(struct scrub_app *a, struct run *r)
 {
 	pthread_t tid[SCRUB_APP_MAX_QUEUES];
 	uint64_t step = (uint64_t)(a->o.interval * 1e9), next, next_tick = 0;
+	bool pub_warned = false;
 	unsigned started = 0;
 	int status = 0;
 
@@ -369,6 +372,12 @@ static int go(struct scrub_app *a, struct run *r)
 			break;
 		if (stats_now_ns() >= next_tick) {
 			scrub_kern_tick(a);
+			if (scrub_report_publish(a) && !pub_warned) {
+				cli_err("scrub: cannot publish the counters for top "
+					"and metrics (%s%s%u.%d)", SP_DIR "/", SP_PREFIX,
+					(unsigned)geteuid(), (int)getpid());
+				pub_warned = true;
+			}
 			next_tick = stats_now_ns() + 1000000000ull;
 		}
 		if (step && stats_now_ns() >= next) {
@@ -383,6 +392,7 @@ static int go(struct scrub_app *a, struct run *r)
 	notify_stopping();
 	for (unsigned q = 0; q < started; q++)
 		pthread_join(tid[q], NULL);
+	sp_remove();
 	for (unsigned q = 0; q < started; q++) {
 		if (a->th[q].error) {
 			cli_err("scrub: worker %u: a sync failed: %s", q,

@@ -121,6 +121,9 @@ int scrub_kern_counts(struct scrub_app *a, uint32_t nrules, uint64_t *rule,
 void scrub_report_stats(struct scrub_app *a, FILE *f);
 void scrub_report_summary(struct scrub_app *a, FILE *f);
 void scrub_report_json(struct scrub_app *a, FILE *f);
+/* Publish the counters for top and metrics (apps/common/scrubpub.h):
+ * 0 or -errno. */
+int scrub_report_publish(struct scrub_app *a);
 /* The interval line. */
 void scrub_report_line(struct scrub_app *a, FILE *f);
 /* The workers' sample callback (scrub_sample_fn). */

@@ -4,11 +4,15 @@
  * socket's `stats`, the summary, --json), the report line, and the
  * sampled drops (--sample-pcap).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fwd.h"
+#include "hostports.h"
+#include "scrubpub.h"
 #include "scrub_app.h"
 #include "stats.h"
 
@@ -185,6 +189,59 @@ void scrub_report_json(struct scrub_app *a, FILE *f)
 	fprintf(f, "]}\n");
 	fflush(f);
 	free(s);
+}
+
+int scrub_report_publish(struct scrub_app *a)
+{
+	struct snap *s = malloc(sizeof(*s));
+	size_t size;
+	uint8_t *img;
+	int rc;
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->lock);
+	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
+
+	snap_take(a, r, s);
+	size = sizeof(struct sp_hdr) + SCRUB_NREASONS * 8 +
+	       (size_t)r->nrules * sizeof(struct sp_rule);
+	img = calloc(1, size);
+	if (img) {
+		struct sp_hdr *h = (struct sp_hdr *)img;
+		struct sp_rule *ru = (struct sp_rule *)(img + sizeof(*h) +
+							 SCRUB_NREASONS * 8);
+
+		h->magic = SP_MAGIC;
+		h->version = SP_VERSION;
+		h->size = (uint32_t)size;
+		h->pid = (int32_t)getpid();
+		h->uid = (uint32_t)geteuid();
+		h->start_ticks = hp_proc_start((int)getpid(), (unsigned)geteuid());
+		h->nreasons = SCRUB_NREASONS;
+		h->nrules = r->nrules;
+		h->workers = a->nq;
+		h->flags = (a->o.dry_run ? SP_F_DRY_RUN : 0) |
+			   (s->kernel ? SP_F_KERNEL : 0);
+		h->judged = s->passed + s->dropped;
+		h->passed = s->passed;
+		h->dropped = s->dropped;
+		snprintf(h->in, sizeof(h->in), "%s", a->o.in);
+		snprintf(h->out, sizeof(h->out), "%s", a->o.out);
+		memcpy(img + sizeof(*h), s->reason, SCRUB_NREASONS * 8);
+		for (uint32_t i = 0; i < r->nrules; i++) {
+			ru[i].hits = s->hits[i];
+			ru[i].line = r->rule[i].line;
+			snprintf(ru[i].text, sizeof(ru[i].text), "%s", r->rule[i].text);
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	free(s);
+	if (!img)
+		return -ENOMEM;
+	rc = sp_write(img, size);
+	free(img);
+	return rc;
 }
 
 void scrub_report_sample(void *user, unsigned worker, const uint8_t *frame,

@@ -139,13 +139,20 @@ static int once(const struct top_opts *o, bool json)
 		cur = &b, prev = &a;
 	}
 	struct top_row *rows;
+	struct sp_list scrub = { 0 };
 	int n = top_rows(o, cur, prev, dt, &rows);
-	if (n < 0)
+	if (n < 0 || sp_scan(&scrub) != 0) {
+		if (n >= 0)
+			free(rows);
 		goto oom;
-	if (json)
-		top_json(stdout, rows, n, dt, cur->skipped);
-	else
+	}
+	if (json) {
+		top_json(stdout, rows, n, dt, cur->skipped, &scrub);
+	} else {
 		top_text(stdout, o, rows, n, dt, 0, false);
+		top_scrub_text(stdout, &scrub, SP_MAX_FILES, false);
+	}
+	sp_free(&scrub);
 	if (cur->skipped && !json)
 		cli_err("top: %u counters files not read: over the bounds of "
 			"one scan (docs/top.md)", cur->skipped);
@@ -182,9 +189,14 @@ static void draw(const struct top_opts *o, const struct hp_list *cur,
 	unsigned h = term_rows();
 	struct top_row *rows;
 	int n = top_rows(o, cur, prev, dt, &rows);
+	struct sp_list scrub = { 0 };
+	/* the scrub lines take the last rows, at most 4 */
+	unsigned ns = sp_scan(&scrub) == 0 ? (scrub.n < 4 ? scrub.n : 4) : 0;
 	fputs("\x1b[H", f);
 	if (n >= 0)
-		top_text(f, o, rows, n, dt, h > 1 ? h - 1 : 1, true);
+		top_text(f, o, rows, n, dt, h > 1 + ns ? h - 1 - ns : 1, true);
+	top_scrub_text(f, &scrub, ns, true);
+	sp_free(&scrub);
 	fputs("\x1b[J", f);
 	fclose(f);
 	free(rows);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "hostports.h"
+#include "scrubpub.h"
 
 enum top_sort { TOP_SORT_RATE, TOP_SORT_DROPS, TOP_SORT_NAME, TOP_SORT_PID };
 
@@ -51,6 +52,10 @@ void top_text(FILE *f, const struct top_opts *o, const struct top_row *rows,
 /* The JSON document: every row with its counters, rings and rates, and
  * how many counters files the scan left unread (struct hp_list). */
 void top_json(FILE *f, const struct top_row *rows, int n, double dt,
-	      unsigned skipped);
+	      unsigned skipped, const struct sp_list *scrub);
+/* The scrub processes (apps/common/scrubpub.h): a line each, at most max,
+ * 79 columns: what was judged, passed and dropped, and the drops by
+ * reason. */
+void top_scrub_text(FILE *f, const struct sp_list *l, unsigned max, bool live);
 
 #endif /* PKTMAP_APPS_TOP_H */

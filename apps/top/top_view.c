@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
+#include "scrub.h"
+#include "scrubpub.h"
 #include "stats.h"
 #include "top.h"
 
@@ -263,8 +266,33 @@ static void json_port(FILE *f, const struct top_row *row, double dt)
 	fputs("]}", f);
 }
 
+/* One scrub's counters as JSON. */
+static void json_scrub(FILE *f, const struct sp_proc *p)
+{
+	fprintf(f, "{\"pid\":%d,\"uid\":%u,\"in\":", p->h.pid, p->h.uid);
+	stats_json_str(f, p->h.in);
+	fputs(",\"out\":", f);
+	stats_json_str(f, p->h.out);
+	fprintf(f, ",\"workers\":%u,\"dry_run\":%s,\"kernel\":%s,"
+		"\"judged\":%llu,\"passed\":%llu,\"dropped\":%llu,\"reasons\":{",
+		p->h.workers, p->h.flags & SP_F_DRY_RUN ? "true" : "false",
+		p->h.flags & SP_F_KERNEL ? "true" : "false", U(p->h.judged),
+		U(p->h.passed), U(p->h.dropped));
+	for (uint32_t k = 0; k < p->h.nreasons; k++)
+		fprintf(f, "%s\"%s\":%llu", k ? "," : "", sp_reason_name(k),
+			U(p->reason[k]));
+	fputs("},\"rules\":[", f);
+	for (uint32_t i = 0; i < p->h.nrules; i++) {
+		fprintf(f, "%s{\"id\":%u,\"line\":%u,\"hits\":%llu,\"text\":",
+			i ? "," : "", i, p->rule[i].line, U(p->rule[i].hits));
+		stats_json_str(f, p->rule[i].text);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
 void top_json(FILE *f, const struct top_row *rows, int n, double dt,
-	      unsigned skipped)
+	      unsigned skipped, const struct sp_list *scrub)
 {
 	fprintf(f, "{\"time\":%lld,\"interval\":%.3f,\"skipped\":%u,\"ports\":[",
 		(long long)time(NULL), dt, skipped);
@@ -272,5 +300,33 @@ void top_json(FILE *f, const struct top_row *rows, int n, double dt,
 		fputs(i ? ",\n" : "\n", f);
 		json_port(f, &rows[i], dt);
 	}
+	fputs("\n],\"scrub\":[", f);
+	for (unsigned i = 0; scrub && i < scrub->n; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		json_scrub(f, &scrub->v[i]);
+	}
 	fputs("\n]}\n", f);
+}
+
+void top_scrub_text(FILE *f, const struct sp_list *l, unsigned max, bool live)
+{
+	for (unsigned i = 0; l && i < l->n && i < max; i++) {
+		const struct sp_proc *p = &l->v[i];
+		char line[256], more[80];
+		int n = snprintf(line, sizeof(line), "scrub %d %s: judged %llu "
+				 "passed %llu dropped %llu", p->h.pid, p->h.in,
+				 U(p->h.judged), U(p->h.passed), U(p->h.dropped));
+
+		for (uint32_t k = SCRUB_DROP_FIRST; k < p->h.nreasons &&
+		     n > 0 && (size_t)n < sizeof(line); k++) {
+			if (!p->reason[k])
+				continue;
+			snprintf(more, sizeof(more), ", %s %llu", sp_reason_name(k),
+				 U(p->reason[k]));
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%s", more);
+		}
+		cli_one_line(line);
+		line[79] = 0;
+		fprintf(f, "%s%s\n", line, live ? "\x1b[K" : "");
+	}
 }

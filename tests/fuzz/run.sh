@@ -73,6 +73,11 @@ scrub_rules | scrub_pkt)
 	srcs=("$root"/src/fwd/scrub_{ctx,judge,pfx,pkt,rules,table}.c)
 	incs+=(-I "$root/src/fwd")
 	;;
+scrub_counters)
+	srcs=("$root/apps/common/scrubpub.c" "$root/apps/common/hostports.c"
+	      "$root"/src/fwd/scrub_{ctx,judge,pfx,pkt,rules,table}.c)
+	incs+=(-I "$root/src/fwd" -I "$root/apps/common")
+	;;
 routes)
 	srcs=("$root/src/fwd/router_lpm.c" "$root/src/fwd/fwd.c")
 	incs+=(-I "$root/src/fwd")

@@ -191,6 +191,62 @@ expect_ctl "ok now 60" tick 10
 feed 40                  # the new rules: 4 pass
 expect_eq "new rules" "$(counter "$SOCK" passed)" 14
 expect_eq "reloads" "$(counter "$SOCK" reloads)" 1
+
+echo "7. the counters in pktmap metrics and pktmap top; hostile counters files"
+SCRUB_PID=$(pgrep -P "$SPID" | head -n 1)
+m_passed() {
+	"$PKTMAP" metrics | grep -F "pktmap_scrub_frames_total{pid=\"$SCRUB_PID\"" |
+		grep -F 'reason="passed"}' | awk '{ print $2 }'
+}
+wait_output 14 m_passed
+expect_eq "metrics: passed" "$(m_passed)" 14
+"$PKTMAP" metrics | grep -qF "pktmap_scrub_rule_hits_total{pid=\"$SCRUB_PID\",in=\"pipe:${PIPE}b{0\",rule=\"0\",line=\"1\",text=\"limit packets 4\"}" \
+	|| fail "metrics: rule hits"
+"$PKTMAP" top --once -d 0 | grep -q "^scrub $SCRUB_PID pipe:${PIPE}b{0: judged 40 passed 14 dropped 26" \
+	|| fail "top: $("$PKTMAP" top --once -d 0 | grep scrub)"
+expect_eq "top --json: banned" "$("$PKTMAP" top --once --json -d 0 | python3 -c 'import json,sys
+j = json.load(sys.stdin)
+print([s for s in j["scrub"] if s["pid"] == int(sys.argv[1])][0]["reasons"]["banned"])' "$SCRUB_PID")" \
+	"$(counter "$SOCK" banned)"
+# files a user could leave: garbage, a valid one with escapes in its
+# strings, counts larger than the file, a symlink; they name this shell
+# (alive, this user's)
+H=/dev/shm/pktmap-scrub.$(id -u).$$
+at_exit rm -f "$H"
+python3 - "$H" "$$" <<'EOF'
+import struct, sys
+path, pid = sys.argv[1], int(sys.argv[2])
+stat = open('/proc/%d/stat' % pid).read()
+start = int(stat[stat.rindex(')') + 2:].split()[19])
+def hdr(nreasons, nrules, size, inn):
+    return struct.pack('<QIIiIQIIIIQQQ128s128s', 0x31726373746b706e, 1, size,
+                       pid, 0, start, nreasons, nrules, 1, 0, 9, 5, 4,
+                       inn, b'out')
+h = hdr(2, 1, 0, b'')
+size = len(h) + 2 * 8 + 112
+body = struct.pack('<QQ', 5, 4) + struct.pack('<QII96s', 7, 3, 0, b'te\x1b[2Jxt')
+open(path, 'wb').write(hdr(2, 1, size, b'\x1b[31mevil\x07') + body)
+EOF
+"$PKTMAP" top --once -d 0 >"$TMP/top.txt"
+grep -q "^scrub $$ ?\[31mevil?: judged 9 passed 5 dropped 4" "$TMP/top.txt" \
+	|| fail "top: escapes in a hostile file: $(grep "scrub $$" "$TMP/top.txt" | od -c | head -3)"
+"$PKTMAP" metrics | grep -qF "text=\"te?[2Jxt\"} 7" || fail "metrics: escapes"
+for bad in garbage short counts; do
+	case $bad in
+	garbage) head -c 2000 /dev/urandom >"$H" ;;
+	short) head -c 100 "$TMP/top.txt" >"$H" ;;
+	counts) python3 -c 'import struct,sys
+d = bytearray(open(sys.argv[1], "rb").read()); struct.pack_into("<I", d, 36, 4000)
+open(sys.argv[1], "wb").write(d)' "$H" ;;
+	esac
+	"$PKTMAP" top --once -d 0 >"$TMP/top.txt" || fail "top on a $bad file"
+	! grep -q "^scrub $$ " "$TMP/top.txt" || fail "top showed a $bad file"
+	"$PKTMAP" metrics >/dev/null || fail "metrics on a $bad file"
+done
+rm -f "$H"
+ln -s "/dev/shm/pktmap-scrub.$(id -u).$SCRUB_PID" "$H"
+"$PKTMAP" top --once -d 0 | grep -c "^scrub " | grep -qx 1 || fail "a symlink was followed"
+rm -f "$H"
 kill -TERM "$SPID"
 wait_bg "$SPID"
 expect_eq "scrub exit" "$WAIT_RC" 0
