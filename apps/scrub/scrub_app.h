@@ -20,10 +20,10 @@
 #include "scrub_work.h"
 
 #define SCRUB_APP_MAX_QUEUES 64
-/* The kernel's counter of bans (scrub_xdp.h: rule ids 0..4095;
- * the rule set's are below it), and the kernel bans remembered so that
+/* The kernel's counters (scrub_xdp.h: one per rule id, then one for
+ * bans, SCRUB_XDP_NCOUNTS), and the kernel bans remembered so that
  * expired ones leave its map. */
-#define SCRUB_KERN_BAN_RULE 4095u
+#define SCRUB_KERN_NCOUNTS 4097u
 #define SCRUB_KERN_MAX_BANS 65536u
 
 struct scrub_xdp;
@@ -74,8 +74,8 @@ struct scrub_app {
 	struct scrub_xdp *kern;
 	pthread_mutex_t kern_lock;
 	bool kern_loaded;
-	uint64_t kern_base[SCRUB_KERN_BAN_RULE + 1];  /* the set's zero */
-	uint64_t kern_now[SCRUB_KERN_BAN_RULE + 1];
+	uint64_t kern_base[SCRUB_KERN_NCOUNTS];  /* the set's zero */
+	uint64_t kern_now[SCRUB_KERN_NCOUNTS];
 	uint64_t kern_ban_base, kern_deny_done;
 	struct scrub_kban *kbans;
 	uint32_t nkbans;
@@ -93,7 +93,10 @@ void scrub_ctl_stop(struct scrub_app *a);
 int scrub_ctl_answer(struct scrub_app *a, const char *req, char *out,
 		     size_t outlen);
 /* Now on the workers' clock. */
-uint64_t scrub_app_now(struct scrub_app *a);
+static inline uint64_t scrub_app_now(struct scrub_app *a)
+{
+	return a->o.manual_clock ? atomic_load(&a->manual_ns) : fwd_now_ns();
+}
 
 /* scrub_kern.c: the kernel fast path on an xdp: input (nothing in a
  * build without it). */

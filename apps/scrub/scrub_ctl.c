@@ -31,11 +31,6 @@
 
 #define REQ_MAX 256
 
-uint64_t scrub_app_now(struct scrub_app *a)
-{
-	return a->o.manual_clock ? atomic_load(&a->manual_ns) : fwd_now_ns();
-}
-
 int scrub_app_reload(struct scrub_app *a)
 {
 	struct scrub_rules *r;

@@ -7,7 +7,7 @@
  * XDP before any copy; the kernel's per-rule counts are added to the
  * workers' own (a frame dropped there never reaches a worker, so nothing
  * is counted twice). The kernel's rule ids are the rule set's; bans are
- * counted as rule SCRUB_KERN_BAN_RULE.
+ * counted apart (SCRUB_XDP_BANNED).
  *
  * Kernel bans are CLOCK_MONOTONIC deadlines; with --clock manual a ban's
  * remaining time is carried over to the kernel's clock. Bans the kernel
@@ -25,6 +25,8 @@
 #if __has_include("scrub_xdp.h")
 #include "scrub_xdp.h"
 #define HAVE_SCRUB_XDP 1
+_Static_assert(SCRUB_KERN_NCOUNTS == SCRUB_XDP_NCOUNTS,
+	       "scrub_app.h's count of the kernel's counters");
 #else
 #define HAVE_SCRUB_XDP 0
 #endif
@@ -75,45 +77,28 @@ static void baseline(struct scrub_app *a)
 {
 	uint64_t *now = a->kern_now;
 
-	if (scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_MAX_RULES))
+	if (scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_NCOUNTS))
 		return;
 	if (a->kern_loaded)
-		for (uint32_t i = 0; i < SCRUB_KERN_BAN_RULE; i++)
+		for (uint32_t i = 0; i < SCRUB_XDP_MAX_RULES; i++)
 			a->kern_deny_done += now[i] - a->kern_base[i];
 	else
-		a->kern_ban_base = now[SCRUB_KERN_BAN_RULE];
+		a->kern_ban_base = now[SCRUB_XDP_BANNED];
 	memcpy(a->kern_base, now, sizeof(a->kern_base));
 	a->kern_loaded = true;
 }
 
 int scrub_kern_load(struct scrub_app *a, const struct scrub_rules *r)
 {
-	size_t n = r->nlist[0] + r->nlist[1], k = 0;
-	struct scrub_xdp_prefix *v;
 	int rc;
 
 	if (!a->kern)
 		return 0;
-	v = calloc(n ? n : 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (int l = 0; l < 2; l++) {
-		for (size_t i = 0; i < r->nlist[l]; i++, k++) {
-			const struct scrub_prefix *p = &r->list[l][i];
-
-			v[k].family = p->v6 ? 6 : 4;
-			v[k].len = p->len;
-			v[k].action = l == 0 ? SCRUB_XDP_ALLOW : SCRUB_XDP_DENY;
-			v[k].rule = p->rule - 1;
-			memcpy(v[k].addr, p->addr, 16);
-		}
-	}
 	pthread_mutex_lock(&a->kern_lock);
-	rc = scrub_xdp_load(a->kern, v, n);
+	rc = scrub_xdp_load_rules(a->kern, r);
 	if (!rc)
 		baseline(a);
 	pthread_mutex_unlock(&a->kern_lock);
-	free(v);
 	return rc;
 }
 
@@ -176,7 +161,7 @@ void scrub_kern_ban(struct scrub_app *a, const uint8_t addr[16], bool on,
 		uint64_t now = scrub_app_now(a), left = until_ns > now ?
 			       until_ns - now : 0, kt = scrub_xdp_now_ns() + left;
 
-		if (scrub_xdp_ban(a->kern, fam, k, kt, SCRUB_KERN_BAN_RULE) == 0)
+		if (scrub_xdp_ban(a->kern, fam, k, kt, SCRUB_XDP_BANNED) == 0)
 			remember(a, k, fam, kt);
 	} else {
 		scrub_xdp_unban(a->kern, fam, k);
@@ -214,16 +199,16 @@ int scrub_kern_counts(struct scrub_app *a, uint32_t nrules, uint64_t *rule,
 		return 0;
 	pthread_mutex_lock(&a->kern_lock);
 	if (a->kern_loaded &&
-	    !scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_MAX_RULES)) {
+	    !scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_NCOUNTS)) {
 		*deny = a->kern_deny_done;
-		for (uint32_t i = 0; i < SCRUB_KERN_BAN_RULE; i++) {
+		for (uint32_t i = 0; i < SCRUB_XDP_MAX_RULES; i++) {
 			uint64_t d = now[i] - a->kern_base[i];
 
 			if (i < nrules)
 				rule[i] += d;
 			*deny += d;
 		}
-		*banned = now[SCRUB_KERN_BAN_RULE] - a->kern_ban_base;
+		*banned = now[SCRUB_XDP_BANNED] - a->kern_ban_base;
 		ok = 1;
 	}
 	pthread_mutex_unlock(&a->kern_lock);

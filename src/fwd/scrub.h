@@ -70,8 +70,7 @@ static inline bool scrub_dropped(int reason)
 const char *scrub_reason_name(int reason);
 
 /* Bounds of a rules file. */
-#define SCRUB_MAX_RULES 4095u        /* rules with their own counter (the
-				      * kernel's 4096th counts bans) */
+#define SCRUB_MAX_RULES 4096u        /* rules with their own counter */
 #define SCRUB_MAX_MATCH 1024u        /* match rules */
 #define SCRUB_MAX_PREFIXES (1u << 24) /* allow + deny prefixes, all files */
 #define SCRUB_MAX_LINE 1024u         /* bytes of one line */
@@ -159,10 +158,6 @@ struct scrub_match {
 
 struct scrub_rules {
 	struct scrub_pfx allow, deny;
-	/* The prefixes as written (rule = id + 1), for the kernel's maps:
-	 * [0] allow, [1] deny. */
-	struct scrub_prefix *list[2];
-	size_t nlist[2];
 	struct scrub_match *match;
 	uint32_t nmatch;
 	struct scrub_rule *rule;

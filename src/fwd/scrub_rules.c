@@ -708,8 +708,6 @@ void scrub_rules_free(struct scrub_rules *r)
 	scrub_pfx_free(&r->deny);
 	free(r->match);
 	free(r->rule);
-	free(r->list[0]);
-	free(r->list[1]);
 	free(r->hits);
 	free(r);
 }
@@ -751,10 +749,8 @@ int scrub_rules_parse(const char *text, size_t len, const char *name,
 		return -ENOMEM;
 	}
 	rc = build_all(&b, text, len);
-	b.r->list[0] = b.allow.v;
-	b.r->nlist[0] = b.allow.n;
-	b.r->list[1] = b.deny.v;
-	b.r->nlist[1] = b.deny.n;
+	free(b.allow.v);
+	free(b.deny.v);
 	if (rc) {
 		scrub_rules_free(b.r);
 		return rc;

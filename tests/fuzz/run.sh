@@ -20,7 +20,9 @@
 #              waiter reads), broker_req (pktmap broker's requests),
 #              broker_policy (its policy file), scrub_rules
 #              (pktmap scrub's rules files), scrub_pkt (scrub's header
-#              parser and judge on any frame); "all" runs every one
+#              parser and judge on any frame), scrub_counters (the
+#              counters files scrub publishes for top and metrics);
+#              "all" runs every one
 #              for SECONDS each
 #     SECONDS  how long to fuzz (default 60)
 #
@@ -127,7 +129,7 @@ broker_policy)
 	incs+=(-I "$root/apps/broker")
 	;;
 *)
-	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, broker_req, broker_policy, scrub_rules, scrub_pkt, all)" >&2
+	echo "run.sh: unknown target '$target' (pcapfile, libpcap_diff, name, classify, routes, vale, netmap_req, memif, cli, http, counters, router_conf, proc_stat, broker_req, broker_policy, scrub_rules, scrub_pkt, scrub_counters, all)" >&2
 	exit 2
 	;;
 esac

@@ -167,13 +167,13 @@ static void test_errors(void)
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
 	expect_error(big, "x.rules:1: line longer than 1024 bytes");
-	/* 4096 rules */
-	size_t n = 4096 * 20;
+	/* 4097 rules */
+	size_t n = 4097 * 20;
 	char *many = malloc(n + 1), *p = many;
 
-	for (int i = 0; i < 4096; i++)
+	for (int i = 0; i < 4097; i++)
 		p += sprintf(p, "deny 10.%d.%d.0/24\n", i / 256, i % 256);
-	expect_error(many, "x.rules:4096: more than 4095 rules");
+	expect_error(many, "x.rules:4097: more than 4096 rules");
 	free(many);
 }
 
