@@ -29,8 +29,10 @@
 # Measured in a window of DURATION seconds opening WARM seconds after the
 # flood started: dropped per second (the cleaner's own counters: scrub's
 # control socket `stats` dropped_total, xdp-filter's XDP_DROP, nft's
-# counters), the busy time of every core (/proc/stat: user, system, irq,
-# softirq) per dropped packet, the legitimate frames delivered of those
+# counters), the busy time of cores 0 and 1 (/proc/stat: user, system,
+# irq, softirq) per dropped packet: the flood's core, where veth also runs
+# the receiving side's XDP program and ingress hook (its NAPI runs where
+# the frame is sent), and the cleaner's (scrub's worker), the legitimate frames delivered of those
 # sent (LEGIT_PPS x DURATION), and in `limit` the rate let through from
 # the limited sources against LIMIT x NSRC (held within 5%?). RUNS runs,
 # cleaners interleaved. Output: scrub.json in bench/results/.
@@ -124,7 +126,6 @@ if [ "$NDENY" -gt 256 ] && [ $((NDENY % 256)) != 0 ]; then
 	exit 2
 fi
 
-busy() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 legit_rx() {
 	ip netns exec "$B" awk '/^Udp: [0-9]/ { print $2 + $3 }' /proc/net/snmp
 }
@@ -250,12 +251,12 @@ run_one() {
 	f=$!
 	sleep "$WARM"
 	read -r x0 p0 <<<"$(counters "$sys")"
-	c0="$(busy 0) $(busy 1)"
+	c0="$(cpu_busy 0) $(cpu_busy 1)"
 	l0=$(legit_rx)
 	t0=$(date +%s.%N)
 	sleep "$DURATION"
 	read -r x1 p1 <<<"$(counters "$sys")"
-	c1="$(busy 0) $(busy 1)"
+	c1="$(cpu_busy 0) $(cpu_busy 1)"
 	l1=$(legit_rx)
 	t1=$(date +%s.%N)
 	kill -INT "$f" "$g" 2>/dev/null || true
