@@ -161,7 +161,7 @@ static int complete(const struct pm_bk_req *r, uint32_t seen, char *err,
 	uint32_t need = r->verb == PM_BK_XSK ?
 		SEEN(K_IF) | SEEN(K_Q) | SEEN(K_UMEM) | SEEN(K_CHUNK) |
 		SEEN(K_FQ) | SEEN(K_CQ) | SEEN(K_DIR) :
-		r->verb == PM_BK_ATTACH ? SEEN(K_Q) :
+		r->verb == PM_BK_ATTACH ? SEEN(K_Q) | (r->ns ? SEEN(K_IF) : 0) :
 		r->verb == PM_BK_PKT ? SEEN(K_IF) | SEEN(K_DIR) : SEEN(K_IF);
 	for (int i = 0; i < K_N; i++)
 		if ((need & SEEN(i)) && !(seen & SEEN(i)))
@@ -230,8 +230,10 @@ int pm_bk_req_format(const struct pm_bk_req *r, char *buf, size_t len)
 			     (unsigned long long)r->umem_off,
 			     (unsigned long long)r->umem_len, r->chunk, r->rx, r->tx,
 			     r->fq, r->cq, r->sg, r->share, r->ns);
+	else if (r->verb == PM_BK_ATTACH && r->ns)
+		n = snprintf(buf, len, "attach if=%s q=%u ns=1", r->ifname, r->queue);
 	else if (r->verb == PM_BK_ATTACH)
-		n = snprintf(buf, len, "attach q=%u", r->queue);
+		n = snprintf(buf, len, "attach q=%u ns=0", r->queue);
 	else
 		n = snprintf(buf, len, "%s if=%s dir=%s ns=%d",
 			     pm_bk_verb_name(r->verb), r->ifname, dir, r->ns);

@@ -12,6 +12,7 @@
  * takes back what it no longer allows; SIGTERM and SIGINT stop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <poll.h>
@@ -395,6 +396,7 @@ int cmd_broker(int argc, char **argv)
 	struct server s = { .lfd = -1, .sfd = -1 };
 	char err[300];
 	s.b.policy_path = o.policy;
+	s.b.self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (policy_load(&s.b.pol, o.policy, err, sizeof(err)) != 0) {
 		cli_err("broker: %s", err);
 		return EXIT_RUNTIME;
@@ -431,5 +433,7 @@ int cmd_broker(int argc, char **argv)
 	free(s.cl);
 	free(s.pfd);
 	policy_free(&s.b.pol);
+	if (s.b.self_ns >= 0)
+		close(s.b.self_ns);
 	return ret;
 }

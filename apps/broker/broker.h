@@ -34,6 +34,8 @@ struct grant {
 	struct pktmap_broker_xsk *xsk; /* xdp: once attached */
 	bool zc;                 /* xdp: bound in zero-copy mode */
 	bool revoked;
+	bool own_netns;          /* xdp: in the client's network namespace */
+	uint64_t netns;          /* ... its inode, for the log */
 	uint32_t rule_line;
 };
 
@@ -49,7 +51,7 @@ struct client {
 struct broker {
 	struct policy pol;
 	const char *policy_path;
-	bool verbose;
+	int self_ns;             /* our network namespace, to go back to */
 };
 
 /* Answer one request of c (buf[0..len), fds attached: nfds of them, each

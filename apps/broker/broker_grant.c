@@ -22,6 +22,7 @@
 #include <linux/if_xdp.h>
 #include <linux/magic.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include <pktmap/broker.h>
 
 #include "broker.h"
+#include "broker_netns.h"
 #include "cli.h"
 
 #ifndef AF_XDP
@@ -189,7 +191,7 @@ static void do_xsk(struct broker *b, struct client *c,
 	char what[64], why[300];
 	snprintf(what, sizeof(what), "xdp:%s-%u", r->ifname, r->queue);
 	struct pol_ask a = { POL_XDP, r->ifname, r->queue, r->mode, r->dir,
-			     r->umem_len };
+			     r->umem_len, false };
 	int ri = policy_check(&b->pol, &c->who, &a, why, sizeof(why));
 	if (ri < 0)
 		return refuse(c, what, why, ans, anslen);
@@ -257,6 +259,74 @@ static void do_attach(struct client *c, const struct pm_bk_req *r, char *ans,
 	broker_log("steer %s %s to its socket (XDP program in %s mode)", c->name,
 		   what, pktmap_broker_xsk_mode(g->xsk));
 	snprintf(ans, anslen, "ok %s", pktmap_broker_xsk_mode(g->xsk));
+}
+
+/* attach ns=1: the client's own socket, bound in its own namespace. */
+static void do_attach_ns(struct broker *b, struct client *c,
+			 const struct pm_bk_req *r, int sock, int nsfd,
+			 char *ans, size_t anslen)
+{
+	char what[96], why[300];
+	uint64_t ino = 0;
+	struct xsk_bound xb;
+	snprintf(what, sizeof(what), "attach queue %u in a network namespace",
+		 r->queue);
+	if (netns_owned_by(nsfd, c->who.uid, &ino, why, sizeof(why)))
+		return refuse(c, what, why, ans, anslen);
+	if (setns(nsfd, CLONE_NEWNET) != 0) {
+		snprintf(ans, anslen, "error: setns: %s", strerror(errno));
+		return;
+	}
+	int ret = xsk_bound_in(sock, &xb, why, sizeof(why));
+	if (ret == -ENOENT) {
+		/* The kernel cannot say: the request's word (broker_netns.c) */
+		snprintf(xb.ifname, sizeof(xb.ifname), "%s", r->ifname);
+		xb.ifindex = (int)if_nametoindex(r->ifname);
+		xb.queue = r->queue;
+		ret = xb.ifindex ? 0 : -ENODEV;
+		snprintf(why, sizeof(why), "no interface %s in the namespace",
+			 r->ifname);
+	}
+	snprintf(what, sizeof(what), "xdp:%s-%u (netns %llu)", xb.ifname, xb.queue,
+		 (unsigned long long)ino);
+	struct pol_ask a = { POL_XDP, xb.ifname, xb.queue, 0, PM_BK_DIR_RX,
+			     xb.umem, true };
+	int ri = -1;
+	if (!ret && xb.queue != r->queue)
+		snprintf(why, sizeof(why), "the socket is bound to queue %u, not %u",
+			 xb.queue, r->queue), ret = -EINVAL;
+	if (!ret && (ri = policy_check(&b->pol, &c->who, &a, why, sizeof(why))) < 0)
+		ret = -EACCES;
+	struct pktmap_broker_xsk *h = NULL;
+	char err[300];
+	if (!ret && c->ngrants < BROKER_MAX_GRANTS)
+		ret = pktmap_broker_xsk_attach(&h, xb.ifindex, xb.ifname, xb.queue,
+					       sock, 0, err, sizeof(err));
+	else if (!ret)
+		snprintf(why, sizeof(why), "too many grants on one connection"),
+		ret = -ENOSPC;
+	if (setns(b->self_ns, CLONE_NEWNET) != 0)
+		broker_log("cannot go back to our network namespace: %s",
+			   strerror(errno));
+	if (ret == -EACCES || ret == -ENOSPC || (ret && !h && ri < 0))
+		return refuse(c, what, why, ans, anslen);
+	if (ret) {
+		broker_log("error %s %s: %s", c->name, what, err);
+		snprintf(ans, anslen, "error: %s", err);
+		return;
+	}
+	struct grant *g = grant_new(c, POL_XDP, xb.ifname, xb.ifindex,
+				    PM_BK_DIR_RX, b->pol.rules[ri].line);
+	g->queue = xb.queue;
+	g->umem = xb.umem;
+	g->fd = dup(sock);
+	g->xsk = h;
+	g->own_netns = true;
+	g->netns = ino;
+	broker_log("steer %s %s to its socket, UMEM %llu kB (XDP program in %s "
+		   "mode) (%s:%u)", c->name, what, (unsigned long long)(xb.umem >> 10),
+		   pktmap_broker_xsk_mode(h), b->pol.file, g->rule_line);
+	snprintf(ans, anslen, "ok %s", pktmap_broker_xsk_mode(h));
 }
 
 static void do_pkt(struct broker *b, struct client *c, const struct pm_bk_req *r,
@@ -354,14 +424,17 @@ void broker_request(struct broker *b, struct client *c, const char *buf,
 	*out_fd = -1;
 	if (pm_bk_req_parse(buf, len, &r, err, sizeof(err))) {
 		refuse(c, "a request", err, ans, anslen);
-	} else if (nfds != (r.verb == PM_BK_XSK && !r.share) + r.ns) {
+	} else if (nfds != (r.verb == PM_BK_XSK && !r.share) + 2 * r.ns) {
 		snprintf(err, sizeof(err), "%s: %d descriptors attached, %d expected",
 			 pm_bk_verb_name(r.verb), nfds,
-			 (r.verb == PM_BK_XSK && !r.share) + r.ns);
+			 (r.verb == PM_BK_XSK && !r.share) + 2 * r.ns);
 		refuse(c, "a request", err, ans, anslen);
+	} else if (r.ns && r.verb != PM_BK_ATTACH) {
+		refuse(c, "a request", "ns=1 goes with attach only (a program in "
+		       "a network namespace of its own opens the rest itself)",
+		       ans, anslen);
 	} else if (r.ns) {
-		refuse(c, "a request", "ns=1: network namespaces are not "
-		       "supported by this broker", ans, anslen);
+		do_attach_ns(b, c, &r, fds[0], fds[1], ans, anslen);
 	} else if (c->ngrants >= BROKER_MAX_GRANTS && r.verb != PM_BK_ATTACH) {
 		refuse(c, pm_bk_verb_name(r.verb), "too many grants on one "
 		       "connection", ans, anslen);
@@ -385,7 +458,7 @@ static bool still_allowed(struct broker *b, struct client *c, struct grant *g,
 			  char *why, size_t whylen)
 {
 	struct pol_ask a = { g->backend, g->iface, g->queue, g->mode, g->dir,
-			     g->umem };
+			     g->umem, g->own_netns };
 	return policy_check(&b->pol, &c->who, &a, why, whylen) >= 0;
 }
 

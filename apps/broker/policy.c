@@ -192,8 +192,9 @@ static int option(struct pol_rule *r, char *o, const char *file, uint32_t line,
 			return perr(err, errlen, file, line, "umem= is a size (4096, "
 				    "64M, 1G) up to 1T");
 	} else if (strcmp(o, "netns") == 0) {
-		if (strcmp(v, "host") != 0)
-			return perr(err, errlen, file, line, "netns= is host");
+		if (strcmp(v, "host") != 0 && strcmp(v, "own") != 0)
+			return perr(err, errlen, file, line, "netns= is host or own");
+		r->own_netns = strcmp(v, "own") == 0;
 	} else {
 		return perr(err, errlen, file, line, "unknown option '%.32s' (queues, "
 			    "modes, dir, umem, netns)", o);
@@ -334,7 +335,7 @@ static bool names(const struct pol_rule *r, const struct pol_client *c)
 
 static bool names_port(const struct pol_rule *r, const struct pol_ask *a)
 {
-	if (r->backend != a->backend)
+	if (r->backend != a->backend || r->own_netns != a->own_netns)
 		return false;
 	return r->prefix ? strncmp(a->iface, r->iface, strlen(r->iface)) == 0 :
 			   strcmp(a->iface, r->iface) == 0;
@@ -392,7 +393,8 @@ int policy_check(const struct policy *pol, const struct pol_client *c,
 		}
 	}
 	if (!first_why)
-		snprintf(why, whylen, "%s: no rule allows uid %u %s:%s", pol->file,
-			 (unsigned)c->uid, policy_backend_name(a->backend), a->iface);
+		snprintf(why, whylen, "%s: no rule allows uid %u %s:%s%s", pol->file,
+			 (unsigned)c->uid, policy_backend_name(a->backend), a->iface,
+			 a->own_netns ? " in its own network namespace" : "");
 	return -1;
 }

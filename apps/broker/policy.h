@@ -3,7 +3,7 @@
  * The broker's policy file (docs/broker.md, "Policy"): one rule a line,
  *
  *   allow WHO BACKEND:IFACE [queues=N|N-M] [modes=copy,zc,live]
- *                           [dir=rx,tx] [umem=SIZE] [netns=host]
+ *                           [dir=rx,tx] [umem=SIZE] [netns=host|own]
  *
  * WHO is user:NAME|UID, group:NAME|GID or any; IFACE is a name, or a
  * prefix ending in '*'. '#' starts a comment. The first rule that names
@@ -39,6 +39,7 @@ struct pol_rule {
 	uint32_t modes;       /* PM_BK_MODE_* (xdp:) */
 	uint32_t dirs;        /* PM_BK_DIR_* */
 	uint64_t umem;        /* bytes of UMEM at most (xdp:) */
+	bool own_netns;       /* netns=own: the client's own namespaces */
 };
 
 struct policy {
@@ -63,6 +64,7 @@ struct pol_ask {
 	uint32_t mode;        /* xdp: one PM_BK_MODE_* (0: copy or zc) */
 	uint32_t dir;         /* PM_BK_DIR_* */
 	uint64_t umem;        /* xdp: */
+	bool own_netns;       /* in a network namespace the client owns */
 };
 
 /* Parse text[0..len) (the file's contents, named `file` in messages).

@@ -45,6 +45,7 @@
  * and xdp.h, their shared state.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,6 +419,38 @@ static int attach_brokered(struct pktmap_port *p, struct xdp_priv *xp,
 	return 0;
 }
 
+/* In a network namespace of our own (a container: our user namespace
+ * owns it), we bound the sockets ourselves; only the program needs the
+ * host's CAP_BPF: the broker attaches it there, given each socket and
+ * our namespace (docs/broker.md, "Containers"). The capability error
+ * pm_xdp_prog_attach() recorded is replaced by the broker's answer. */
+static int attach_brokered_ns(struct pktmap_port *p, struct xdp_priv *xp,
+			      uint32_t nb)
+{
+	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return pm_open_error(p, -errno, "/proc/self/ns/net: %s",
+				     strerror(errno));
+	if (p->errbuf && p->errbuf_len)
+		p->errbuf[0] = 0;
+	int ret = 0;
+	for (uint32_t j = 0; j < nb && !ret; j++) {
+		struct pm_bk_req req = { .verb = PM_BK_ATTACH,
+					 .queue = xp->q[j].qid, .ns = true };
+		snprintf(req.ifname, sizeof(req.ifname), "%s", xp->ifname);
+		int fds[2] = { xp->q[j].fd, ns }, fd;
+		char info[PM_BK_MSG_MAX];
+		ret = pm_broker_call(p, &req, fds, 2, &fd, false, info,
+				     sizeof(info));
+		if (ret == -EBUSY)
+			ret = pm_open_error(p, ret, "queue %u: %s", req.queue, info);
+		if (!ret)
+			xp->prog.generic = strcmp(info, "generic") == 0;
+	}
+	close(ns);
+	return ret;
+}
+
 /* Start the traffic: the sockets, their fill rings stocked, the XDP
  * program that steers the queues to them, TX live mode, the host rings. */
 static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
@@ -457,6 +490,9 @@ static int start_queues(struct pktmap_port *p, struct xdp_priv *xp,
 		ret = pm_xdp_prog_attach(p, &xp->prog, xp->ifindex, xp->ifname,
 					 xp->driver, xp->zc || xp->host, qids, fds,
 					 nb);
+		if ((ret == -EPERM || ret == -EACCES) && !xp->host &&
+		    !xp->prog.scrub && pm_broker_open(p) == 0)
+			ret = attach_brokered_ns(p, xp, nb);
 		if (ret)
 			return ret;
 	}

@@ -5,6 +5,8 @@
  * same region.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,12 +124,26 @@ static void raise_memlock(void)
  * CAP_IPC_LOCK (the kernel then charges nothing), else the locked-memory
  * limit, raised to its hard value first. (The kernel charges the user's
  * total; other locked memory of the same user shares the limit.) */
+/* Are we in the first user namespace? The kernel asks for CAP_IPC_LOCK
+ * there (capable()): in a user namespace of our own (a container) we may
+ * hold it and still be charged. */
+static bool init_userns(void)
+{
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long in = 1, out = 1, n = 0;
+	if (!f)
+		return true;
+	int k = fscanf(f, "%lu %lu %lu", &in, &out, &n);
+	fclose(f);
+	return k == 3 && in == 0 && out == 0 && n == 4294967295ul;
+}
+
 uint64_t pm_xdp_memlock_budget(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct cap[2];
 	memset(cap, 0, sizeof(cap));
-	if (syscall(SYS_capget, &hdr, cap) == 0 &&
+	if (syscall(SYS_capget, &hdr, cap) == 0 && init_userns() &&
 	    (cap[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32))))
 		return UINT64_MAX;
 	raise_memlock();

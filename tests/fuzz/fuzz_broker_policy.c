@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 			struct pol_client c = { .uid = r->id, .gid = r->id };
 			struct pol_ask a = { r->backend, r->iface, r->qlo, 0,
-					     PM_BK_DIR_RX, 4096 };
+					     PM_BK_DIR_RX, 4096, r->own_netns };
 			int k = policy_check(&pol, &c, &a, why, sizeof(why));
 			if (k >= (int)pol.n || (k < 0 && strchr(why, '\n')))
 				__builtin_trap();

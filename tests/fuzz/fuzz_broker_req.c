@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		int n = pm_bk_req_format(&r, line, sizeof(line));
 		if (n < 0 || pm_bk_req_parse(line, (size_t)n, &r2, err, sizeof(err)) ||
-		    r2.verb != r.verb || r2.queue != r.queue ||
+		    r2.verb != r.verb || r2.queue != r.queue || r2.ns != r.ns ||
 		    (r.verb != PM_BK_ATTACH && strcmp(r2.ifname, r.ifname)) ||
 		    (r.verb == PM_BK_XSK && (r2.umem_len != r.umem_len ||
 					     r2.umem_off != r.umem_off ||

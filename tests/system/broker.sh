@@ -25,7 +25,11 @@
 # 9. nobody's netmap program (nmt, raw ABI, under netmap-run, the broker
 #    named by PKTMAP_BROKER) receives all N in order, intact;
 # 10. in a user namespace of its own (unshare -U -r, the host's network
-#    namespace), nobody's recv on xdp: and pkt: gets every frame.
+#    namespace), nobody's recv on xdp: and pkt: gets every frame;
+# 11. a container: nobody's recv in user and network namespaces of its
+#    own (unshare -U -r -n) on xdp:vethM-0, a veth end root moved in:
+#    it binds the socket itself, the broker attaches the program there
+#    (policy netns=own), every frame arrives.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -33,6 +37,7 @@ need_cmd setpriv
 need_cmd /usr/bin/python3
 need_cmd tcpdump
 need_cmd unshare
+need_cmd nsenter
 id nobody >/dev/null 2>&1 || skip "needs the user nobody"
 stage_for_others
 
@@ -57,6 +62,7 @@ allow user:nobody pkt:vethB dir=rx,tx
 allow user:nobody xdp:vethD queues=0 umem=1M
 allow user:nobody pkt:vethD dir=rx
 allow user:nobody tap:pmbt*
+allow user:nobody xdp:vethM queues=0 netns=own
 EOT
 LOG=$TMP/broker.log
 BG_TIMEOUT=600 bg ip netns exec "$B" "$PKTMAP" broker --socket "$SOCK" \
@@ -263,6 +269,31 @@ inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$R"
 expect_eq "recv status" "$WAIT_RC" 0
 counted "$TMP/r11.json"
+
+echo "== 11. a container: nobody's own user and network namespaces, a veth end in them"
+mkfifo "$OUT/go"
+chown nobody "$OUT/go"
+cat >"$OUT/c.sh" <<'EOT'
+# run in the container: say our pid, wait for the veth end, receive
+echo $$ >"$1/pid"
+read -r _ <"$1/go"
+exec "$2" recv -i "xdp:vethM-0@conf:broker=$3" -n "$4" --idle 5 -T 0 -q --json
+EOT
+chmod 644 "$OUT/c.sh"
+bg "${AS_NOBODY[@]}" unshare -U -r -n sh "$OUT/c.sh" "$OUT" "$OTHER_PKTMAP" "$SOCK" "$N" \
+	>"$TMP/r12.json"
+R=$BG_PID
+for _ in $(seq 300); do [ -s "$OUT/pid" ] && break; sleep 0.1; done
+CPID=$(cat "$OUT/pid")
+ip -n "$A" link add vethN type veth peer name vethM netns "$CPID"
+ip -n "$A" link set dev vethN up
+nsenter -t "$CPID" -n ip link set dev vethM up
+echo go >"$OUT/go"
+wait_for "$LOG" "steer uid 65534 .* xdp:vethM-0 \(netns"
+inA "$PKTMAP" gen -i pkt:vethN -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r12.json"
 
 l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 echo "PASS"

@@ -14,7 +14,8 @@ saying what it did instead):
             refused, nothing bound
   grants    70 pkt grants on one connection: 64 granted, then refused
   attach    attach of a queue this connection was never granted: refused
-  netns     ns=1 with a descriptor that is not a network namespace
+  netns     ns=1 with a pipe, or with the host's network namespace (not
+            one the client owns), or on a verb without namespaces
   flood N   N connections held open at once (printed: how many the broker
             kept), until stdin closes
   deaf      2000 requests without reading an answer: the broker drops us
@@ -107,9 +108,20 @@ def attach(path):
 
 
 def netns(path):
+    """Lies about a namespace: a pipe for one; the broker's own (the
+    host's: not ours to give); ns=1 on a verb that takes none."""
     r, _ = os.pipe()
-    refused(conn(path), b"pkt if=vethB dir=rx ns=1", "ns=1", [r])
-    print("netns: refused")
+    c = conn(path)
+    a = refused(c, b"attach if=vethB q=0 ns=1", "a pipe as the namespace", [r, r])
+    if "not a network namespace" not in a:
+        sys.exit(f"netns: a pipe: '{a}'")
+    host = os.open("/proc/self/ns/net", os.O_RDONLY)
+    a = refused(c, b"attach if=vethB q=0 ns=1", "the host's namespace", [r, host])
+    if "is not one of uid" not in a:
+        sys.exit(f"netns: the host's: '{a}'")
+    refused(c, b"pkt if=vethB dir=rx ns=1", "ns=1 on pkt", [r, host])
+    refused(c, b"attach if=vethB q=0 ns=1", "one descriptor", [host])
+    print("netns: refused (a pipe, the host's namespace, ns=1 on pkt)")
 
 
 def flood(path, n):
