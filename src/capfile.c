@@ -27,6 +27,7 @@
 
 #include "capfile.h"
 #include "pktmap/netmap.h"
+#include "util.h"
 
 #define PCAP_MAGIC_US 0xa1b2c3d4u
 #define PCAP_MAGIC_NS 0xa1b23c4du
@@ -44,9 +45,6 @@
 #define BLOCK_MAX_INITIAL (16u << 20)     /* libpcap's INITIAL_MAX_BLOCKSIZE */
 #define BLOCK_OPTIONS_ROOM 131072u        /* options an EPB may carry */
 #define MAX_INTERFACES 65536u
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define DLT_EN10MB 1u
 #define DLT_DBUS 231u
@@ -194,7 +192,7 @@ static inline uint64_t cur_off(const struct pm_pcapr *r)
 static long fill(struct pm_pcapr *r, size_t need)
 {
 	size_t have = r->end - r->pos;
-	if (likely(have >= need) || r->src_eof)
+	if (pm_likely(have >= need) || r->src_eof)
 		return (long)have;
 	if (r->pos + need > r->cap) {
 		/* Move the unread tail to the front. */
@@ -295,7 +293,7 @@ static int pcap_next(struct pm_pcapr *r, struct pm_pcap_rec *rec)
 	uint32_t hs = r->hdrsize;
 	uint64_t off = cur_off(r);
 	long have = fill(r, hs);
-	if (unlikely(have < (long)hs)) {
+	if (pm_unlikely(have < (long)hs)) {
 		if (have < 0)
 			return io_error(r, have);
 		if (have == 0) {
@@ -310,18 +308,18 @@ static int pcap_next(struct pm_pcapr *r, struct pm_pcap_rec *rec)
 	bool sw = r->swapped;
 	uint32_t sec = get32(h, sw), frac = get32(h + 4, sw);
 	uint32_t caplen = get32(h + 8, sw), len = get32(h + 12, sw);
-	if (unlikely(r->lenswap) &&
+	if (pm_unlikely(r->lenswap) &&
 	    (r->lenswap == 1 || caplen > len)) {
 		uint32_t t = caplen;
 		caplen = len;
 		len = t;
 	}
-	if (unlikely(caplen > r->maxcap))
+	if (pm_unlikely(caplen > r->maxcap))
 		return rerr(r, -EBADMSG,
 			    "record at offset %llu claims caplen %u (limit %u)",
 			    (unsigned long long)off, caplen, r->maxcap);
 	have = fill(r, (size_t)hs + caplen);
-	if (unlikely(have < (long)(hs + caplen))) {
+	if (pm_unlikely(have < (long)(hs + caplen))) {
 		if (have < 0)
 			return io_error(r, have);
 		return rerr(r, -EBADMSG,
@@ -819,7 +817,7 @@ int pm_pcapr_open(struct pm_pcapr **out, const char *path, char *err,
 
 int pm_pcapr_next(struct pm_pcapr *r, struct pm_pcap_rec *rec)
 {
-	if (unlikely(r->state))
+	if (pm_unlikely(r->state))
 		return r->state < 0 ? r->state : 0;
 	if (r->fmt == PM_PCAP_FMT_PCAP)
 		return pcap_next(r, rec);
@@ -1019,9 +1017,9 @@ static int write_header(struct pm_pcapw *w, uint32_t dlt)
 int pm_pcapw_writev(struct pm_pcapw *w, const struct iovec *iov, unsigned n,
 		    uint32_t len, uint64_t ts_ns)
 {
-	if (unlikely(w->err))
+	if (pm_unlikely(w->err))
 		return w->err;
-	if (unlikely(w->niov) && flush_refs(w))
+	if (pm_unlikely(w->niov) && flush_refs(w))
 		return w->err;
 	size_t total = 0;
 	for (unsigned i = 0; i < n; i++)
@@ -1095,7 +1093,7 @@ int pm_pcapw_write_ref(struct pm_pcapw *w, uint8_t *data, uint32_t caplen,
 {
 	if (w->fmt != PM_PCAP_FMT_PCAP)
 		return pm_pcapw_write(w, data, caplen, len, ts_ns);
-	if (unlikely(w->err || w->used || !w->iov ||
+	if (pm_unlikely(w->err || w->used || !w->iov ||
 		     w->niov + 2 > PM_PCAPW_REF_MAX * 2) &&
 	    ref_prepare(w))
 		return w->err;
@@ -1134,7 +1132,7 @@ int pm_pcapw_write_slots(struct pm_pcapw *w, const struct netmap_ring *ring,
 	uint32_t k = 0, lim = ring->num_slots, snap = w->snaplen;
 	uint64_t b = 0;
 	while (k < n) {
-		if (unlikely(w->err || w->used || !w->iov ||
+		if (pm_unlikely(w->err || w->used || !w->iov ||
 			     w->niov + 2 > PM_PCAPW_REF_MAX * 2) &&
 		    ref_prepare(w))
 			return w->err;
@@ -1146,7 +1144,7 @@ int pm_pcapw_write_slots(struct pm_pcapw *w, const struct netmap_ring *ring,
 		uint32_t done = 0;
 		for (; done < m; done++) {
 			const struct netmap_slot *s = &ring->slot[i];
-			if (unlikely(s->flags & NS_MOREFRAG))
+			if (pm_unlikely(s->flags & NS_MOREFRAG))
 				break;
 			uint8_t *data = (uint8_t *)ring + ring->buf_ofs +
 				(size_t)s->buf_idx * ring->nr_buf_size;

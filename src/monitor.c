@@ -285,13 +285,6 @@ static struct pm_mon *mon_get(struct pktmap_port *p, const struct pm_api *api)
 	return none;
 }
 
-static int64_t coarse_sec(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	return (int64_t)now.tv_sec;
-}
-
 /* Open our end of the queue of registration w, never waiting on a lock
  * (NOWAIT), alone on its TX ring (EXCLUSIVE: no other open takes turns
  * with us there). Under m->lock. */
@@ -303,7 +296,7 @@ static void queue_open(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 				       .errbuf_len = sizeof(err),
 				       .flags = PKTMAP_OPEN_NOWAIT |
 						PKTMAP_OPEN_EXCLUSIVE };
-	m->open_sec = coarse_sec();
+	m->open_sec = pm_clock_sec(CLOCK_MONOTONIC_COARSE);
 	if (m->api->open(&m->q, qname, &qo) != 0) {
 		m->q = NULL;
 		pm_log_ratelimited(p, &m->rl, "%s: not monitored: %s", p->name,
@@ -318,7 +311,7 @@ static void queue_follow(struct pktmap_port *p, struct pm_mon *m, uint64_t w)
 {
 	if (w == m->word) {
 		if (m->q || !(w & (PM_MON_RX | PM_MON_TX)) ||
-		    coarse_sec() == m->open_sec)
+		    pm_clock_sec(CLOCK_MONOTONIC_COARSE) == m->open_sec)
 			return;
 		if (!pid_alive((int32_t)(w >> 32))) {
 			atomic_compare_exchange_strong_explicit(

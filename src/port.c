@@ -506,27 +506,13 @@ static short poll_check(struct pktmap_pollreq *q)
 	return rev;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Before sleeping, look again for a short while (adaptive spinning, as a
  * futex-based mutex does): a peer a few microseconds from its next batch
  * costs no system call on either side. Returns the ready count. */
 static int poll_spin(struct pktmap_pollreq *reqs, unsigned n, uint32_t spin_us,
 		     int64_t deadline_ms)
 {
-	int64_t until = now_ns() + (int64_t)spin_us * 1000;
+	int64_t until = (int64_t)pm_clock_ns(CLOCK_MONOTONIC) + (int64_t)spin_us * 1000;
 	if (deadline_ms >= 0 && until > deadline_ms * 1000000)
 		until = deadline_ms * 1000000;
 	for (;;) {
@@ -540,7 +526,7 @@ static int poll_spin(struct pktmap_pollreq *reqs, unsigned n, uint32_t spin_us,
 				return ready;
 			pm_cpu_relax();
 		}
-		if (now_ns() >= until)
+		if ((int64_t)pm_clock_ns(CLOCK_MONOTONIC) >= until)
 			return 0;
 	}
 }
@@ -568,7 +554,7 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 	struct pollfd *pfd = n <= 16 ? pfd_stack : calloc(n, sizeof(*pfd));
 	if (!pfd)
 		return -ENOMEM;
-	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int64_t deadline = timeout_ms >= 0 ? pm_clock_ms(CLOCK_MONOTONIC) + timeout_ms : -1;
 	for (;;) {
 		ready = 0;
 		for (unsigned i = 0; i < n; i++) {
@@ -588,7 +574,7 @@ int pktmap_poll_many(struct pktmap_pollreq *reqs, unsigned n, int timeout_ms)
 		}
 		int left = -1;
 		if (deadline >= 0) {
-			int64_t l = deadline - now_ms();
+			int64_t l = deadline - pm_clock_ms(CLOCK_MONOTONIC);
 			if (l <= 0)
 				break;
 			left = l > 1000000 ? 1000000 : (int)l;

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* C11 atomics on an object declared without _Atomic: a layout another
  * party fixes (the kernel's AF_XDP rings, memif's rings, the published
@@ -38,6 +39,30 @@ static inline void pm_cpu_relax(void)
 }
 
 #define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The clocks, read one way: clock c (CLOCK_MONOTONIC, its _COARSE twin
+ * for a tick of a few ms at no syscall's cost, CLOCK_REALTIME for a
+ * timestamp) in nanoseconds, milliseconds or whole seconds. */
+static inline uint64_t pm_clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline int64_t pm_clock_ms(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline int64_t pm_clock_sec(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec;
+}
 
 /* Copy src into dst with control characters replaced by '?', so a name
  * can be echoed in a one-line message. */

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "port.h"
+#include "util.h"
 
 /* The default log sink, set by pktmap_set_log(). Process-wide by design,
  * like libbpf_set_print(): a port may carry its own instead. */
@@ -52,9 +53,8 @@ void pm_log(const struct pktmap_port *p, enum pktmap_log_level lvl,
 void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
 			const char *fmt, ...)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	int64_t t = now.tv_sec ? (int64_t)now.tv_sec : 1;
+	int64_t t = pm_clock_sec(CLOCK_MONOTONIC_COARSE);
+	t = t ? t : 1;
 	int64_t last = atomic_load_explicit(&rl->last, memory_order_relaxed);
 	/* Two threads may report at once: the one that moves `last` logs. */
 	if ((last && t - last < 1) ||

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "util.h"
 
 void cap_queue_pattern(const char *file, unsigned q, char *out, size_t len)
 {
@@ -185,9 +186,9 @@ static int before_record(struct cap_out *out, uint32_t caplen, uint64_t ts_ns,
 	const uint64_t sec = 1000000000u;
 	int rc;
 
-	if (__builtin_expect(out->done, 0))
+	if (pm_unlikely(out->done))
 		return 1;
-	if (__builtin_expect(!out->w, 0)) {
+	if (pm_unlikely(!out->w)) {
 		/* the first file: its period starts with this packet */
 		out->period_end = (ts_ns / sec + o->rotate_secs) * sec;
 		out->gen_files = 1;
@@ -222,12 +223,12 @@ int cap_out_write(struct cap_out *out, const struct iovec *iov, unsigned n,
 {
 	int rc = before_record(out, caplen, ts_ns, err, errlen);
 
-	if (__builtin_expect(rc != 0, 0))
+	if (pm_unlikely(rc != 0))
 		return rc;
 	rc = n == 1 ? pktmap_pcapw_write(out->w, iov[0].iov_base, caplen, len,
 					 ts_ns)
 		    : pktmap_pcapw_writev(out->w, iov, n, len, ts_ns);
-	if (__builtin_expect(rc != 0, 0)) {
+	if (pm_unlikely(rc != 0)) {
 		snprintf(err, errlen, "%s: %s", out->name, pktmap_strerror(rc));
 		return rc;
 	}
@@ -243,14 +244,14 @@ int cap_out_write_ref(struct cap_out *out, void *data, uint32_t len,
 	int rc;
 
 	/* No file yet, or rotation asked for: look first. */
-	if (__builtin_expect(!out->w || o->rotate_secs || o->rotate_bytes ||
-				     out->done, 0)) {
+	if (pm_unlikely(!out->w || o->rotate_secs || o->rotate_bytes ||
+			out->done)) {
 		rc = before_record(out, len, ts_ns, err, errlen);
 		if (rc)
 			return rc;
 	}
 	rc = pktmap_pcapw_write_ref(out->w, data, len, len, ts_ns, headroom);
-	if (__builtin_expect(rc != 0, 0)) {
+	if (pm_unlikely(rc != 0)) {
 		snprintf(err, errlen, "%s: %s", out->name, pktmap_strerror(rc));
 		return rc;
 	}

@@ -25,9 +25,7 @@
 
 #include "capture.h"
 #include "run.h"
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "util.h"
 
 #define CAP_POLL_MS 200
 #define CAP_MAX_FRAGS 32
@@ -48,14 +46,6 @@ struct batch {
 	int stop;             /* 1: -c reached, 2: -G -W done, <0: error */
 };
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static inline uint64_t slot_ts(const struct cap_worker *w,
 			       const struct netmap_slot *s, uint64_t now)
 {
@@ -68,7 +58,7 @@ static inline bool take_one(struct cap_worker *w, uint64_t *local)
 	struct capture *cap = w->cap;
 	uint64_t count = cap->o.count;
 
-	if (likely(!count))
+	if (pm_likely(!count))
 		return true;
 	if (cap->nworkers == 1)
 		return (*local)++ < count;
@@ -96,7 +86,7 @@ static inline uint32_t gather(const struct netmap_ring *ring, uint32_t i,
 		}
 		total += s->len;
 		k++;
-		if (likely(!(s->flags & NS_MOREFRAG)))
+		if (pm_likely(!(s->flags & NS_MOREFRAG)))
 			break;
 		if (k == avail)
 			return 0;
@@ -131,13 +121,13 @@ static inline int one(struct cap_worker *w, const struct iovec *iov,
 	b->matched++;
 	if (!cap->o.file)
 		return 0;
-	if (likely(niov == 1))
+	if (pm_likely(niov == 1))
 		rc = cap_out_write_ref(&w->out, iov[0].iov_base, len, w->headroom,
 				       ts, w->err, sizeof(w->err));
 	else
 		rc = cap_out_write(&w->out, iov, niov, len, len, ts, w->err,
 				   sizeof(w->err));
-	if (unlikely(rc))
+	if (pm_unlikely(rc))
 		return rc > 0 ? 2 : rc;
 	return 0;
 }
@@ -164,7 +154,7 @@ static void drain_one(struct cap_worker *w, struct netmap_ring *ring,
 		unsigned niov;
 		uint32_t len, k;
 
-		if (fast && likely(!(s->flags & NS_MOREFRAG))) {
+		if (fast && pm_likely(!(s->flags & NS_MOREFRAG))) {
 			uint32_t want = avail;
 			uint64_t count = w->cap->o.count; /* one worker here */
 
@@ -179,7 +169,7 @@ static void drain_one(struct cap_worker *w, struct netmap_ring *ring,
 			int n = pktmap_pcapw_write_slots(w->out.w, ring, i, want,
 							 w->ts_from_ptr, now,
 							 w->headroom);
-			if (unlikely(n < 0)) {
+			if (pm_unlikely(n < 0)) {
 				snprintf(w->err, sizeof(w->err), "%s: %s",
 					 w->out.name, pktmap_strerror(n));
 				b->stop = n;
@@ -197,7 +187,7 @@ static void drain_one(struct cap_worker *w, struct netmap_ring *ring,
 				continue;
 		}
 
-		if (likely(!(s->flags & NS_MOREFRAG))) {
+		if (pm_likely(!(s->flags & NS_MOREFRAG))) {
 			iov[0].iov_base = NETMAP_BUF(ring, s->buf_idx);
 			iov[0].iov_len = len = s->len;
 			niov = 1;
@@ -208,7 +198,7 @@ static void drain_one(struct cap_worker *w, struct netmap_ring *ring,
 				break; /* the rest of the chain comes later */
 		}
 		b->stop = one(w, iov, niov, len, slot_ts(w, s, now), b, taken);
-		if (unlikely(b->stop)) {
+		if (pm_unlikely(b->stop)) {
 			if (b->stop > 1 || b->stop < 0)
 				i = i + k >= ring->num_slots ? i + k - ring->num_slots
 							      : i + k;
@@ -312,7 +302,7 @@ void *cap_work(void *arg)
 				 pktmap_strerror(rc));
 			break;
 		}
-		now = realtime_ns();
+		now = pm_clock_ns(CLOCK_REALTIME);
 		if (w->nrings == 1)
 			drain_one(w, w->rings[0], now, &b, &taken);
 		else

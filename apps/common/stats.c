@@ -9,13 +9,11 @@
 #include <time.h>
 
 #include "stats.h"
+#include "util.h"
 
 uint64_t stats_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pm_clock_ns(CLOCK_MONOTONIC);
 }
 
 void stats_run_init(struct stats_run *r, const char *cmd, const char *port,

@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "metrics.h"
 #include "notify.h"
+#include "util.h"
 
 #define REQ_MAX 8192
 #define REQ_TIMEOUT_MS 2000
@@ -137,13 +138,6 @@ struct server {
 	uint64_t turn;
 	int (*write_body)(FILE *f);
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void page_put(struct server *s, struct page *p)
 {
@@ -378,7 +372,7 @@ static int serve_turn(struct server *s, int lfd)
 {
 	struct pollfd pfd[CONN_MAX + 1];
 	int idx[CONN_MAX + 1], n = 1;
-	int64_t now = now_ms(), wait = 500;
+	int64_t now = pm_clock_ms(CLOCK_MONOTONIC), wait = 500;
 	pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 	for (int i = 0; i < CONN_MAX; i++) {
 		struct conn *c = &s->c[i];
@@ -394,7 +388,7 @@ static int serve_turn(struct server *s, int lfd)
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	s->turn++;
-	now = now_ms();
+	now = pm_clock_ms(CLOCK_MONOTONIC);
 	for (int k = 1; k < n; k++) {
 		struct conn *c = &s->c[idx[k]];
 		if (!pfd[k].revents || c->fd != pfd[k].fd)

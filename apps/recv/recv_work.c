@@ -17,9 +17,7 @@
 #include <string.h>
 
 #include "recv.h"
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "util.h"
 
 #define NSTREAMS 65536
 /* How many slots ahead consume_check() prefetches the frame it will read. */
@@ -92,14 +90,14 @@ static inline void check(struct recv_thread *t, const uint8_t *buf,
 	uint16_t stream;
 	uint64_t seq, e;
 
-	if (unlikely(!pkt_parse(buf, len, &stream, &seq))) {
+	if (pm_unlikely(!pkt_parse(buf, len, &stream, &seq))) {
 		c->bad++;
 		return;
 	}
-	if (unlikely(stream == PKT_STREAM_NOSEQ))
+	if (pm_unlikely(stream == PKT_STREAM_NOSEQ))
 		return;
 	e = t->expect[stream];
-	if (likely(e == seq + 1 || e == 0)) {
+	if (pm_likely(e == seq + 1 || e == 0)) {
 		t->expect[stream] = seq + 2;
 	} else if (seq + 1 > e) {
 		c->gaps += seq + 1 - e;
@@ -144,7 +142,7 @@ static uint32_t consume_check(struct run_worker *w, struct netmap_ring *ring,
 			if (o->csum && !(s->flags & NS_MOREFRAG) &&
 			    pkt_check_csums(buf, len))
 				c->bad_csum++;
-			if (unlikely(t->dumping))
+			if (pm_unlikely(t->dumping))
 				dump(w, ring, i, buf, len);
 		}
 		chain = (s->flags & NS_MOREFRAG) != 0;
@@ -230,10 +228,10 @@ int recv_work(struct run_worker *w)
 			rc = -ECANCELED; /* the library logged why */
 		if (rc < 0)
 			break;
-		if (unlikely(!started))
+		if (pm_unlikely(!started))
 			t0 = stats_now_ns(); /* the first batch's arrival */
 		if (consume(w, limit, &c)) {
-			if (unlikely(!started && c.packets)) {
+			if (pm_unlikely(!started && c.packets)) {
 				started = true;
 				run_pub(&st->t_first, t0);
 			}

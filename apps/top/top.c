@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "top.h"
+#include "util.h"
 
 void usage_top(void)
 {
@@ -116,9 +117,7 @@ static int parse(int argc, char **argv, struct top_opts *o, bool *once,
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)pm_clock_ns(CLOCK_MONOTONIC) / 1e9;
 }
 
 /* --once: scan, wait, scan again (unless -d 0), print. */

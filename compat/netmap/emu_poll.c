@@ -16,13 +16,6 @@
 /* ------------------------------------------------------------------ */
 /* poll: netmap's rules over pktmap_poll_many() */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Before waiting: the syncs netmap's poll does whatever the events
  * (txsync unless NR_NO_TX_POLL, rxsync with NR_DO_RX_POLL). */
 static void poll_presync(struct nme_file *f, short events)
@@ -148,11 +141,11 @@ int nme_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 			ret += fds[i].revents != 0;
 		goto out;
 	}
-	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int64_t deadline = timeout_ms >= 0 ? pm_clock_ms(CLOCK_MONOTONIC) + timeout_ms : -1;
 	for (;;) {
 		int ready = 0, left = -1;
 		if (deadline >= 0) {
-			int64_t l = deadline - now_ms();
+			int64_t l = deadline - pm_clock_ms(CLOCK_MONOTONIC);
 			left = l < 0 ? 0 : (l > 1000000 ? 1000000 : (int)l);
 		}
 		/* Netmap ports: wait here when they are all there is. */
@@ -368,11 +361,11 @@ int nme_epoll_wait(int epfd, struct epoll_event *evs, int max, int timeout_ms)
 		return -1;
 	}
 
-	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int64_t deadline = timeout_ms >= 0 ? pm_clock_ms(CLOCK_MONOTONIC) + timeout_ms : -1;
 	for (;;) {
 		int left = -1;
 		if (deadline >= 0) {
-			int64_t l = deadline - now_ms();
+			int64_t l = deadline - pm_clock_ms(CLOCK_MONOTONIC);
 			left = l < 0 ? 0 : (l > 1000000 ? 1000000 : (int)l);
 		}
 		int wait = others ? 0 : left;

@@ -29,9 +29,7 @@
 #include <unistd.h>
 
 #include "compat.h"
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "util.h"
 
 #define PMC_ARENA_SLOTS 256
 /* Ring sizes for kernel-fed ports (see ring_slots()). */
@@ -542,20 +540,12 @@ int pmc_set_direction(struct pmc *h, pcap_direction_t d)
 /* ------------------------------------------------------------------ */
 /* Receiving */
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until a packet is there. Returns 1, 0 when the timeout passed
  * (or at once in non-blocking mode), PCAP_ERROR_BREAK, PCAP_ERROR or
  * PMC_EOF. */
 static int wait_rx(struct pmc *h)
 {
-	int64_t deadline = h->timeout_ms > 0 ? mono_ms() + h->timeout_ms : -1;
+	int64_t deadline = h->timeout_ms > 0 ? pm_clock_ms(CLOCK_MONOTONIC) + h->timeout_ms : -1;
 
 	if (h->small_batch && !h->nonblock) {
 		struct timespec d = {0, PMC_COALESCE_NS};
@@ -571,7 +561,7 @@ static int wait_rx(struct pmc *h)
 					     memory_order_relaxed))
 			return PCAP_ERROR_BREAK;
 		if (deadline >= 0) {
-			int64_t left = deadline - mono_ms();
+			int64_t left = deadline - pm_clock_ms(CLOCK_MONOTONIC);
 
 			if (left < slice)
 				slice = left > 0 ? (int)left : 0;
@@ -586,17 +576,9 @@ static int wait_rx(struct pmc *h)
 			return 1;
 		if (rc & POLLHUP)
 			return PMC_EOF;
-		if (h->nonblock || (deadline >= 0 && mono_ms() >= deadline))
+		if (h->nonblock || (deadline >= 0 && pm_clock_ms(CLOCK_MONOTONIC) >= deadline))
 			return 0;
 	}
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* An NS_MOREFRAG chain from slot i: copied into chain_buf (up to the
@@ -643,7 +625,7 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 									 h->filter;
 	const bool nano = h->tstamp_precision == PCAP_TSTAMP_PRECISION_NANO;
 	const uint32_t snap = (uint32_t)h->snaplen;
-	uint64_t now = h->ts_from_ptr ? 0 : realtime_ns();
+	uint64_t now = h->ts_from_ptr ? 0 : pm_clock_ns(CLOCK_REALTIME);
 	struct pcap_pkthdr hdr;
 	int n = 0;
 
@@ -661,7 +643,7 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 			const u_char *data;
 			uint32_t len, caplen, used = 1;
 
-			if (likely(!(s->flags & NS_MOREFRAG))) {
+			if (pm_likely(!(s->flags & NS_MOREFRAG))) {
 				data = (const u_char *)NETMAP_BUF(ring, s->buf_idx);
 				len = s->len;
 				caplen = len < snap ? len : snap;
@@ -675,9 +657,9 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 			if (i >= ring->num_slots)
 				i -= ring->num_slots;
 			avail -= used;
-			if (unlikely(!data))
+			if (pm_unlikely(!data))
 				continue;
-			if (unlikely(filter != NULL)) {
+			if (pm_unlikely(filter != NULL)) {
 				if (h->kfilter && h->ufilter_left &&
 				    !--h->ufilter_left)
 					filter = NULL; /* the kernel's from now */
@@ -701,7 +683,7 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 			h->passed++;
 			cb(user, &hdr, data);
 			n++;
-			if (unlikely(atomic_load_explicit(&h->break_loop,
+			if (pm_unlikely(atomic_load_explicit(&h->break_loop,
 							  memory_order_relaxed))) {
 				ring->head = ring->cur = i;
 				atomic_store_explicit(&h->break_loop, 0, memory_order_relaxed);

@@ -22,9 +22,7 @@
 #include <string.h>
 
 #include "bridge.h"
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "util.h"
 
 /* What one round did in one direction. */
 struct round {
@@ -104,7 +102,7 @@ static uint32_t move_zc(struct netmap_ring *rx, struct netmap_ring *tx,
 		for (i = 0; i < m; i++) {
 			struct netmap_slot *rs = &rx->slot[j];
 
-			if (unlikely(rs->flags & NS_MOREFRAG))
+			if (pm_unlikely(rs->flags & NS_MOREFRAG))
 				break;
 			bytes += rs->len;
 			swap_slot(rs, &tx->slot[k]);
@@ -201,7 +199,7 @@ static uint32_t move_copy(struct netmap_ring *rx, struct netmap_ring *tx,
 		struct netmap_slot *rs = &rx->slot[j];
 		uint32_t len = 1, total = rs->len, need;
 
-		if (likely(!(rs->flags & NS_MOREFRAG) && total <= usable &&
+		if (pm_likely(!(rs->flags & NS_MOREFRAG) && total <= usable &&
 			   total)) {
 			struct netmap_slot *ts = &tx->slot[k];
 
@@ -448,7 +446,7 @@ void bridge_work(struct bridge *b)
 		if (m[0] | m[1]) {
 			int rc = 0;
 
-			if (unlikely(!started)) {
+			if (pm_unlikely(!started)) {
 				started = true;
 				fwd_pub(&b->t_first, fwd_now_ns());
 			}

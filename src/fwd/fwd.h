@@ -43,10 +43,7 @@
 /* CLOCK_MONOTONIC in ns. */
 static inline uint64_t fwd_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return pm_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* TSC ticks (x86), or nanoseconds elsewhere: only differences are used,

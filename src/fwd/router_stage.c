@@ -24,9 +24,7 @@
 #include <string.h>
 
 #include "router.h"
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "util.h"
 
 /* How many slots ahead the RX stage prefetches the frame it will read. */
 #define RT_PREFETCH 4
@@ -278,7 +276,7 @@ uint32_t rt_rx_step(struct rt_port *p)
 			struct netmap_slot *s = &ring->slot[j];
 			int out;
 
-			if (unlikely(s->flags & NS_MOREFRAG)) {
+			if (pm_unlikely(s->flags & NS_MOREFRAG)) {
 				uint32_t used = rx_chain(p, ring, j, space - k);
 
 				if (!used) {
@@ -291,7 +289,7 @@ uint32_t rt_rx_step(struct rt_port *p)
 			}
 			/* a buffer for this RX slot before the frame is
 			 * touched (lpm rewrites it) */
-			if (unlikely(!stash_has(p, 1))) {
+			if (pm_unlikely(!stash_has(p, 1))) {
 				p->rx.stalls++;
 				stop = true;
 				break;
@@ -306,8 +304,8 @@ uint32_t rt_rx_step(struct rt_port *p)
 			p->rx.packets++;
 			p->rx.bytes += s->len;
 			out = decide(p, (uint8_t *)buf_of(p, s->buf_idx), s->len);
-			if (likely(out >= 0)) {
-				if (likely(p->rx.room[out])) {
+			if (pm_likely(out >= 0)) {
+				if (pm_likely(p->rx.room[out])) {
 					*stage_at(p, (unsigned)out) = (struct rt_desc){
 						s->buf_idx, s->len, 0};
 					p->rx.cnt[out]++;
@@ -332,7 +330,7 @@ uint32_t rt_rx_step(struct rt_port *p)
 	rx_flush(p);
 	rc = pktmap_rxsync(p->port);
 	p->rx.syncs++;
-	if (unlikely(rc < 0)) {
+	if (pm_unlikely(rc < 0)) {
 		struct rt_thread *t = p->rx_th;
 
 		t->error = rc;
@@ -391,7 +389,7 @@ static uint32_t place(struct rt_port *p, unsigned j, const struct rt_desc *d,
 	for (uint32_t x = 0; x < cnt; x++) {
 		uint16_t more = d[x].flags & NS_MOREFRAG;
 
-		while (unlikely(sp == 0)) {
+		while (pm_unlikely(sp == 0)) {
 			/* this ring is full: the next one */
 			ring->head = ring->cur = k;
 			ring = NETMAP_TXRING(p->nifp, ++r);
@@ -406,7 +404,7 @@ static uint32_t place(struct rt_port *p, unsigned j, const struct rt_desc *d,
 			s->flags = (uint16_t)(NS_BUF_CHANGED | more);
 		} else {
 			rec[nr++] = d[x].idx;
-			if (unlikely(p->tx.chain_drop || d[x].len > p->usable ||
+			if (pm_unlikely(p->tx.chain_drop || d[x].len > p->usable ||
 				     d[x].len == 0)) {
 				/* does not fit this port's buffers: the
 				 * frame (its whole chain) is dropped */
@@ -497,7 +495,7 @@ uint32_t rt_tx_step(struct rt_port *p)
 		rc = pktmap_txsync(p->port);
 		p->tx.syncs++;
 	}
-	if (unlikely(rc < 0)) {
+	if (pm_unlikely(rc < 0)) {
 		struct rt_thread *t = p->tx_th;
 
 		t->error = rc;

@@ -24,8 +24,7 @@
 #include <string.h>
 
 #include "router.h"
-
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "util.h"
 
 /* Here, below router_core.c (which starts the threads), so that the
  * threads' loop does not call back up into it. */
@@ -168,7 +167,7 @@ void *rt_thread_main(void *arg)
 			txs += w;
 			work += w;
 		}
-		if (unlikely(t->error)) {
+		if (pm_unlikely(t->error)) {
 			atomic_store_explicit(&rt->stop, 1, memory_order_relaxed);
 			break;
 		}
@@ -179,7 +178,7 @@ void *rt_thread_main(void *arg)
 			fwd_pub(&t->busy_cycles, busy);
 			fwd_pub(&t->rx_slots, rxs);
 			fwd_pub(&t->tx_slots, txs);
-			if (unlikely(!atomic_load_explicit(&t->t_first,
+			if (pm_unlikely(!atomic_load_explicit(&t->t_first,
 							   memory_order_relaxed)))
 				fwd_pub(&t->t_first, now);
 			fwd_pub(&t->t_last, now);

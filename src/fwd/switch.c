@@ -21,6 +21,7 @@
 
 #include "fwd.h"
 #include "switch.h"
+#include "util.h"
 
 static uint32_t sw_now_ms(void)
 {
@@ -268,8 +269,8 @@ static uint32_t switch_ring(struct sw *s, struct sw_port *sp, struct sw_ring *r)
 		uint32_t idx = sl->buf_idx, len = sl->len, fl = sl->flags;
 		f[k].buf = (const uint8_t *)r->base + (size_t)idx * r->buf_size;
 		f[k].len = len;
-		if (__builtin_expect(!!(idx - 2u >= sp->nbufs - 2u || len < SW_ETH_HLEN ||
-				   len > sp->usable || (fl & NS_MOREFRAG)), 0)) {
+		if (pm_unlikely(idx - 2u >= sp->nbufs - 2u || len < SW_ETH_HLEN ||
+				len > sp->usable || (fl & NS_MOREFRAG))) {
 			/* Frames spread over slots are not switched. */
 			f[k].len = 0;
 			dst[k] = SW_FILTER;
@@ -280,7 +281,7 @@ static uint32_t switch_ring(struct sw *s, struct sw_port *sp, struct sw_ring *r)
 		nf++;
 	}
 	/* Compact for the lookup only when something was refused. */
-	if (__builtin_expect(nf == avail, 1)) {
+	if (pm_likely(nf == avail)) {
 		s->lookup->lookup(s->lookup_ctx, f, avail, sp->id, dst, s->now_ms);
 	} else {
 		struct sw_frame g[SW_BATCH];

@@ -37,15 +37,9 @@
 #include <unistd.h>
 
 #include "memif.h"
+#include "util.h"
 
 #define MIF_CHAIN_MAX 64 /* descriptors or slots of one frame, at most */
-
-static int64_t coarse_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A ring index the peer wrote that cannot be: log, and have the control
  * channel disconnect the peer at its next look. Returns 0: the peer's
@@ -464,7 +458,7 @@ static void maybe_service(struct pktmap_port *p, atomic_flag *other)
 	struct mif_priv *mi = mif(p);
 	if (pm_likely(!atomic_load_explicit(&mi->ctl_due,
 					    memory_order_relaxed) &&
-		      coarse_ms() < atomic_load_explicit(
+		      pm_clock_ms(CLOCK_MONOTONIC_COARSE) < atomic_load_explicit(
 				PM_ATOMIC(&mi->next_service_ms),
 				memory_order_relaxed)))
 		return;

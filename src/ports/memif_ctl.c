@@ -27,12 +27,11 @@
 
 #include "guard.h"
 #include "memif.h"
+#include "util.h"
 
 int64_t mif_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return pm_clock_ms(CLOCK_MONOTONIC);
 }
 
 /* Arm the timer (mi->tfd, in p->fd's epoll set) to fire in us

@@ -269,13 +269,6 @@ out:
 	return ret;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Append the packets in [hwcur, head) to the file; every slot is free
  * again afterwards, except an unfinished NS_MOREFRAG chain at the end,
  * which waits for its last slot. */
@@ -311,7 +304,7 @@ static int pcap_txsync(struct pktmap_port *p, struct pm_kring *k)
 			continue;
 		if (!bad) {
 			if (!ts)
-				ts = now ? now : (now = now_ns());
+				ts = now ? now : (now = pm_clock_ns(CLOCK_REALTIME));
 			int r = pm_pcapw_writev(pp->wr, pp->iov, niov,
 						total > UINT32_MAX ? UINT32_MAX :
 								     (uint32_t)total,
