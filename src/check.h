@@ -42,6 +42,17 @@ static inline int pm_buf_ok(const struct pm_bufspace *b, uint32_t idx)
 	return idx - 2u < b->nbufs - 2u || idx - b->ext_lo < b->ext_n;
 }
 
+/* The length rule of a slot or descriptor that carries frame bytes from
+ * the application or a peer (a TX slot, a memif or pipe descriptor):
+ * at least one byte, at most a buffer's usable bytes. pm_slot_check()
+ * holds a TX slot to the same rule (written out there with the index
+ * test, in the fast paths' own form). */
+static inline enum pm_slot_verdict pm_desc_check(const struct pm_bufspace *b,
+						 uint32_t len)
+{
+	return len - 1u < b->usable ? PM_SLOT_OK : PM_SLOT_BAD_LEN;
+}
+
 /* Check one slot's copies. `tx` is nonzero when the slot carries a frame
  * to send (len 0 is then refused: a frame has at least one byte). */
 static inline enum pm_slot_verdict

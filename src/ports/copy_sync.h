@@ -46,4 +46,20 @@ static inline bool pm_tx_chain_end(struct netmap_ring *ring, uint32_t i,
 	return complete || cnt >= n - 1;
 }
 
+/* Slot x of a TX ring, read once and checked: its buffer index and
+ * length in *idx and *len, and true; or false for a slot the checker
+ * refused (counted and logged). */
+static inline bool pm_tx_slot_take(struct pktmap_port *p, struct pm_kring *k,
+				   uint32_t x, uint32_t *idx, uint32_t *len)
+{
+	struct netmap_slot *sl = &k->ring->slot[x];
+	*idx = PM_READ_ONCE(sl->buf_idx);
+	*len = PM_READ_ONCE(sl->len);
+	enum pm_slot_verdict v = pm_slot_check(&p->bs, *idx, *len, 1);
+	if (pm_likely(v == PM_SLOT_OK))
+		return true;
+	pm_slot_reject(p, k, x, *idx, *len, v);
+	return false;
+}
+
 #endif /* PKTMAP_PORTS_COPY_SYNC_H */

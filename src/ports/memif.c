@@ -220,8 +220,8 @@ static int cli_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 		struct mif_desc *d = &r->desc[pos];
 		uint16_t fl = PM_READ_ONCE(d->flags);
 		uint32_t len = PM_READ_ONCE(d->length);
-		if (pm_unlikely((fl & ~MIF_DESC_NEXT) || len == 0 ||
-				len > p->bs.usable)) {
+		if (pm_unlikely((fl & ~MIF_DESC_NEXT) ||
+				pm_desc_check(&p->bs, len) != PM_SLOT_OK)) {
 			bad_desc(p, k, "bad flags or length", 1, 0, len);
 		} else {
 			struct netmap_slot *s = &ring->slot[j];
@@ -301,7 +301,8 @@ static int srv_rxsync(struct pktmap_port *p, struct pm_kring *k, struct mif_q *q
 				 reg, ofs, len);
 			continue;
 		}
-		if (pm_unlikely(len > p->bs.usable)) {
+		if (pm_unlikely(pm_desc_check(&p->bs, len) != PM_SLOT_OK)) {
+			/* len is not 0 (above): too long, a drop */
 			pm_stat_inc(&k->st->drop_too_long, 1);
 			continue;
 		}

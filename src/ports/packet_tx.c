@@ -108,12 +108,8 @@ static uint32_t tx_copy_frame(struct pktmap_port *p, struct pm_kring *k,
 	uint32_t flen = 0;
 	bool drop = false, invalid = false;
 	for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
-		struct netmap_slot *sl = &ring->slot[x];
-		uint32_t idx = PM_READ_ONCE(sl->buf_idx);
-		uint32_t len = PM_READ_ONCE(sl->len);
-		enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
-		if (pm_unlikely(v != PM_SLOT_OK)) {
-			pm_slot_reject(p, k, x, idx, len, v);
+		uint32_t idx, len;
+		if (pm_unlikely(!pm_tx_slot_take(p, k, x, &idx, &len))) {
 			invalid = true;
 			continue;
 		}
@@ -179,7 +175,7 @@ static uint32_t tx_frames_slow(struct pktmap_port *p, struct pm_kring *k,
 			sl->buf_idx = s->tx_base + x;
 			sl->flags |= NS_BUF_CHANGED;
 			invalid = true;
-		} else if (pm_unlikely(len == 0 || len > p->bs.usable)) {
+		} else if (pm_unlikely(pm_desc_check(&p->bs, len) != PM_SLOT_OK)) {
 			pm_slot_reject(p, k, x, idx, len, PM_SLOT_BAD_LEN);
 			invalid = true;
 		} else if (invalid || drop || flen + len > s->tx_cap) {

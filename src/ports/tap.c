@@ -369,12 +369,8 @@ static int tap_txsync(struct pktmap_port *p, struct pm_kring *k)
 		uint32_t niov = 0, flen = 0;
 		bool invalid = false, drop = false;
 		for (uint32_t x = i; x != e; x = x + 1 == n ? 0 : x + 1) {
-			struct netmap_slot *sl = &ring->slot[x];
-			uint32_t idx = PM_READ_ONCE(sl->buf_idx);
-			uint32_t len = PM_READ_ONCE(sl->len);
-			enum pm_slot_verdict v = pm_slot_check(&p->bs, idx, len, 1);
-			if (pm_unlikely(v != PM_SLOT_OK)) {
-				pm_slot_reject(p, k, x, idx, len, v);
+			uint32_t idx, len;
+			if (pm_unlikely(!pm_tx_slot_take(p, k, x, &idx, &len))) {
 				invalid = true;
 				continue;
 			}

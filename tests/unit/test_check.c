@@ -81,7 +81,16 @@ int main(void)
 		const struct slot_case *c = &slot_cases[i];
 		CHECK(pm_slot_check(&bs, c->idx, c->len, c->tx) == c->want,
 		      "slot case '%s'", c->what);
+		/* pm_desc_check(), the length rule alone: a TX slot's
+		 * verdict wherever the index is good. */
+		if (c->tx && pm_buf_ok(&bs, c->idx))
+			CHECK(pm_desc_check(&bs, c->len) == c->want,
+			      "desc case '%s'", c->what);
 	}
+	CHECK(pm_desc_check(&bs, 0) == PM_SLOT_BAD_LEN, "desc len 0");
+	CHECK(pm_desc_check(&bs, 1) == PM_SLOT_OK, "desc len 1");
+	CHECK(pm_desc_check(&bs, 0xffffffffu) == PM_SLOT_BAD_LEN,
+	      "desc len 2^32-1");
 
 	static union {
 		struct netmap_ring r;
