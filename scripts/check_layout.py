@@ -3,7 +3,7 @@
 """The layout rules of docs/architecture.md, checked from the build:
 
   1. no product function longer than MAX_LINES (120) lines (src/, apps/,
-     compat/; tests and bench are not product code), measured by
+     compat/, python/; tests and bench are not product code), measured by
      universal-ctags from the opening line to the closing brace;
   2. no cycle between files: file A uses file B when A's object refers to
      a symbol B's object defines (nm of the build's objects, as listed in

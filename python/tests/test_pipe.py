@@ -188,3 +188,25 @@ def test_more_bad_arguments(pipe_pair, uniq):
         assert c.forward(batch, [False, True, True]) == 2
         got = [bytes(v) for v in d.recv(timeout=5)]
     assert got == [frame(2), frame(3)]
+
+
+def test_fileno_asyncio(pipe_pair):
+    import asyncio
+    a, b = pipe_pair
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        got, done = [], loop.create_future()
+
+        def readable():
+            while (batch := b.recv(timeout=0)) is not None:
+                got.extend(bytes(v) for v in batch)
+            if len(got) >= 50 and not done.done():
+                done.set_result(None)
+        assert b.recv(timeout=0) is None  # arms the descriptor
+        loop.add_reader(b.fileno(), readable)
+        a.send([frame(i) for i in range(50)])
+        await asyncio.wait_for(done, 60)
+        loop.remove_reader(b.fileno())
+        return got
+    assert asyncio.run(main()) == [frame(i) for i in range(50)]
