@@ -22,6 +22,8 @@
 # 7. the systemd units are installed, none enabled (the package starts
 #    nothing), each clean under systemd-analyze verify with the installed
 #    pktmap; the broker's group in sysusers.d.
+# 8. the Python package (python3-pktmap) imports from /usr, moves frames
+#    over a pipe, and a view of a closed port's batch raises.
 set -euo pipefail
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH PKTMAP_PCAP_LIBDIR \
 	PKTMAP_NETMAP_LIBDIR PKTMAP_BUILD_ROOT
@@ -147,5 +149,30 @@ if command -v systemd-analyze >/dev/null; then
 	done
 	echo "   ${#units[@]} units installed, none enabled, systemd-analyze verify clean"
 fi
+
+echo "8. the Python package (python3-pktmap): a pipe round trip, stale view"
+/usr/bin/python3 - "${PIPE}py" <<'PY' || fail "python3-pktmap"
+import sys
+import pktmap
+assert pktmap.__file__.startswith("/usr/lib/python3/dist-packages/"), pktmap.__file__
+assert pktmap.__version__ == pktmap.lib_version(), pktmap.__version__
+n = sys.argv[1]
+frames = [bytes([i]) * (60 + i) for i in range(100)]
+with pktmap.open(f"pipe:{n}{{0") as a, pktmap.open(f"pipe:{n}}}0") as b:
+    a.send(frames)
+    got = []
+    for batch in b.rx(timeout=10):
+        got += [bytes(v) for v in batch]
+        v = batch[0]
+        if len(got) == 100:
+            break
+    assert got == frames
+try:  # the ports are closed: the batch with them
+    v[0]
+    sys.exit("a stale view was readable")
+except ValueError:
+    pass
+print("   100 frames intact; a stale view raises")
+PY
 
 echo "PASS: the installed packages"
