@@ -3,9 +3,9 @@
 #
 # A DDoS flood on a veth pair against three cleaners (issue 32's bench):
 #
-#   scrub       pktmap scrub -i xdp:vethB@conf:prog=scrub (clean frames to
-#               vethB's own stack through its host rings), worker pinned
-#               to CPU 1
+#   scrub       pktmap scrub -i xdp:vethB (its kernel path: the program
+#               xdp:vethB@conf:prog=scrub; clean frames to vethB's own
+#               stack through its host rings), worker pinned to CPU 1
 #   xdp_filter  xdp-filter (Debian's xdp-tools, one program, native mode)
 #               with the deny addresses (src mode), policy allow
 #   nft         nftables on vethB's netdev ingress hook: a deny set and a
@@ -40,9 +40,8 @@
 # Usage: bench/scrub.sh [PKTMAP]   (env: DURATION=5 WARM=2 RUNS=3
 #        NDENY=1024 NSRC=65536 LIMIT=10 LEGIT_PPS=10000 SCENARIOS="deny
 #        limit" SYSTEMS="scrub xdp_filter nft" OUT=...)
-# Whether `pktmap scrub` drops in the kernel (its XDP program's lists,
-# docs/scrub.md) or in user space is up to its build: the figures are
-# what it does.
+# scrub's dropped_total counts the kernel's drops and the workers'
+# (docs/scrub.md, "The kernel path").
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -181,7 +180,7 @@ start_system() {
 	case $1 in
 	scrub)
 		rm -f "$TMP/ctl.sock"
-		ip netns exec "$B" "$PKTMAP" scrub -i "xdp:vethB@conf:prog=scrub" \
+		ip netns exec "$B" "$PKTMAP" scrub -i xdp:vethB \
 			-c "$TMP/scrub.rules" -a 1 -T 0 --quiet \
 			--control "$TMP/ctl.sock" >"$TMP/scrub.log" 2>&1 &
 		SYS_PID=$!
