@@ -222,6 +222,16 @@ static inline bool binds(const struct pktmap_port *p, uint32_t dir)
 	return p->dir & (dir == PIPE_TX ? PKTMAP_DIR_TX : PKTMAP_DIR_RX);
 }
 
+/* The length rule of a descriptor a reader takes (rxsync, and a view
+ * taken at open or reload: pipe_view.c): at most a buffer's usable
+ * bytes. The writer's rule is pm_desc_check()'s (at least one byte too:
+ * txsync never sends an empty one); an empty one read here passes, as
+ * pipe_rx_fast() lets it (len_min 0), and is delivered empty. */
+static inline bool pipe_rx_len_ok(const struct pm_bufspace *bs, uint32_t len)
+{
+	return len <= bs->usable;
+}
+
 /* The peer wrote value v, which breaks the protocol, where `what` is:
  * counted and said (at most once a second per direction). */
 static inline void pipe_report_proto(struct pktmap_port *p, struct pm_kring *k,

@@ -109,7 +109,8 @@ static int pipe_txsync_locked(struct pktmap_port *p, struct pm_kring *k)
 			uint32_t idx = ts[r].buf_idx, len = ts[r].len, fl = ts[r].flags;
 			/* The buffer the reader gave back here: read once. */
 			uint32_t ridx = PM_READ_ONCE(d[r].buf_idx);
-			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len - 1 >= bs.usable ||
+			if (pm_unlikely(!pm_buf_ok(&bs, idx) ||
+					pm_desc_check(&bs, len) != PM_SLOT_OK ||
 					!pm_buf_ok(&bs, ridx)))
 				break; /* the slow path below says which */
 			union pm_pipe_desc out = {
@@ -288,7 +289,7 @@ static int pipe_rxsync_locked(struct pktmap_port *p, struct pm_kring *k)
 			union pm_pipe_desc dd = { .word = PM_READ_ONCE(d[r].word) };
 			uint32_t idx = dd.buf_idx, len = dd.len;
 			uint32_t fl = dd.flags & NS_MOREFRAG;
-			if (pm_unlikely(!pm_buf_ok(&bs, idx) || len > bs.usable))
+			if (pm_unlikely(!pm_buf_ok(&bs, idx) || !pipe_rx_len_ok(&bs, len)))
 				break;
 			rs[r].buf_idx = idx;
 			rs[r].len = (uint16_t)len;

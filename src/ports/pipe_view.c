@@ -119,7 +119,7 @@ static int view_tx(struct pktmap_port *p, struct pm_kring *k,
 
 /* Descriptor s of [cons, tail) into RX slot s, read with one 8-byte
  * load and checked by the one rule (a buffer of the pool, a length that
- * fits). At open a bad buffer is replaced (view_buf()) and a bad length
+ * fits: pipe_rx_len_ok(), rxsync's). At open a bad buffer is replaced (view_buf()) and a bad length
  * becomes 0: the packet is delivered empty; at a sync the first bad
  * descriptor is reported and stops the reload (-EPROTO). */
 static int view_rx_slot(struct pktmap_port *p, struct pm_kring *k,
@@ -127,7 +127,8 @@ static int view_rx_slot(struct pktmap_port *p, struct pm_kring *k,
 {
 	struct pipe_kpriv *kp = k->priv;
 	union pm_pipe_desc d = { .word = PM_READ_ONCE(kp->desc[s].word) };
-	bool buf_ok = pm_buf_ok(&v->bs, d.buf_idx), len_ok = d.len <= v->bs.usable;
+	bool buf_ok = pm_buf_ok(&v->bs, d.buf_idx);
+	bool len_ok = pipe_rx_len_ok(&v->bs, d.len);
 	if (!v->seen && !(buf_ok && len_ok)) {
 		pipe_report_proto(p, k, buf_ok ? "length" : "buffer index",
 				  buf_ok ? d.len : d.buf_idx);
