@@ -14,7 +14,11 @@
 # 3. a policy that does not parse: reported, the one in force stays;
 # 4. the broker stops (restart): the XDP program it held goes (xdp:
 #    steering ends), nobody's pkt: receiver goes on getting every frame;
-#    the restarted broker serves a new xdp: receiver.
+#    the restarted broker serves a new xdp: receiver;
+# 5. run as systemd runs pktmap-broker.service (tests/system/
+#    broker_activate.py): the socket passed (LISTEN_FDS), READY=1, a
+#    request served, RELOADING=1 and READY=1 around SIGHUP, STOPPING=1 and
+#    exit 0 at SIGTERM; a stream socket refused in one line.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -180,5 +184,16 @@ wait_steered "$s" "$X"
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$X"
 exactly "xdp:vethB-0 from the restarted broker" "$TMP/x4.json" "$N"
+echo "== 5. socket activation and readiness, as systemd runs the unit"
+kill -TERM "$BPID"
+wait_bg "$BROKER"
+printf 'allow user:0 pkt:vethB dir=rx\n' >"$SD/broker.conf"
+ip netns exec "$B" python3 "$(dirname "$0")/broker_activate.py" "$PKTMAP" "$SD" vethB |
+	sed 's/^/   /'
+expect_eq "activated broker" "${PIPESTATUS[0]}" 0
+ip netns exec "$B" python3 "$(dirname "$0")/broker_activate.py" "$PKTMAP" "$SD" vethB \
+	stream | sed 's/^/   /'
+expect_eq "activated broker, stream socket" "${PIPESTATUS[0]}" 0
+
 l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 echo "PASS"
