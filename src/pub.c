@@ -204,6 +204,7 @@ void pm_pub_ready(struct pktmap_port *p, const struct pktmap_info *info)
 	snprintf(h->region, sizeof(h->region), "%s", info->region);
 	snprintf(h->name, sizeof(h->name), "%s", p->name);
 	h->open_sec = (int64_t)time(NULL);
+	h->flags = p->brokered ? PM_PUB_F_BROKER : 0;
 	pub_process(h);
 	/* Pairs with the reader's acquire load of magic: a reader that sees
 	 * it sees the header above. */

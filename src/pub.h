@@ -62,6 +62,9 @@ struct pm_port_stats {
 	uint64_t mon_drops;       /* frames the monitor had no room for */
 } __attribute__((aligned(PKTMAP_CACHELINE)));
 
+/* pm_pub_hdr.flags */
+#define PM_PUB_F_BROKER 1u        /* opened through pktmap broker */
+
 struct pm_pub_hdr {
 	uint64_t magic;           /* PM_PUB_MAGIC, stored last (release) */
 	uint32_t version;         /* PM_PUB_VERSION */
@@ -72,7 +75,7 @@ struct pm_pub_hdr {
 	uint32_t first_rx, last_rx;    /* as in struct pktmap_info */
 	int32_t pid;
 	uint32_t uid;
-	uint32_t pad;
+	uint32_t flags;           /* PM_PUB_F_* */
 	uint64_t start_ticks;     /* the process's start, /proc/PID/stat
 				   * field 22: with pid, names the process */
 	int64_t open_sec;         /* when the port was opened (Unix time) */

@@ -166,6 +166,7 @@ int hp_parse(const void *buf, size_t size, struct hp_port *p)
 	p->uid = h.uid;
 	p->open_sec = h.open_sec;
 	p->start_ticks = h.start_ticks;
+	p->broker = h.flags & PM_PUB_F_BROKER;
 	field(p->name, sizeof(p->name), h.name, sizeof(h.name));
 	field(p->mode, sizeof(p->mode), h.mode, sizeof(h.mode));
 	field(p->backend, sizeof(p->backend), h.backend, sizeof(h.backend));

@@ -32,6 +32,7 @@ struct hp_port {
 	char comm[16], cmdline[256];
 	char program[48];    /* "tcpdump", "pktmap switch": argv[0]'s base
 			      * name, and the subcommand of pktmap */
+	bool broker;         /* opened through pktmap broker */
 	struct pm_port_stats port;
 	struct hp_ring *rings;
 	uint32_t nrings;

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "hostports.h"
 
 void usage_ports(void)
 {
@@ -25,8 +26,9 @@ void usage_ports(void)
 	       "through BPF_PROG_RUN live frames, one copy each side) and what\n"
 	       "each is for; then your named regions (other users' are\n"
 	       "neither listed nor touched) and whether a process has them\n"
-	       "open, and the switches\n"
-	       "(pktmap switch) of yours that are running.\n"
+	       "open, the switches\n"
+	       "(pktmap switch) of yours that are running, and the open\n"
+	       "ports that came from pktmap broker (root sees every user's).\n"
 	       "Port names, their suffixes and the @conf keys each back end\n"
 	       "takes: pktmap-ports(7).\n"
 	       "\n"
@@ -71,6 +73,25 @@ static void list_switches(void)
 		closedir(d);
 }
 
+/* The open ports that came from pktmap broker (docs/broker.md): the
+ * counters files every port publishes say so (root sees every user's,
+ * others their own). */
+static void list_brokered(void)
+{
+	struct hp_list l;
+	if (hp_scan(&l) != 0)
+		return;
+	unsigned k = 0;
+	for (unsigned i = 0; i < l.n; i++)
+		k += l.v[i].broker;
+	printf("\nPORTS FROM THE BROKER%s\n", k ? "" : ": none");
+	for (unsigned i = 0; i < l.n; i++)
+		if (l.v[i].broker)
+			printf("%-7d %-16s uid %-6u %s\n", l.v[i].pid, l.v[i].program,
+			       l.v[i].uid, l.v[i].name);
+	hp_free(&l);
+}
+
 static int width(const char *s, int w)
 {
 	int n = s ? (int)strlen(s) : 0;
@@ -110,6 +131,7 @@ int cmd_ports(int argc, char **argv)
 		       d->mode ? d->mode : "", d->summary ? d->summary : "");
 
 	list_switches();
+	list_brokered();
 
 	struct pktmap_region_desc regs[256];
 	int n = pktmap_regions(regs, 256, gc);

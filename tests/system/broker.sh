@@ -9,7 +9,8 @@
 #                                     vethE (no rule)
 #
 # 1. nobody's recv on xdp:vethB-0 gets all N frames root sends, and holds
-#    no capability (CapEff, CapPrm of /proc/PID/status) meanwhile;
+#    no capability (CapEff, CapPrm of /proc/PID/status) meanwhile, and
+#    root's `pktmap ports` lists its port among the ports from the broker;
 # 2. nobody's gen on xdp:vethB-0: root's recv on vethA gets all N;
 # 3. nobody's recv on pkt:vethB gets all N, without a capability;
 # 4. refused, one line naming the rule: another interface, a queue, a
@@ -117,7 +118,17 @@ bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -
 	--json >"$TMP/r1.json"
 R=$BG_PID
 wait_for "$LOG" "steer uid 65534 .* xdp:vethB-0 "
-no_caps "$(client_pid "steer uid 65534 .* xdp:vethB-0 ")"
+cp=$(client_pid "steer uid 65534 .* xdp:vethB-0 ")
+no_caps "$cp"
+# root's `pktmap ports` lists it among the ports from the broker (once
+# its open is done and its counters published)
+for _ in $(seq 300); do
+	"$PKTMAP" ports | sed -n '/^PORTS FROM THE BROKER/,/^$/p' >"$TMP/ports"
+	grep -qE "^$cp +pktmap recv +uid 65534 +xdp:vethB-0" "$TMP/ports" && break
+	sleep 0.1
+done
+grep -qE "^$cp +pktmap recv +uid 65534 +xdp:vethB-0" "$TMP/ports" ||
+	fail "pktmap ports does not list $cp's port: $(cat "$TMP/ports")"
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$R"
 expect_eq "recv status" "$WAIT_RC" 0
