@@ -201,17 +201,15 @@ static int port_events(struct pktmap_port *p)
 	return fd;
 }
 
-int pktmap_fd(const struct pktmap_port *cp)
+int pktmap_fd(struct pktmap_port *p)
 {
-	if (!cp)
+	if (!p)
 		return -EINVAL;
-	if (cp->event_fd >= 0)
-		return cp->event_fd;
+	if (p->event_fd >= 0)
+		return p->event_fd;
 	/* Opened without PKTMAP_OPEN_EVENTS: the first call makes the port
-	 * an event source, as pktmap 1.0 documented. pktmap_open() allocated
-	 * the port writable; this is the one write through the const
-	 * pointer, and pktmap.h says so. */
-	return port_events((struct pktmap_port *)cp);
+	 * an event source, as pktmap 1.0 documented. */
+	return port_events(p);
 }
 
 #define OPT(o, field, dflt)                                                  \
@@ -277,6 +275,34 @@ static const struct pm_api mon_api = {
 	.txsync = pktmap_txsync,
 };
 
+/* Take apart whatever of p is made, from port_new()'s empty port to a
+ * whole open, and free it: the one teardown of pktmap_open()'s failures
+ * and of pktmap_close(). The back end's close runs once p->ops is set,
+ * also after a failed open (port.h says what it must handle). */
+static void port_free(struct pktmap_port *p)
+{
+	if (p->mon)
+		pm_monitor_close(p);
+	if (p->extra_bufs && p->nifp)
+		extra_bufs_put(p);
+	if (p->ops && p->ops->close)
+		p->ops->close(p);
+	pm_broker_close(p);
+	if (p->own_rings)
+		pm_port_own_rings_put(p);
+	if (p->ev_set >= 0)
+		close(p->ev_set);
+	if (p->ev_unread >= 0)
+		close(p->ev_unread);
+	pm_region_close(&p->region);
+	if (p->ringmem)
+		munmap(p->ringmem, p->ringmem_size);
+	pm_pub_close(p);
+	free(p->krings);
+	pthread_mutex_destroy(&p->kstats_lock);
+	free(p);
+}
+
 int pktmap_open(struct pktmap_port **out, const char *name,
 		const struct pktmap_open_opts *opts)
 {
@@ -298,11 +324,9 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 			snprintf(p->errbuf, p->errbuf_len, "%s", err);
 		else
 			pm_log(p, PKTMAP_LOG_ERR, "%s", err);
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
+		port_free(p);
 		return ret;
 	}
-	p->ops = pm_backend_find(nm.backend);
 	p->reg = nm.reg;
 	p->dir = nm.dir ? nm.dir : OPT(opts, dir, 0);
 	if (nm.dir && OPT(opts, dir, 0) && (nm.dir & OPT(opts, dir, 0)) == 0) {
@@ -311,18 +335,19 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 				    "for %s only",
 				    nm.dir == PKTMAP_DIR_RX ? "R" : "T",
 				    nm.dir == PKTMAP_DIR_RX ? "sending" : "receiving");
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
+		port_free(p);
 		return ret;
 	}
 	if (!p->dir)
 		p->dir = PKTMAP_DIR_BOTH;
 	if (nm.mon) {
 		ret = pm_monitor_open(p, &nm, opts, out, &mon_api);
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
+		port_free(p);
 		return ret;
 	}
+	/* From here on port_free() runs the back end's close, whatever its
+	 * open left (port.h). */
+	p->ops = pm_backend_find(nm.backend);
 	nm.flags |= OPT(opts, flags, 0);
 	struct pm_conf *c = &nm.conf;
 	conf_from_opts(c, opts);
@@ -333,18 +358,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 		if (p->errbuf && p->errbuf_len && !p->errbuf[0])
 			snprintf(p->errbuf, p->errbuf_len, "%s: %s", p->name,
 				 pktmap_strerror(ret));
-		if (p->ops->close)
-			p->ops->close(p);
-		pm_broker_close(p);
-		if (p->own_rings)
-			pm_port_own_rings_put(p);
-		pm_region_close(&p->region);
-		if (p->ringmem)
-			munmap(p->ringmem, p->ringmem_size);
-		pm_pub_close(p);
-		free(p->krings);
-		pthread_mutex_destroy(&p->kstats_lock);
-		free(p);
+		port_free(p);
 		return ret;
 	}
 	p->bs.nbufs = p->region.nbufs;
@@ -362,7 +376,7 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 					    "source: %s", pktmap_strerror(fd));
 	}
 	if (ret) {
-		pktmap_close(p);
+		port_free(p);
 		return ret;
 	}
 	struct pktmap_info info = { .sz = sizeof(info) };
@@ -374,28 +388,8 @@ int pktmap_open(struct pktmap_port **out, const char *name,
 
 void pktmap_close(struct pktmap_port *p)
 {
-	if (!p)
-		return;
-	if (p->mon)
-		pm_monitor_close(p);
-	if (p->extra_bufs && p->nifp)
-		extra_bufs_put(p);
-	if (p->ops && p->ops->close)
-		p->ops->close(p);
-	pm_broker_close(p);
-	if (p->own_rings)
-		pm_port_own_rings_put(p);
-	if (p->ev_set >= 0)
-		close(p->ev_set);
-	if (p->ev_unread >= 0)
-		close(p->ev_unread);
-	pm_region_close(&p->region);
-	if (p->ringmem)
-		munmap(p->ringmem, p->ringmem_size);
-	pm_pub_close(p);
-	free(p->krings);
-	pthread_mutex_destroy(&p->kstats_lock);
-	free(p);
+	if (p)
+		port_free(p);
 }
 
 struct netmap_if *pktmap_nifp(const struct pktmap_port *p)

@@ -262,7 +262,7 @@ PKTMAP_EXPORT int pktmap_rxsync(struct pktmap_port *port);
  * pktmap_fd() switches the port into this mode (as in pktmap 1.0): call
  * it from the thread that owns the port, not beside a running sync.
  * Returns the fd or -errno. */
-PKTMAP_EXPORT int pktmap_fd(const struct pktmap_port *port);
+PKTMAP_EXPORT int pktmap_fd(struct pktmap_port *port);
 
 /* One entry of pktmap_poll_many(). */
 struct pktmap_pollreq {
