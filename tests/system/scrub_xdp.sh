@@ -183,7 +183,7 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 expect_err "runs pktmap's XDP program 'pktmap_scrub' for another port" \
-	ip netns exec "$B" "$PKTMAP" recv -i xdp:vethD-1 -n 1
+	ip netns exec "$B" timeout 20 "$PKTMAP" recv -i xdp:vethD-1 -n 1
 stop_bg "$R0"
 wait_bg "$R0"
 expect_eq "recv's exit status" "$WAIT_RC" 0
