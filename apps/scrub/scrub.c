@@ -471,7 +471,8 @@ static int prepare(struct scrub_app *a)
 	}
 	char kname[340];
 
-	a->kern_wanted = !a->o.no_kernel &&
+	/* (a dry run drops nothing: not in the kernel either) */
+	a->kern_wanted = !a->o.no_kernel && !a->o.dry_run &&
 			 scrub_kern_name(a->o.in, kname, sizeof(kname)) == 1;
 	if (a->kern_wanted)
 		a->kbans = calloc(SCRUB_KERN_MAX_BANS, sizeof(*a->kbans));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fwd.h"
+#include "fwd_cli.h"
 #include "hostports.h"
 #include "scrubpub.h"
 #include "scrub_app.h"
@@ -39,6 +40,7 @@ struct snap {
 	uint64_t hits[SCRUB_MAX_RULES];
 	uint32_t nrules;
 	bool kernel;
+	uint64_t kdeny, kban;        /* the kernel's part of deny, banned */
 };
 
 /* Take s under r (the rule set in force: the caller holds a->lock or
@@ -55,6 +57,8 @@ static void snap_take(struct scrub_app *a, const struct scrub_rules *r,
 	for (uint32_t i = 0; i < r->nrules; i++)
 		s->hits[i] = scrub_rules_hits(r, i);
 	s->kernel = scrub_kern_counts(a, r->nrules, s->hits, &kdeny, &kban);
+	s->kdeny = kdeny;
+	s->kban = kban;
 	s->reason[SCRUB_DROP_DENY] += kdeny;
 	s->reason[SCRUB_DROP_BANNED] += kban;
 	for (int k = 0; k < SCRUB_NREASONS; k++) {
@@ -179,7 +183,17 @@ void scrub_report_json(struct scrub_app *a, FILE *f)
 	for (int k = 0; k < SCRUB_NREASONS; k++)
 		fprintf(f, "%s\"%s\":%llu", k ? "," : "", scrub_reason_name(k),
 			U(s->reason[k]));
-	fprintf(f, "},\"rules\":[");
+	fprintf(f, "},\"kernel_drops\":{\"deny\":%llu,\"banned\":%llu},"
+		"\"in_ports\":[", U(s->kdeny), U(s->kban));
+	for (unsigned q = 0; q < a->nq; q++) {
+		struct pktmap_stats st = {.sz = sizeof(st)};
+
+		pktmap_stats(a->th[q].port[0], &st);
+		fprintf(f, "%s{", q ? "," : "");
+		fwdcli_json_lib(f, &st);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"rules\":[");
 	for (uint32_t i = 0; i < r->nrules; i++) {
 		fprintf(f, "%s{\"id\":%u,\"line\":%u,\"hits\":%llu,\"text\":",
 			i ? "," : "", i, r->rule[i].line, U(s->hits[i]));
