@@ -10,7 +10,13 @@
      compile_commands.json); within the library, within each app and
      within the netmap compatibility layer the "uses" graph has no cycle;
   3. no comment or doc naming a path of the repository that does not
-     exist, or one outside it (rule 3 below).
+     exist, or one outside it (rule 3 below);
+  4. no product file (src/, apps/, compat/, include/, python/) over
+     MAX_FILE_LINES (800) lines unless BIG_FILES names it with the reason
+     it is one concern (rule 4 below); an entry for a file that is gone
+     or no longer that long is a violation too, so the list stays true.
+
+tests/pkg/check_layout_test.py runs each rule on a made-up tree.
 
     scripts/check_layout.py [BUILD_DIR]     (default: build)
 
@@ -24,8 +30,32 @@ import sys
 from collections import defaultdict
 
 MAX_LINES = 120
+MAX_FILE_LINES = 800
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRODUCT = ("src/", "apps/", "compat/", "python/")
+FILE_TOPS = PRODUCT + ("include/",)
+
+# Rule 4: the product files over MAX_FILE_LINES lines that are one concern
+# each, and why. A file that is several concerns is split, not listed.
+BIG_FILES = {
+    "src/region.c": "one region's life: create or join (rendezvous, "
+                    "sealed memfd, files), leave and reap, and its "
+                    "allocator, all under the region's one lock protocol",
+    "src/capfile.c": "the capture-file reader: pcap and pcapng parsed "
+                     "by libpcap's rules (the writer is capfile_write.c)",
+    "src/ports/memif.c": "memif's data path: the client's and the "
+                         "server's syncs and poll (control channel in "
+                         "memif_ctl.c)",
+    "src/ports/memif_ctl.c": "memif's control channel: the handshake, the "
+                             "peer's regions and rings, disconnect",
+    "compat/netmap/libnetmap.c": "netmap's libnetmap API (nmport_*, "
+                                 "nmreq_*, nmctx_*, nm_open) as netmap "
+                                 "has it, one library",
+    "compat/pcap/live.c": "libpcap's live handle over a port: receive, "
+                          "send, filter and stats of one pcap_t",
+    "src/fwd/scrub_rules.c": "scrub's rules-file parser: one grammar, "
+                             "parsed whole or refused",
+}
 
 
 def product_sources():
@@ -151,16 +181,16 @@ UP_RE = re.compile(r"(?<![\w./-])((?:\.\./)+[\w.+/-]*\w)")
 OUTSIDE_RE = re.compile(r"\b(?:DESIGN|BENCH|STYLE)(?:\.md)?\b")
 
 
-def path_ok(p, before):
-    return (os.path.exists(os.path.join(ROOT, p))
-            or os.path.exists(os.path.join(ROOT, p + ".c"))
+def path_ok(p, before, root=ROOT):
+    return (os.path.exists(os.path.join(root, p))
+            or os.path.exists(os.path.join(root, p + ".c"))
             or PLACEHOLDER.search(p) is not None
             or OTHER_TREE.search(before) is not None)
 
 
-def text_files():
-    for d, dirs, files in os.walk(ROOT):
-        rel = os.path.relpath(d, ROOT)
+def text_files(root=ROOT):
+    for d, dirs, files in os.walk(root):
+        rel = os.path.relpath(d, root)
         if rel == ".":
             dirs[:] = [x for x in dirs if x in TOPS]
         dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
@@ -190,26 +220,26 @@ def comment_text(path):
     return None
 
 
-def missing_paths():
+def missing_paths(root=ROOT):
     bad = []
-    files = [os.path.join(ROOT, f) for f in os.listdir(ROOT)
+    files = [os.path.join(root, f) for f in os.listdir(root)
              if f.endswith(".md") or f in ("run", "meson.build",
                                             "meson_options.txt")]
-    for path in sorted(files + list(text_files())):
+    for path in sorted(files + list(text_files(root))):
         text = comment_text(path)
         if not text:
             continue
-        rel = os.path.relpath(path, ROOT)
+        rel = os.path.relpath(path, root)
         if rel == "CHANGELOG.md":
             continue
         for m in PATH_RE.finditer(text):
             p = m.group(1).rstrip(".")
-            if not path_ok(p, text[max(0, m.start() - 60):m.start()]):
+            if not path_ok(p, text[max(0, m.start() - 60):m.start()], root):
                 bad.append((rel, p))
         for m in UP_RE.finditer(text):
             target = os.path.normpath(os.path.join(os.path.dirname(path),
                                                    m.group(1)))
-            if os.path.relpath(target, ROOT).startswith(".."):
+            if os.path.relpath(target, root).startswith(".."):
                 bad.append((rel, m.group(1)))
         for m in OUTSIDE_RE.finditer(text):
             bad.append((rel, m.group(0)))
@@ -220,10 +250,37 @@ def missing_paths():
                     continue
                 target = os.path.normpath(os.path.join(os.path.dirname(path),
                                                        link))
-                if (os.path.relpath(target, ROOT).startswith("..")
+                if (os.path.relpath(target, root).startswith("..")
                         or not os.path.exists(target)):
                     bad.append((rel, link))
     return sorted(set(bad))
+
+
+def big_files(root=ROOT, allow=None):
+    """Rule 4: (path, lines, why) for each product file over
+    MAX_FILE_LINES not in allow, and each allow entry that is stale."""
+    allow = BIG_FILES if allow is None else allow
+    bad = []
+    for top in FILE_TOPS:
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                if not name.endswith((".c", ".h")):
+                    continue
+                path = os.path.join(d, name)
+                rel = os.path.relpath(path, root)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    n = sum(1 for _ in f)
+                if n > MAX_FILE_LINES and rel not in allow:
+                    bad.append((rel, n, "over"))
+    for rel in allow:
+        path = os.path.join(root, rel)
+        n = 0
+        if os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                n = sum(1 for _ in f)
+        if n <= MAX_FILE_LINES:
+            bad.append((rel, n, "stale"))
+    return sorted(bad)
 
 
 def main():
@@ -240,6 +297,15 @@ def main():
                      if b in comp]
             print(f"check_layout: cycle between files: {', '.join(edges)}")
             bad += 1
+    for rel, n, why in big_files():
+        if why == "over":
+            print(f"check_layout: {rel} is {n} lines (at most "
+                  f"{MAX_FILE_LINES}): split it by concern, or, if it is "
+                  "one, list it in BIG_FILES with why")
+        else:
+            print(f"check_layout: BIG_FILES lists {rel}, which is {n} "
+                  f"lines (not over {MAX_FILE_LINES}): drop the entry")
+        bad += 1
     for rel, p in missing_paths():
         print(f"check_layout: {rel}: names {p}, which is not in the "
               "repository: name the path that exists")
@@ -249,7 +315,8 @@ def main():
         return 1
     print("check_layout: no function over "
           f"{MAX_LINES} lines, no cycle between files, no path named "
-          "that is not in the repository")
+          "that is not in the repository, no file over "
+          f"{MAX_FILE_LINES} lines but the {len(BIG_FILES)} listed")
     return 0
 
 

@@ -31,6 +31,17 @@ enum pm_pcap_format {
 	PM_PCAP_FMT_PCAPNG = 2, /* pcapng */
 };
 
+/* The formats' magic numbers and pcapng block types (reader and writer). */
+#define PCAP_MAGIC_US 0xa1b2c3d4u
+#define PCAP_MAGIC_NS 0xa1b23c4du
+#define PCAP_MAGIC_KUZNETZOV 0xa1b2cd34u /* 8 more bytes per record */
+#define PCAPNG_SHB 0x0a0d0d0au
+#define PCAPNG_IDB 0x00000001u
+#define PCAPNG_PB 0x00000002u /* obsolete Packet Block */
+#define PCAPNG_SPB 0x00000003u
+#define PCAPNG_EPB 0x00000006u
+#define PCAPNG_BOM 0x1a2b3c4du
+
 /* The largest captured length any link type may have (DLT_DBUS), the
  * usual one, and the snapshot length the writer puts in its header. */
 #define PM_PCAP_MAX_CAPLEN_ANY (128u * 1024 * 1024)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
  * The public capture-file writer (<pktmap/pcapfile.h>): the internal
- * writer of capfile.c behind an exported, size-checked interface, plus
+ * writer of capfile_write.c behind an exported, size-checked interface, plus
  * the byte accounting that rotation by size needs.
  */
 #include <errno.h>

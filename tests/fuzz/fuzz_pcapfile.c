@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* libFuzzer target: the capture-file reader and writer (src/capfile.c).
+/* libFuzzer target: the capture-file reader and writer (src/capfile.c,
+ * src/capfile_write.c).
  *
  * For any input:
  *  - reading it from memory never crashes, never reads outside it (every
@@ -13,7 +14,8 @@
  * Build and run (tests/fuzz/run.sh does this, seeded with the shared
  * captures):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *     -I src tests/fuzz/fuzz_pcapfile.c src/capfile.c -o fuzz_pcapfile
+ *     -I src tests/fuzz/fuzz_pcapfile.c src/capfile.c src/capfile_write.c \
+ *     -o fuzz_pcapfile
  *   ./fuzz_pcapfile -max_len=65536 CORPUS_DIR
  */
 #include <stdint.h>

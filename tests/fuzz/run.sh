@@ -56,7 +56,7 @@ incs=(-I "$root/include" -I "$build/include" -I "$root/src")
 seeds=
 case $target in
 pcapfile | libpcap_diff)
-	srcs=("$root/src/capfile.c")
+	srcs=("$root/src/capfile.c" "$root/src/capfile_write.c")
 	seeds=${PKTMAP_PCAPS:-$root/tests/data/pcaps}
 	[ "$target" = libpcap_diff ] && libs=(-lpcap)
 	;;

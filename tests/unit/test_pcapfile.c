@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The capture-file reader and writer (src/capfile.c) and the pcap:FILE
- * port (src/ports/pcap.c).
+/* The capture-file reader and writer (src/capfile.c, src/capfile_write.c)
+ * and the pcap:FILE port (src/ports/pcap.c).
  *
  * 1. Every file of the shared corpus reads as libpcap reads it
  *    (EXPECTED.tsv: packets, caplen and len sums, link type).
