@@ -727,6 +727,38 @@ static void test_eviction(void)
 	CHECK(scrub_table_find(&t, a) != NULL, "the banned source stays");
 	CHECK_EQ(t.evicted_banned, 0);
 	scrub_table_free(&t);
+
+	/* one set: its three oldest banned, ten new sources take the fourth
+	 * way each in turn; when all four are banned, the oldest goes */
+	CHECK_EQ(scrub_table_init(&t, 4, 7), 0);
+	CHECK_EQ(t.nsets, 1);
+	for (uint32_t i = 0; i < 4; i++) {
+		memcpy(a, &i, 4);
+		struct scrub_entry *e = scrub_table_get(&t, a, i + 1, 1, 1);
+
+		if (i < 3) {
+			e->ban_until = 1000;
+			e->ban_at = i + 1;
+		}
+	}
+	for (uint32_t i = 100; i < 110; i++) {
+		memcpy(a, &i, 4);
+		scrub_table_get(&t, a, i, 1, 1);
+	}
+	for (uint32_t i = 0; i < 3; i++) {
+		memcpy(a, &i, 4);
+		CHECK(scrub_table_find(&t, a) != NULL, "banned source %u stays", i);
+	}
+	CHECK_EQ(t.evicted_banned, 0);
+	CHECK_EQ(t.evictions, 10);
+	memcpy(a, &(uint32_t){109}, 4);
+	scrub_table_find(&t, a)->ban_until = 1000;
+	memcpy(a, &(uint32_t){200}, 4);
+	scrub_table_get(&t, a, 300, 1, 1);
+	CHECK_EQ(t.evicted_banned, 1);
+	memcpy(a, &(uint32_t){0}, 4);
+	CHECK(scrub_table_find(&t, a) == NULL, "the oldest banned one went");
+	scrub_table_free(&t);
 }
 
 /* Manual bans through the context; an unban also lifts an automatic
