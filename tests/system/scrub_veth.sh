@@ -21,6 +21,9 @@
 #  3. a manual ban through the control socket reaches the kernel: frames
 #     from 10.0.0.3 are dropped there (kernel_drops.banned), and pass
 #     again after unban (counted at a rate vb1's socket keeps up with).
+#  4. host mode (-i xdp:vb1 alone): ping from A reaches B's stack through
+#     scrub (and the replies go out); after a reload that denies A, it
+#     does not, dropped in the kernel.
 # After each step no XDP program is left on any interface. Needs root.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -157,5 +160,25 @@ expect_eq "3: banned after unban" "$(stat s3 banned)" $((N / 4))
 expect_eq "3: passed after unban" "$(stat s3 passed)" $((N / 4 + N / 2))
 stop s3
 expect_eq "3: bans in the kernel" "$(pyj "$TMP/s3.json" 'j["kernel_drops"]["banned"]')" $((N / 4))
+no_leftovers
+
+echo "4. host mode: -i xdp:vb1 alone, the host stack behind it"
+nsx "$A" ip addr add 10.9.0.1/24 dev va
+nsx "$B" ip addr add 10.9.0.2/24 dev vb1
+: >"$TMP/h.rules"
+bg ip netns exec "$B" "$PKTMAP" scrub -i xdp:vb1 -c "$TMP/h.rules" \
+	--control "$TMP/h.sock" -T 0 --json >"$TMP/h.json" 2>"$TMP/h.err"
+SPID=$BG_PID
+wait_for "$TMP/h.err" "^scrub: xdp:vb1 -> xdp:vb1\\^"
+wait_bound "$B" vb1
+nsx "$A" ping -c 3 -i 0.2 -W 2 10.9.0.2 >/dev/null || fail "4: no ping through scrub"
+echo "deny 10.9.0.1" >"$TMP/h.rules"
+expect_eq "4: reload" "$(ctl "$TMP/h.sock" reload)" "ok reloaded $TMP/h.rules"
+! nsx "$A" ping -c 2 -i 0.2 -W 1 10.9.0.2 >/dev/null || fail "4: ping passed a deny"
+stop h
+expect_eq "4: denied in the kernel" "$(pyj "$TMP/h.json" 'j["kernel_drops"]["deny"]')" \
+	"$(pyj "$TMP/h.json" 'j["reasons"]["deny"]')"
+[ "$(pyj "$TMP/h.json" 'j["reasons"]["deny"]')" -ge 2 ] || fail "4: deny count"
+[ "$(pyj "$TMP/h.json" 'j["returned"]')" -ge 3 ] || fail "4: the host's replies"
 no_leftovers
 echo "scrub_veth: ok"
