@@ -17,6 +17,7 @@ import os
 import signal
 import socket
 import sys
+import time
 
 
 def fail(msg):
@@ -52,7 +53,16 @@ def main():
     os.close(err_w)
     lst.close()
     if stream:
-        _, status = os.waitpid(pid, 0)
+        # (a broker that took the stream socket would serve on: bounded)
+        for _ in range(300):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            fail("a stream socket was taken: the broker ran on")
         err = os.read(err_r, 4096).decode().strip().split("\n")
         if os.waitstatus_to_exitcode(status) != 1 or len(err) != 1 or \
                 "SOCK_SEQPACKET" not in err[0]:
