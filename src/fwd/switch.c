@@ -23,12 +23,10 @@
 #include "switch.h"
 #include "util.h"
 
+/* The switch's clock: coarse milliseconds, wrapping at 2^32. */
 static uint32_t sw_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000u +
-			  (uint64_t)ts.tv_nsec / 1000000u);
+	return (uint32_t)pm_clock_ms(CLOCK_MONOTONIC_COARSE);
 }
 
 static inline uint32_t ring_next(uint32_t i, uint32_t n)
