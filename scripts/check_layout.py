@@ -38,9 +38,9 @@ FILE_TOPS = PRODUCT + ("include/",)
 # Rule 4: the product files over MAX_FILE_LINES lines that are one concern
 # each, and why. A file that is several concerns is split, not listed.
 BIG_FILES = {
-    "src/region.c": "one region's life: create or join (rendezvous, "
-                    "sealed memfd, files), leave and reap, and its "
-                    "allocator, all under the region's one lock protocol",
+    "src/region.c": "one region's life under its file's lock protocol: "
+                    "create or join (rendezvous, sealed memfd, files), "
+                    "leave, reap, list (what is inside: region_alloc.c)",
     "src/capfile.c": "the capture-file reader: pcap and pcapng parsed "
                      "by libpcap's rules (the writer is capfile_write.c)",
     "src/ports/memif.c": "memif's data path: the client's and the "

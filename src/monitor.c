@@ -222,7 +222,8 @@ int pm_monitor_open(struct pktmap_port *p, const struct pm_name *nm,
 		free(m);
 		return ret;
 	}
-	uint32_t gen = (atomic_fetch_add_explicit(&mon_gen, 1, memory_order_relaxed) & 0xffffffu);
+	uint32_t gen = atomic_fetch_add_explicit(&mon_gen, 1,
+						 memory_order_relaxed) & 0xffffffu;
 	m->word = (uint64_t)(uint32_t)getpid() << 32 | (uint64_t)gen << 8 |
 		  (nm->mon & (PM_MON_RX | PM_MON_TX));
 	char qname[PM_NAME_MAX];

@@ -58,7 +58,9 @@ void pm_log_ratelimited(struct pktmap_port *p, struct pm_ratelimit *rl,
 	int64_t last = atomic_load_explicit(&rl->last, memory_order_relaxed);
 	/* Two threads may report at once: the one that moves `last` logs. */
 	if ((last && t - last < 1) ||
-	    !atomic_compare_exchange_strong_explicit(&rl->last, &last, t, memory_order_relaxed, memory_order_relaxed)) {
+	    !atomic_compare_exchange_strong_explicit(&rl->last, &last, t,
+						     memory_order_relaxed,
+						     memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&rl->suppressed, 1, memory_order_relaxed);
 		return;
 	}

@@ -61,7 +61,8 @@ static void dump(struct run_worker *w, struct netmap_ring *ring, uint32_t i,
 {
 	struct recv_thread *t = w->arg;
 	FILE *o = w->run->stats.out;
-	int64_t left = atomic_fetch_sub_explicit(&t->sh->dump_left, 1, memory_order_relaxed);
+	int64_t left = atomic_fetch_sub_explicit(&t->sh->dump_left, 1,
+						 memory_order_relaxed);
 	uint16_t stream;
 	uint64_t seq;
 

@@ -759,7 +759,8 @@ int nme_dup_to(int oldfd, int newfd)
 	pthread_mutex_lock(&nme_lock);
 	f->refs++;
 	pthread_mutex_unlock(&nme_lock);
-	struct nme_file *old = atomic_exchange_explicit(&nme_files[newfd], f, memory_order_acq_rel);
+	struct nme_file *old = atomic_exchange_explicit(&nme_files[newfd], f,
+							memory_order_acq_rel);
 	if (old)
 		file_put(old);
 	return newfd;

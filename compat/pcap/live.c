@@ -686,7 +686,8 @@ static int deliver(struct pmc *h, int max, pcap_handler cb, u_char *user)
 			if (pm_unlikely(atomic_load_explicit(&h->break_loop,
 							  memory_order_relaxed))) {
 				ring->head = ring->cur = i;
-				atomic_store_explicit(&h->break_loop, 0, memory_order_relaxed);
+				atomic_store_explicit(&h->break_loop, 0,
+						      memory_order_relaxed);
 				return PCAP_ERROR_BREAK;
 			}
 			if (max > 0 && n >= max)

@@ -815,18 +815,21 @@ void mif_service(struct pktmap_port *p)
 	atomic_store_explicit(&mi->ctl_due, 0, memory_order_relaxed);
 	atomic_store_explicit(PM_ATOMIC(&mi->next_service_ms),
 			      now + MIF_SERVICE_MS, memory_order_relaxed);
-	if (atomic_exchange_explicit(&mi->fault, 0, memory_order_relaxed) && atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN) {
+	if (atomic_exchange_explicit(&mi->fault, 0, memory_order_relaxed) &&
+	    atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN) {
 		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer broke the ring protocol", true);
 	}
-	if (atomic_load_explicit(&mi->lost, memory_order_relaxed) && atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN) {
+	if (atomic_load_explicit(&mi->lost, memory_order_relaxed) &&
+	    atomic_load_explicit(&mi->state, memory_order_acquire) != MIF_DOWN) {
 		pm_stat_inc(&mi->peer_errors, 1);
 		mif_disconnect(p, "the peer took back memory of a region it gave "
 			       "us (punched a hole in it: SIGBUS, caught)", true);
 	}
 	if (mi->server)
 		srv_accept(p);
-	else if (atomic_load_explicit(&mi->state, memory_order_acquire) == MIF_DOWN && now >= mi->next_try_ms)
+	else if (atomic_load_explicit(&mi->state, memory_order_acquire) ==
+		 MIF_DOWN && now >= mi->next_try_ms)
 		cli_try_connect(p);
 	for (int i = 0; mi->cfd >= 0 && i < MIF_MSGS_PER_SERVICE; i++) {
 		struct mif_msg m;
@@ -849,7 +852,9 @@ void mif_service(struct pktmap_port *p)
 		}
 		handle_one(p, &m, fd);
 		if (i + 1 == MIF_MSGS_PER_SERVICE)
-			atomic_store_explicit(&mi->ctl_due, 1, memory_order_relaxed); /* more next time */
+			/* more next time */
+			atomic_store_explicit(&mi->ctl_due, 1,
+					      memory_order_relaxed);
 	}
 	int st = atomic_load_explicit(&mi->state, memory_order_acquire);
 	if (st != MIF_DOWN && st != MIF_UP && now > mi->deadline_ms) {
