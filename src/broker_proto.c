@@ -31,6 +31,10 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	/* One line, whatever bytes of the request it quotes. */
+	for (char *c = err; errlen && *c; c++)
+		if ((unsigned char)*c < ' ' || (unsigned char)*c > '~')
+			*c = '?';
 	return -EINVAL;
 }
 
