@@ -167,10 +167,17 @@ static int complete(const struct pm_bk_req *r, uint32_t seen, char *err,
 		SEEN(K_FQ) | SEEN(K_CQ) | SEEN(K_DIR) :
 		r->verb == PM_BK_ATTACH ? SEEN(K_Q) | (r->ns ? SEEN(K_IF) : 0) :
 		r->verb == PM_BK_PKT ? SEEN(K_IF) | SEEN(K_DIR) : SEEN(K_IF);
-	for (int i = 0; i < K_N; i++)
+	uint32_t may = r->verb == PM_BK_XSK ? SEEN(K_N) - 1 :
+		       r->verb == PM_BK_ATTACH ? SEEN(K_IF) | SEEN(K_Q) | SEEN(K_NS) :
+		       SEEN(K_IF) | SEEN(K_DIR) | SEEN(K_NS);
+	for (int i = 0; i < K_N; i++) {
 		if ((need & SEEN(i)) && !(seen & SEEN(i)))
 			return bad(err, errlen, "%s: key '%s' missing",
 				   pm_bk_verb_name(r->verb), keys[i]);
+		if ((seen & SEEN(i)) && !(may & SEEN(i)))
+			return bad(err, errlen, "%s: key '%s' does not go with it",
+				   pm_bk_verb_name(r->verb), keys[i]);
+	}
 	if (r->verb == PM_BK_XSK) {
 		if (r->umem_len == 0 || r->umem_len % r->chunk)
 			return bad(err, errlen, "xsk: 'umem' is a non-zero multiple "
