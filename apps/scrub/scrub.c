@@ -322,7 +322,7 @@ static atomic_int scrub_hup;
 static void on_hup(int sig)
 {
 	(void)sig;
-	atomic_store(&scrub_hup, 1);
+	atomic_store_explicit(&scrub_hup, 1, memory_order_relaxed);
 }
 
 /* Start the workers; report, reload on SIGHUP, until they all ended. */
@@ -340,7 +340,7 @@ static int go(struct scrub_app *a, struct run *r)
 
 		if (rc) {
 			cli_err("scrub: cannot start worker %u: %s", q, strerror(rc));
-			atomic_store(&run_stop_flag, 1);
+			atomic_store_explicit(&run_stop_flag, 1, memory_order_relaxed);
 			status = EXIT_RUNTIME;
 			break;
 		}
@@ -358,7 +358,7 @@ static int go(struct scrub_app *a, struct run *r)
 		bool all_done = true;
 
 		nanosleep(&ts, NULL);
-		if (atomic_exchange(&scrub_hup, 0)) {
+		if (atomic_exchange_explicit(&scrub_hup, 0, memory_order_relaxed)) {
 			notify_reloading();
 			if (scrub_app_reload(a))
 				cli_err("scrub: reload refused, the running rules "
@@ -521,7 +521,8 @@ int cmd_scrub(int argc, char **argv)
 	sigemptyset(&hup);
 	sigaddset(&hup, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &hup, NULL);
-	atomic_store(&a->manual_ns, 1000000000ull);
+	/* (a clock: relaxed, as every read of it) */
+	atomic_store_explicit(&a->manual_ns, 1000000000ull, memory_order_relaxed);
 	status = prepare(a);
 	if (status == 0) {
 		if (!a->o.quiet)

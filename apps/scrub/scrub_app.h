@@ -95,7 +95,9 @@ int scrub_ctl_answer(struct scrub_app *a, const char *req, char *out,
 /* Now on the workers' clock. */
 static inline uint64_t scrub_app_now(struct scrub_app *a)
 {
-	return a->o.manual_clock ? atomic_load(&a->manual_ns) : fwd_now_ns();
+	return a->o.manual_clock ?
+		atomic_load_explicit(&a->manual_ns, memory_order_relaxed) :
+		fwd_now_ns();
 }
 
 /* scrub_kern.c: the kernel fast path on an xdp: input (nothing in a

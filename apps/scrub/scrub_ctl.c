@@ -112,7 +112,8 @@ static int tick(struct scrub_app *a, char **w, int n, char *out, size_t len)
 		snprintf(out, len, "error tick SECS");
 		return -1;
 	}
-	uint64_t now = atomic_fetch_add(&a->manual_ns, (uint64_t)(secs * 1e9)) +
+	uint64_t now = atomic_fetch_add_explicit(&a->manual_ns, (uint64_t)(secs * 1e9),
+						 memory_order_relaxed) +
 		       (uint64_t)(secs * 1e9);
 
 	snprintf(out, len, "ok now %.9f", (double)now / 1e9);
@@ -239,7 +240,7 @@ static void *ctl_main(void *arg)
 {
 	struct scrub_app *a = arg;
 
-	while (!atomic_load(&a->ctl_stop)) {
+	while (!atomic_load_explicit(&a->ctl_stop, memory_order_relaxed)) {
 		struct pollfd p = {.fd = a->ctl_fd, .events = POLLIN};
 
 		if (poll(&p, 1, FWD_POLL_MS) <= 0)
@@ -318,7 +319,7 @@ int scrub_ctl_start(struct scrub_app *a)
 void scrub_ctl_stop(struct scrub_app *a)
 {
 	if (a->ctl_started) {
-		atomic_store(&a->ctl_stop, 1);
+		atomic_store_explicit(&a->ctl_stop, 1, memory_order_relaxed);
 		pthread_join(a->ctl_tid, NULL);
 		a->ctl_started = false;
 	}

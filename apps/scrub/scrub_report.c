@@ -116,7 +116,7 @@ void scrub_report_stats(struct scrub_app *a, FILE *f)
 	/* The rule set may be swapped while we read it: hold the writers'
 	 * lock (a reload waits for us, the workers do not). */
 	pthread_mutex_lock(&a->lock);
-	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
+	const struct scrub_rules *r = atomic_load_explicit(&a->ctx->rules, memory_order_acquire);
 
 	snap_take(a, r, s);
 	print_stats(a, r, s, f);
@@ -131,7 +131,7 @@ void scrub_report_line(struct scrub_app *a, FILE *f)
 	if (!s)
 		return;
 	pthread_mutex_lock(&a->lock);
-	snap_take(a, atomic_load(&a->ctx->rules), s);
+	snap_take(a, atomic_load_explicit(&a->ctx->rules, memory_order_acquire), s);
 	pthread_mutex_unlock(&a->lock);
 	const uint64_t *c = s->reason;
 	uint64_t rate = c[SCRUB_DROP_PPS] + c[SCRUB_DROP_BPS];
@@ -161,7 +161,7 @@ void scrub_report_summary(struct scrub_app *a, FILE *f)
 void scrub_report_json(struct scrub_app *a, FILE *f)
 {
 	struct snap *s = malloc(sizeof(*s));
-	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
+	const struct scrub_rules *r = atomic_load_explicit(&a->ctx->rules, memory_order_acquire);
 
 	if (!s)
 		return;
@@ -215,7 +215,7 @@ int scrub_report_publish(struct scrub_app *a)
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_lock(&a->lock);
-	const struct scrub_rules *r = atomic_load(&a->ctx->rules);
+	const struct scrub_rules *r = atomic_load_explicit(&a->ctx->rules, memory_order_acquire);
 
 	snap_take(a, r, s);
 	size = sizeof(struct sp_hdr) + SCRUB_NREASONS * 8 +

@@ -124,7 +124,7 @@ static void rt_lpm_adopt(struct rt_thread *t)
 	uint32_t g = atomic_load_explicit(&rt->lpm_gen, memory_order_acquire);
 	const struct rt_lpm *l;
 
-	if (__builtin_expect(g == t->lpm_gen, 1))
+	if (pm_likely(g == t->lpm_gen))
 		return;
 	l = atomic_load_explicit(&rt->lpm_next, memory_order_relaxed);
 	for (unsigned k = 0; k < t->nrx; k++)

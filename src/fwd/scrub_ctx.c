@@ -40,10 +40,11 @@ int scrub_ctx_init(struct scrub_ctx *c, struct scrub_rules *rules,
 
 void scrub_ctx_fini(struct scrub_ctx *c)
 {
-	scrub_rules_free(atomic_load(&c->rules));
-	scrub_bans_free(atomic_load(&c->bans));
-	atomic_store(&c->rules, NULL);
-	atomic_store(&c->bans, NULL);
+	/* (the workers have stopped: relaxed) */
+	scrub_rules_free(atomic_load_explicit(&c->rules, memory_order_relaxed));
+	scrub_bans_free(atomic_load_explicit(&c->bans, memory_order_relaxed));
+	atomic_store_explicit(&c->rules, NULL, memory_order_relaxed);
+	atomic_store_explicit(&c->bans, NULL, memory_order_relaxed);
 }
 
 /* After a pointer swap: wait until no worker can still be in a batch
@@ -51,7 +52,10 @@ void scrub_ctx_fini(struct scrub_ctx *c)
  * writer (the control thread) polls with short naps. */
 static void wait_readers(struct scrub_ctx *c)
 {
-	uint64_t g = atomic_fetch_add(&c->gen, 1) + 1;
+	/* seq_cst: the bump must not pass the pointer store before it, nor
+	 * the epoch loads after it (the fence below orders the loads). */
+	uint64_t g = atomic_fetch_add_explicit(&c->gen, 1,
+					       memory_order_seq_cst) + 1;
 
 	/* Pairs with the fence in scrub_ctx_enter(). */
 	atomic_thread_fence(memory_order_seq_cst);
@@ -87,7 +91,10 @@ int scrub_ctx_swap_rules(struct scrub_ctx *c, struct scrub_rules *r)
 int scrub_ctx_ban(struct scrub_ctx *c, const uint8_t addr[16], bool ban,
 		  uint64_t until_ns, uint64_t now_ns)
 {
-	struct scrub_bans *old = atomic_load(&c->bans), *b;
+	/* (only the writer, this thread, stores it: relaxed) */
+	struct scrub_bans *old = atomic_load_explicit(&c->bans,
+						      memory_order_relaxed);
+	struct scrub_bans *b;
 	int rc = scrub_bans_edit(old, addr, ban, until_ns, now_ns, &b);
 
 	if (rc)

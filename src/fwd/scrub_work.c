@@ -16,9 +16,6 @@
 
 #include "scrub_work.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
 struct round {
 	uint64_t packets, bytes, dropped, too_long;
 	uint32_t rx_used;
@@ -95,9 +92,9 @@ static inline bool verdict(struct scrub_thread *t, struct scrub_dir *d,
 		return false;
 	}
 	why = scrub_judge(&t->w, v->rules, v->bans, buf, rs->len, now);
-	if (unlikely(t->w.new_ban) && t->on_ban)
+	if (pm_unlikely(t->w.new_ban) && t->on_ban)
 		t->on_ban(t->user, t->w.ban_addr, t->w.ban_until);
-	if (likely(!scrub_dropped(why)))
+	if (pm_likely(!scrub_dropped(why)))
 		return false;
 	if (t->sample && ++t->drops_seen % t->sample_every == 0)
 		t->sample(t->user, t->id, buf, rs->len, why);
@@ -119,7 +116,7 @@ static void move_ring(struct scrub_thread *t, struct scrub_dir *d,
 	while (used < nrx) {
 		uint32_t len = 1;
 
-		if (unlikely(rx->slot[j].flags & NS_MOREFRAG)) {
+		if (pm_unlikely(rx->slot[j].flags & NS_MOREFRAG)) {
 			len = chain_len(rx, j, nm_ring_space(rx) - used);
 			if (len == 0 && nm_ring_space(rx) < rx->num_slots - 1)
 				break; /* the rest has not arrived */
@@ -132,7 +129,7 @@ static void move_ring(struct scrub_thread *t, struct scrub_dir *d,
 			r->dropped++;
 			goto skip;
 		}
-		if (unlikely(!fits_tx(t, d, rx, j, len))) {
+		if (pm_unlikely(!fits_tx(t, d, rx, j, len))) {
 			r->too_long++;
 			goto skip;
 		}
@@ -302,7 +299,7 @@ void scrub_thread_free(struct scrub_thread *t)
 
 void scrub_thread_stop(struct scrub_thread *t)
 {
-	atomic_store(&t->stopping, 1);
+	atomic_store_explicit(&t->stopping, 1, memory_order_relaxed);
 }
 
 static bool failed(struct scrub_thread *t, int rc)

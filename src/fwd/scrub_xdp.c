@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "scrub_xdp.h"
+#include "util.h" /* PM_ATOMIC() */
 
 #define PROG_NAME "pktmap_scrub"
 #define MAX_PROG_MAPS 16
@@ -390,13 +392,14 @@ int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
 		if (fds[kind] < 0)
 			ret = fds[kind];
 	}
-	uint32_t live = __atomic_load_n(&x->conf[0], __ATOMIC_ACQUIRE) & 1;
+	uint32_t live = atomic_load_explicit(PM_ATOMIC(&x->conf[0]), memory_order_acquire) & 1;
 	if (ret == 0)
 		ret = place(x, live ^ 1, fds);
 	if (ret == 0) {
 		/* The slots are written (the syscalls above returned): from
 		 * here on a frame that reads the new word finds them. */
-		__atomic_store_n(&x->conf[0], live ^ 1, __ATOMIC_RELEASE);
+		atomic_store_explicit(PM_ATOMIC(&x->conf[0]), live ^ 1,
+				      memory_order_release);
 	}
 	/* The outer maps hold the new maps now; our descriptors go. */
 	for (unsigned kind = 0; kind < K_N; kind++)
@@ -467,7 +470,7 @@ void scrub_xdp_detach(struct scrub_xdp *x)
 		const int none[K_N] = { -1, -1, -1, -1, -1 };
 		/* Both generations emptied: nothing is dropped any more. */
 		(void)scrub_xdp_load(x, NULL, 0);
-		(void)place(x, __atomic_load_n(&x->conf[0], __ATOMIC_ACQUIRE) ^ 1,
+		(void)place(x, atomic_load_explicit(PM_ATOMIC(&x->conf[0]), memory_order_acquire) ^ 1,
 			    none);
 		munmap(x->conf, x->conf_len);
 	}

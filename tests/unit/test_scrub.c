@@ -398,8 +398,8 @@ static void test_million(void)
 		uint8_t a16[16] = {[10] = 0xff, [11] = 0xff};
 
 		if (q % 2) /* inside a prefix half the time */
-			a = (uint32_t)(p[rnd() % N].addr[0] << 24 |
-				       p[rnd() % N].addr[1] << 16) | (a & 0xffff);
+			a = (uint32_t)p[rnd() % N].addr[0] << 24 |
+			    (uint32_t)p[rnd() % N].addr[1] << 16 | (a & 0xffff);
 		for (int len = 32; len >= 8 && !want; len--) {
 			uint32_t m = len == 32 ? a : a & ~(~0u >> len);
 			uint64_t key = (uint64_t)m << 8 | (uint64_t)len | 1ull << 40;
