@@ -27,6 +27,8 @@
 # Usage: bench/python.sh [BUILD]    (env: N=5000000 SECONDS_=5 WARM=1
 #                                    PARTS="pipe veth")
 #   quick check: N=20000 SECONDS_=0.5 WARM=0.2 bench/python.sh
+#   RX_PORT='pkt:vethB@conf:rx=blocks': the per-packet loop on another
+#   port name of vethB (default pkt:vethB)
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,7 +82,7 @@ veth_part() {
 	netns_veth "$A" vethA "$B" vethB
 	ip netns exec "$A" "$PKTMAP" gen -i pkt:vethA -l 60 -T 0 -q >/dev/null &
 	gpid=$!
-	results+=("$(ip netns exec "$B" "$PY" "$RX" loop-window pkt:vethB "$SECS" "$WARM")")
+	results+=("$(ip netns exec "$B" "$PY" "$RX" loop-window "${RX_PORT:-pkt:vethB}" "$SECS" "$WARM")")
 	if venv_ready; then
 		for kind in pypcap pcapy; do
 			results+=("$(ip netns exec "$B" "$VENV/bin/python3" "$RX" "$kind" vethB "$SECS" "$WARM")")
