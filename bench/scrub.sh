@@ -295,15 +295,19 @@ mkdir -p "$(dirname "$OUT")"
 {
 	for scen in $SCENARIOS; do
 		for sys in $SYSTEMS; do
-			[ -n "${R["$scen,$sys"]:-}" ] && echo "$scen $sys ${R["$scen,$sys"]}"
+			if [ -n "${R["$scen,$sys"]:-}" ]; then
+				echo "$scen $sys ${R["$scen,$sys"]}"
+			fi
 		done
 	done
-} | python3 - "$OUT" "$LOAD_BEFORE" "$DURATION" "$RUNS" "$NDENY" "$NSRC" "$LIMIT" \
+} >"$TMP/points.txt"
+# (the points come in a file: python3's standard input is its program)
+python3 - "$TMP/points.txt" "$OUT" "$LOAD_BEFORE" "$DURATION" "$RUNS" "$NDENY" "$NSRC" "$LIMIT" \
 	"$LEGIT_PPS" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
 import json, statistics, sys, time
-out, load, secs, runs, ndeny, nsrc, limit, legit, commit = sys.argv[1:10]
+points, out, load, secs, runs, ndeny, nsrc, limit, legit, commit = sys.argv[1:11]
 pts = []
-for line in sys.stdin:
+for line in open(points):
     scen, tool, rest = line.split(None, 2)
     rs = [[int(v) for v in r.split()] for r in rest.strip().split(";")]
     med = lambda i: statistics.median(r[i] for r in rs)
