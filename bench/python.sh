@@ -101,5 +101,5 @@ for part in $PARTS; do
 done
 
 mkdir -p "$(dirname "$OUT")"
-printf '%s\n' "${results[@]}" | "$PY" "$RX" summary "$OUT" "$N" "$SECS"
+printf '%s\n' "${results[@]}" | LOAD_BEFORE=$LOAD_BEFORE "$PY" "$RX" summary "$OUT" "$N" "$SECS"
 echo "results: $OUT"

@@ -131,7 +131,11 @@ def summary(path, n, secs):
     rows = [json.loads(line) for line in sys.stdin if line.strip()]
     out = {"bench": "python",
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "n": n, "seconds": secs, "load": os.getloadavg()[0],
+           "n": n, "seconds": secs,
+           # (python.sh's bench/lib.sh reads it before the first receiver)
+           "load_before": float(os.environ.get("LOAD_BEFORE", "nan")),
+           "load_after": os.getloadavg()[0],
+           "noisy": not float(os.environ.get("LOAD_BEFORE", "nan")) < 0.3,
            "results": rows}
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
