@@ -22,12 +22,12 @@
 static struct rt_router rt;
 static struct rt_opts opts;
 static struct rt_route routes[] = {
-	{0x0a000000, 8, 1},  /* 10.0.0.0/8 */
-	{0x0a010000, 16, 2}, /* 10.1.0.0/16 */
-	{0x0a010200, 24, 3}, /* 10.1.2.0/24 */
-	{0x0a010280, 25, 0}, /* 10.1.2.128/25 */
-	{0x0a010281, 32, 1}, /* 10.1.2.129/32 */
-	{0xc0a80000, 16, 2}, /* 192.168.0.0/16 */
+	{0x0a000000, 8, 1, 0},  /* 10.0.0.0/8 */
+	{0x0a010000, 16, 2, 1}, /* 10.1.0.0/16 */
+	{0x0a010200, 24, 3, 2}, /* 10.1.2.0/24 */
+	{0x0a010280, 25, 0, 3}, /* 10.1.2.128/25 */
+	{0x0a010281, 32, 1, 4}, /* 10.1.2.129/32 */
+	{0xc0a80000, 16, 2, 5}, /* 192.168.0.0/16 */
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -50,6 +50,10 @@ static void setup(void)
 	memcpy(copy, routes, sizeof(routes));
 	if (rt_lpm_build(&rt.lpm, copy, NROUTES) || rt_l2_init(&rt))
 		abort();
+	/* Each port's RX stage looks routes up through its own pointer
+	 * (router_reload.c swaps it), set as rt_init() sets it. */
+	for (unsigned i = 0; i < NP; i++)
+		rt.ports[i].rx.lpm = &rt.lpm;
 }
 
 static int brute(uint32_t dst)
@@ -92,6 +96,8 @@ static int csum_ok(const uint8_t *ip, uint32_t ihl)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
 }
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
