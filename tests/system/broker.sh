@@ -54,6 +54,11 @@ ip -n "$B" link set dev vethE up
 SD=$(mktemp -d /tmp/pktmap-broker.XXXXXX)
 chmod 755 "$SD"
 at_exit rm -rf "$SD"
+# Steps 10 and 11 run clients as root of a user namespace mapped to
+# nobody: they publish their counters in /dev/shm/pktmap-stats.0 (uid 0
+# is theirs in there), a directory of nobody's that root's next port moves
+# aside (src/userdir.c). Nobody's, so ours to remove, as nobody.
+at_exit setpriv --reuid=nobody --regid=nogroup --clear-groups find /dev/shm -maxdepth 1 -user nobody \( -name pktmap-stats.0 -o -name "pktmap-stats.0.squatted.*" \) -exec rm -rf {} +
 SOCK=$SD/broker.sock
 POL=$SD/broker.conf
 cat >"$POL" <<EOT
