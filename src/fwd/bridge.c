@@ -293,18 +293,12 @@ static uint32_t move_dir(struct bridge *b, struct bridge_dir *d,
 
 static bool rx_empty(const struct bridge_dir *d)
 {
-	for (uint32_t i = d->rx_lo; i <= d->rx_hi; i++)
-		if (!nm_ring_empty(NETMAP_RXRING(d->rx_nifp, i)))
-			return false;
-	return true;
+	return fwd_rx_empty(d->rx_nifp, d->rx_lo, d->rx_hi);
 }
 
 static bool tx_pending(const struct bridge_dir *d)
 {
-	for (uint32_t i = d->tx_lo; i <= d->tx_hi; i++)
-		if (fwd_tx_pending(NETMAP_TXRING(d->tx_nifp, i)))
-			return true;
-	return false;
+	return fwd_tx_any_pending(d->tx_nifp, d->tx_lo, d->tx_hi);
 }
 
 static void publish(struct bridge_dir *d, const struct round *r)

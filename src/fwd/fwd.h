@@ -192,6 +192,26 @@ static inline uint32_t fwd_tx_pending(const struct netmap_ring *ring)
 	return (ring->head + 2 * n - ring->tail - 1) % n;
 }
 
+/* Are RX rings lo..hi of an interface all empty? */
+static inline bool fwd_rx_empty(const struct netmap_if *nifp, uint32_t lo,
+				uint32_t hi)
+{
+	for (uint32_t i = lo; i <= hi; i++)
+		if (!nm_ring_empty(NETMAP_RXRING(nifp, i)))
+			return false;
+	return true;
+}
+
+/* Has any of TX rings lo..hi frames not yet taken by the back end? */
+static inline bool fwd_tx_any_pending(const struct netmap_if *nifp,
+				      uint32_t lo, uint32_t hi)
+{
+	for (uint32_t i = lo; i <= hi; i++)
+		if (fwd_tx_pending(NETMAP_TXRING(nifp, i)))
+			return true;
+	return false;
+}
+
 /* Do names a and b open the same rings of the same port (one back end,
  * interface or pipe, end, ring and pipe number; flags and options
  * aside)? A forwarder given one port twice would be its own peer: its
