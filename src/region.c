@@ -116,6 +116,23 @@ int pm_region_lock(struct pm_region *r)
 	return pm_ofd_lock(r->fd, F_WRLCK, PM_LOCK_MUTEX, !r->nowait);
 }
 
+/* The mutex at open and at close. A NOWAIT region (a monitor's queue,
+ * opened and closed from a port's sync) tries for a moment, 100 us
+ * apart and 20 ms at most, instead of once: anyone listing regions
+ * ('pktmap ports', region_probe()) holds each mutex for microseconds,
+ * and a single try that met such a probe failed the open, or left the
+ * queue's files behind at close. Its syncs still try once. */
+static int region_lock_brief(struct pm_region *r)
+{
+	int ret = pm_region_lock(r);
+	for (int i = 0; ret == -EBUSY && i < 200; i++) {
+		struct timespec pause = { 0, 100000 };
+		nanosleep(&pause, NULL);
+		ret = pm_region_lock(r);
+	}
+	return ret;
+}
+
 void pm_region_unlock(struct pm_region *r)
 {
 	(void)pm_ofd_lock(r->fd, F_UNLCK, PM_LOCK_MUTEX, 0);
@@ -672,7 +689,7 @@ static int region_acquire(struct pm_region *r, const struct pm_region_params *p,
 				     region_private(r, p, size, err, errlen);
 		if (ret)
 			return ret;
-		ret = pm_region_lock(r);
+		ret = region_lock_brief(r);
 		struct stat st;
 		if (ret == 0 && (!r->named ||
 				 (fstat(r->fd, &st) == 0 && st.st_nlink > 0)))
@@ -943,8 +960,10 @@ int pktmap_regions(struct pktmap_region_desc *out, unsigned max, int gc)
 static bool region_leave(struct pm_region *r)
 {
 	/* If the mutex cannot be had in time, leave the files: 'pktmap
-	 * ports --gc' removes them once nobody holds the region. */
-	if (pm_region_lock(r) != 0)
+	 * ports --gc' removes them once nobody holds the region. A NOWAIT
+	 * region (a monitor's queue, closed from a port's sync) still
+	 * tries for a moment (region_lock_brief()). */
+	if (region_lock_brief(r) != 0)
 		return false;
 	/* A file already removed (its name may be a new region's by now)
 	 * is not ours to clean. */

@@ -2,6 +2,7 @@
 /* Pipes: zero-copy delivery, order, counters, backpressure, chains, the
  * checker at the boundary, two processes, a peer that scribbles on the
  * shared ring, a peer killed with SIGKILL, and cleanup. */
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "port.h"
 #include "ports/pipe.h"
 #include "region.h"
+#include "region_hdr.h"
 #include "t.h"
 
 static char pname[64];
@@ -1724,6 +1726,37 @@ static void test_mem_means_mem(void)
 	pktmap_close(b);
 }
 
+/* The region's mutex held by another open file description of its file
+ * for 3 ms, as 'pktmap ports' holds it while it looks (a thread lets
+ * it go; joined by brief_hold_end(), or detached). */
+struct brief_hold {
+	struct pm_region *r;
+	int fd;
+	pthread_t t;
+};
+
+static void *brief_release(void *arg)
+{
+	struct brief_hold *h = arg;
+	usleep(3000);
+	(void)pm_ofd_lock(h->fd, F_UNLCK, PM_LOCK_MUTEX, 0);
+	close(h->fd);
+	return NULL;
+}
+
+static void brief_hold(struct brief_hold *h)
+{
+	h->fd = open(h->r->path, O_RDWR | O_CLOEXEC);
+	CHECK(h->fd >= 0 && pm_ofd_lock(h->fd, F_WRLCK, PM_LOCK_MUTEX, 1) == 0,
+	      "hold %s: %s", h->r->path, strerror(errno));
+	CHECK_EQ(pthread_create(&h->t, NULL, brief_release, h), 0);
+}
+
+static void brief_hold_end(struct brief_hold *h)
+{
+	pthread_join(h->t, NULL);
+}
+
 /* PKTMAP_OPEN_NOWAIT: a region lock held elsewhere (here by another open
  * file description of this process, as another process would) fails the
  * open at once with -EBUSY and one line, and leaves nothing; once it is
@@ -1744,7 +1777,23 @@ static void test_nowait(void)
 	pm_region_unlock(&a->region);
 	CHECK(pktmap_open(&b, name, &o) == 0, "open %s: %s", name, err);
 	pktmap_close(b);
+	/* A hold of a moment (anyone listing regions takes each mutex):
+	 * the NOWAIT open waits it out, and so does a NOWAIT close, which
+	 * as the last user removes the region's file. */
+	struct brief_hold h = { .r = &a->region };
+	brief_hold(&h);
+	CHECK(pktmap_open(&b, name, &o) == 0, "open past a brief hold: %s", err);
+	brief_hold_end(&h);
+	char path[sizeof(a->region.path)];
+	snprintf(path, sizeof(path), "%s", a->region.path);
 	pktmap_close(a);
+	struct brief_hold h2 = { .r = b ? &b->region : NULL };
+	if (b)
+		brief_hold(&h2);
+	pktmap_close(b);
+	if (b)
+		brief_hold_end(&h2);
+	CHECK(access(path, F_OK) != 0, "%s removed past a brief hold", path);
 }
 
 /* The two-threads-per-port contract: on each end one thread owns the TX
