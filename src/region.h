@@ -83,11 +83,23 @@ int pm_mem_check(uint64_t want, bool huge, bool pinned, char *err,
 		 size_t errlen);
 
 /* The caller's own directory for the files of its regions and switches,
- * /dev/shm/pktmap-EUID (mode 0700; made if missing; a squatter's entry of
- * that name is moved away when the caller is root, any other user uses
- * its own /dev/shm/pktmap-EUID.XXXXXX instead). Returns 0 with the path
- * in out, or -errno with err set (userdir.c). */
+ * /dev/shm/pktmap-UID with UID = pm_name_uid() (mode 0700; made if
+ * missing; a squatter's entry of that name is moved away when the caller
+ * is root, any other user uses its own /dev/shm/pktmap-UID.XXXXXX
+ * instead). Returns 0 with the path in out, or -errno with err set
+ * (userdir.c). */
 int pm_user_dir(char *out, size_t len, char *err, size_t errlen);
+
+/* The uid our directories are named by: our effective uid as the user
+ * namespace above ours knows it (/proc/self/uid_map), so that root of a
+ * namespace mapped to nobody names nobody's directories, not root's
+ * (one level: a nested namespace names its parent's uid). geteuid()
+ * when there is no map to read. Read once (userdir.c). */
+unsigned pm_name_uid(void);
+
+/* Parse a uid_map text ("INSIDE OUTSIDE COUNT" lines): *out = the
+ * outside uid of uid. 0, -ENOENT (not mapped) or -EINVAL (malformed). */
+int pm_uid_map_outside(const char *map, uint32_t uid, uint32_t *out);
 
 /* The same for the directory /dev/shm/BASEUID (pm_user_dir() is BASE
  * "pktmap-"; a squatted name makes /dev/shm/BASEUID.XXXXXX). */

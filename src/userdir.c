@@ -32,6 +32,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +45,62 @@
 #include "region.h"
 
 #define PM_SHM "/dev/shm"
+
+int pm_uid_map_outside(const char *map, uint32_t uid, uint32_t *out)
+{
+	/* Lines "INSIDE OUTSIDE COUNT" (user_namespaces(7)). */
+	const char *s = map;
+	while (*s) {
+		unsigned long v[3];
+		for (int i = 0; i < 3; i++) {
+			while (*s == ' ')
+				s++;
+			if (*s < '0' || *s > '9')
+				return -EINVAL;
+			char *end;
+			errno = 0;
+			v[i] = strtoul(s, &end, 10);
+			if (errno || v[i] > UINT32_MAX)
+				return -EINVAL;
+			s = end;
+		}
+		while (*s == ' ')
+			s++;
+		if (*s == '\n')
+			s++;
+		else if (*s)
+			return -EINVAL;
+		if (uid >= v[0] && uid - v[0] < v[2]) {
+			uint64_t o = (uint64_t)v[1] + (uid - v[0]);
+			if (o > UINT32_MAX)
+				return -EINVAL;
+			*out = (uint32_t)o;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+unsigned pm_name_uid(void)
+{
+	static _Atomic int64_t cached = -1;
+	int64_t c = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (c >= 0)
+		return (unsigned)c;
+	uint32_t uid = (uint32_t)geteuid(), out = uid;
+	char map[1024];
+	int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, map, sizeof(map) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0) {
+		map[n] = 0;
+		if (pm_uid_map_outside(map, uid, &out) != 0)
+			out = uid;
+	}
+	atomic_store_explicit(&cached, (int64_t)out, memory_order_relaxed);
+	return out;
+}
 
 /* Is st the caller's own private directory? */
 static bool dir_is_ours(const struct stat *st)
@@ -135,7 +193,11 @@ static int spare_dir(const char *base, unsigned uid, const struct stat *squat,
 int pm_owned_dir(const char *base, char *out, size_t len, char *err,
 		 size_t errlen)
 {
-	unsigned uid = (unsigned)geteuid();
+	/* Named by the uid outside any user namespace (pm_name_uid()):
+	 * root of a namespace mapped to nobody is nobody here, and its
+	 * directory is nobody's, not root's. Ownership is checked against
+	 * geteuid(), the same uid as this namespace sees it. */
+	unsigned uid = pm_name_uid();
 	int n = snprintf(out, len, PM_SHM "/%s%u", base, uid);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;

@@ -50,11 +50,16 @@ int pm_parse_ipv4(const char *s, uint32_t *ip, const char **end)
 
 void pm_user_dir_drop(const char *dir)
 {
-	/* Only the directory of our own name: a directory of another name
-	 * (made while the name was taken) stays, so that every process of
-	 * the user keeps finding the same one. Not empty: nothing happens. */
-	char own[64];
-	snprintf(own, sizeof(own), "/dev/shm/pktmap-%u", (unsigned)geteuid());
-	if (strcmp(dir, own) == 0)
-		rmdir(dir);
+	/* Only a directory of the plain name /dev/shm/pktmap-UID (the uid
+	 * our names use, src/userdir.c): a directory of another name (made
+	 * while the name was taken, pktmap-UID.XXXXXX) stays, so that every
+	 * process of the user keeps finding the same one. Not empty:
+	 * nothing happens. */
+	static const char pre[] = "/dev/shm/pktmap-";
+	if (strncmp(dir, pre, sizeof(pre) - 1) != 0)
+		return;
+	const char *d = dir + sizeof(pre) - 1;
+	if (!*d || strspn(d, "0123456789") != strlen(d))
+		return;
+	rmdir(dir);
 }

@@ -3,12 +3,15 @@
  * to tell a holder from a process that got its pid (src/ports/pipe_lock.c,
  * pm_pipe_stat_parse()). The command name in it is whatever the process
  * set: the parser must never crash or read out of bounds, and must say
- * "no" to a text with no ") " followed by a state.
+ * "no" to a text with no ") " followed by a state. The same bytes go
+ * through the /proc/self/uid_map reader (src/userdir.c,
+ * pm_uid_map_outside()), whose map a namespace's maker writes.
  *   tests/fuzz/run.sh proc_stat */
 #include <stdint.h>
 #include <string.h>
 
 #include "ports/pipe.h"
+#include "region.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,5 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!e || e[1] != ' ' || e[2] != state || state == ' ' || !state)
 			__builtin_trap();
 	}
+	uint32_t out = 0;
+	for (uint32_t uid = 0; uid < 3; uid++)
+		(void)pm_uid_map_outside(st, uid, &out);
 	return 0;
 }

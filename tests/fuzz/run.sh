@@ -17,7 +17,7 @@
 #              request heads), counters (the counters files pktmap top
 #              and metrics read), router_conf (pktmap router --config's
 #              files), proc_stat (the /proc/PID/stat text a pipe's lock
-#              waiter reads), broker_req (pktmap broker's requests),
+#              waiter reads, and /proc/self/uid_map), broker_req (pktmap broker's requests),
 #              broker_policy (its policy file), scrub_rules
 #              (pktmap scrub's rules files), scrub_pkt (scrub's header
 #              parser and judge on any frame), scrub_counters (the
@@ -118,7 +118,7 @@ router_conf)
 	incs+=(-I "$root/apps/router")
 	;;
 proc_stat)
-	srcs=("$root/src/ports/pipe_lock.c")
+	srcs=("$root/src/ports/pipe_lock.c" "$root/src/userdir.c")
 	libs=("$build/libpktmap_internal.a" "$build/libpktmap_util.a" -lbpf -lelf -lz)
 	;;
 broker_req)

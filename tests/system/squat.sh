@@ -17,6 +17,9 @@
 #           cannot move it, uses a directory of its own of another name:
 #           pipe:NAME{0 -> pipe:NAME}0 as nobody, 1000 frames, before and
 #           after daemon gives the name back
+#   root of a user namespace mapped to nobody: nobody's directory,
+#           pipe:NAME{0 -> pipe:NAME}0, 1000 frames, root's directory
+#           untouched
 #   nobody, not in nogroup: /dev/shm/pktmap-gNOGROUP (a 0777 directory)
 #           and /dev/shm/pktmap.pipe.NAME; root's
 #           pipe:NAME}0@conf:share=group:nogroup and a member's {0 (nobody
@@ -152,6 +155,19 @@ rmdir "$NDIR"
 pipe_works "${PIPE}m" "${NOBODY[@]}"
 [ ! -e "$NDIR" ] || fail "$NDIR made again: nobody's processes would disagree"
 expect_eq "left in $spare" "$(find "$spare" -mindepth 1 | wc -l)" 0
+echo "5b. root of a user namespace mapped to nobody: nobody's directory, not root's"
+# Its euid is 0 inside, 65534 outside: its names are nobody's (the spare
+# nobody uses), and root's directory, which it cannot use, is not in its
+# way (it was: "pktmap-0 belongs to uid 65534, and it cannot be moved
+# away").
+mkdir -p -m 700 "$UDIR"
+squatted=$(find /dev/shm -maxdepth 1 -name 'pktmap-0.squatted.*' | wc -l)
+pipe_works "${PIPE}u" "${NOBODY[@]}" unshare -U -r
+expect_eq "root's directory" "$(stat -c '%U %a' "$UDIR")" "root 700"
+expect_eq "root's directory moved aside" \
+	"$(find /dev/shm -maxdepth 1 -name 'pktmap-0.squatted.*' | wc -l)" "$squatted"
+expect_eq "left in $spare" "$(find "$spare" -mindepth 1 | wc -l)" 0
+[ ! -e "$NDIR" ] || fail "5b. $NDIR made: nobody's processes would disagree"
 echo "6. a region shared with a group: another user, not in it, takes its names first"
 GID=$(getent group nogroup | cut -d: -f3)
 GDIR=/dev/shm/pktmap-g$GID

@@ -143,8 +143,44 @@ static void test_hugepage_joiner(const char *name)
 	t_huge_release();
 }
 
+/* The uid_map text pm_name_uid() reads: which outside uid names our
+ * directories. */
+static void test_uid_map(void)
+{
+	static const struct {
+		const char *map;
+		uint32_t uid;
+		int ret;
+		uint32_t out;
+	} t[] = {
+		{ "         0          0 4294967295\n", 0, 0, 0 },
+		{ "         0          0 4294967295\n", 1000, 0, 1000 },
+		{ "         0      65534          1\n", 0, 0, 65534 },
+		{ "         0      65534          1\n", 1, -ENOENT, 0 },
+		{ "0 100000 1000\n1000 1000 1\n", 1000, 0, 1000 },
+		{ "0 100000 1000\n1000 1000 1\n", 999, 0, 100999 },
+		{ "0 100000 1000\n1000 1000 1\n", 1001, -ENOENT, 0 },
+		{ "", 0, -ENOENT, 0 },
+		{ "0 1 x\n", 0, -EINVAL, 0 },
+		{ "0 1\n", 0, -EINVAL, 0 },
+		{ "0 1 1 9\n", 0, -EINVAL, 0 },
+		{ "-1 0 1\n", 0, -EINVAL, 0 },
+		{ "0 4294967295 2\n", 1, -EINVAL, 0 },   /* past 32 bits */
+		{ "0 99999999999 1\n", 0, -EINVAL, 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint32_t out = 7;
+		int ret = pm_uid_map_outside(t[i].map, t[i].uid, &out);
+		CHECK(ret == t[i].ret && (ret || out == t[i].out),
+		      "uid_map %zu: %d %u", i, ret, out);
+	}
+	/* Here (no user namespace, or root's): our own uid. */
+	CHECK_EQ(pm_name_uid(), (unsigned)geteuid());
+}
+
 int main(void)
 {
+	test_uid_map();
 	char name[64], err[300], path[128];
 	snprintf(name, sizeof(name), "utreg%d", (int)getpid());
 	snprintf(path, sizeof(path), "/dev/shm/pktmap-%u/%s", (unsigned)geteuid(), name);
