@@ -8,8 +8,11 @@
  * SO_PEERGROUPS when it connects; each request is one message, read once
  * (bounded, with at most PM_BK_MAX_FDS descriptors; more, or a truncated
  * message, is refused) and answered with one message. A connection that
- * closes frees what it was granted. SIGHUP reads the policy again and
- * takes back what it no longer allows; SIGTERM and SIGINT stop.
+ * closes frees what it was granted. pktmap's XDP program is attached to
+ * the policy's xdp: interfaces before the first client and stays while
+ * the policy names them (broker_hold.c). SIGHUP reads the policy again and
+ * takes back what it no longer allows; SIGTERM and SIGINT stop and
+ * detach what the broker attached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -329,6 +332,7 @@ static void reload(struct server *s)
 	uint32_t revoked = 0;
 	for (uint32_t i = 0; i < s->n; i++)
 		revoked += broker_revoke(&s->b, s->cl[i], false);
+	broker_hold_sync(&s->b);
 	/* (after the revocations: whoever reads the log sees them first) */
 	broker_log("reloaded %s: %u rules, %u grants revoked", s->b.policy_path,
 		   np.n, revoked);
@@ -383,6 +387,7 @@ static int run(struct server *s)
 	notify_stopping();
 	while (s->n)
 		drop(s, s->n - 1);
+	broker_hold_drop_all(&s->b);
 	broker_log("stopped");
 	return 0;
 }
@@ -419,8 +424,11 @@ int cmd_broker(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s.sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	/* The XDP program on the policy's interfaces before any client */
+	broker_hold_sync(&s.b);
 	s.lfd = listen_on(&o);
 	if (s.lfd < 0 || s.sfd < 0) {
+		broker_hold_drop_all(&s.b);
 		policy_free(&s.b.pol);
 		return EXIT_RUNTIME;
 	}

@@ -18,6 +18,7 @@
 #define BROKER_MAX_GRANTS 64u      /* per connection */
 #define BROKER_MAX_CLIENTS 4096u   /* connections */
 #define BROKER_MAX_PER_UID 64u     /* connections of one uid (not root) */
+#define BROKER_MAX_HOLDS 256u      /* interfaces the XDP program is held on */
 
 struct pktmap_broker_xsk;
 
@@ -48,10 +49,20 @@ struct client {
 	uint32_t ngrants;
 };
 
+/* pktmap's XDP program held on an interface of our network namespace
+ * while the policy names it, grants or not (broker_hold.c). */
+struct hold {
+	char iface[PM_BK_IFNAMSIZ];
+	int ifindex;
+	struct pktmap_broker_xsk *h;
+};
+
 struct broker {
 	struct policy pol;
 	const char *policy_path;
 	int self_ns;             /* our network namespace, to go back to */
+	struct hold holds[BROKER_MAX_HOLDS];
+	uint32_t nholds;
 };
 
 /* Answer one request of c (buf[0..len), fds attached: nfds of them, each
@@ -63,6 +74,19 @@ void broker_request(struct broker *b, struct client *c, const char *buf,
 /* Take back what c holds that the policy no longer allows (all when
  * `all`: the client left). Returns how many grants it took back. */
 uint32_t broker_revoke(struct broker *b, struct client *c, bool all);
+/* Hold pktmap's XDP program on every interface an xdp: rule of our
+ * network namespace names by name (attached now where it is not: a grant
+ * then only fills its XSKMAP), and let go of the holds of interfaces no
+ * rule names any more or that changed (the kernel detaches the program
+ * when its last grant went too). At start and after each reload, after
+ * the revocations. Logs each attach and detach. */
+void broker_hold_sync(struct broker *b);
+/* Before a grant on iface (ifindex) of our namespace: hold the program
+ * there if no hold does (the slow path, once: an interface that appeared
+ * after the policy was read, or one a prefix rule names). */
+void broker_hold_ensure(struct broker *b, const char *iface, int ifindex);
+/* Let go of every hold (the broker stops). */
+void broker_hold_drop_all(struct broker *b);
 /* One line to stderr: "pktmap broker: ...". */
 void broker_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -8,8 +8,9 @@
  *           mapping of the memfd it passed, unmapped once pinned) as the
  *           UMEM, size the rings and bind it to the granted queue; the
  *           client only maps the rings. It never holds an unbound socket.
- *   attach  pktmap's XDP program on the interface, the queue steered to
- *           that socket (XSKMAP).
+ *   attach  the queue steered to that socket (XSKMAP) by pktmap's XDP
+ *           program, which the broker holds on the interface already
+ *           (broker_hold.c) or attaches now and holds from then on.
  *   pkt     an AF_PACKET socket with a locked filter that passes the
  *           granted interface's frames only (the client binds it).
  *   tap     the TAP device, attached.
@@ -235,8 +236,8 @@ static void do_xsk(struct broker *b, struct client *c,
 	/* The socket goes to the client, our copy stays for the XSKMAP. */
 }
 
-static void do_attach(struct client *c, const struct pm_bk_req *r, char *ans,
-		      size_t anslen)
+static void do_attach(struct broker *b, struct client *c,
+		      const struct pm_bk_req *r, char *ans, size_t anslen)
 {
 	struct grant *g = NULL;
 	for (uint32_t i = 0; i < c->ngrants && !g; i++)
@@ -249,6 +250,8 @@ static void do_attach(struct client *c, const struct pm_bk_req *r, char *ans,
 		return refuse(c, what, "no socket of that queue granted on this "
 			      "connection", ans, anslen);
 	snprintf(what, sizeof(what), "xdp:%s-%u", g->iface, g->queue);
+	/* Held already (broker_hold.c), the attach below only joins it. */
+	broker_hold_ensure(b, g->iface, g->ifindex);
 	int ret = pktmap_broker_xsk_attach(&g->xsk, g->ifindex, g->iface, g->queue,
 					   g->fd, g->zc, err, sizeof(err));
 	if (ret) {
@@ -441,7 +444,7 @@ void broker_request(struct broker *b, struct client *c, const char *buf,
 	} else if (r.verb == PM_BK_XSK) {
 		do_xsk(b, c, &r, r.share ? -1 : fds[0], ans, anslen);
 	} else if (r.verb == PM_BK_ATTACH) {
-		do_attach(c, &r, ans, anslen);
+		do_attach(b, c, &r, ans, anslen);
 	} else if (r.verb == PM_BK_PKT) {
 		do_pkt(b, c, &r, ans, anslen, out_fd);
 	} else {

@@ -341,6 +341,16 @@ static bool names_port(const struct pol_rule *r, const struct pol_ask *a)
 			   strcmp(a->iface, r->iface) == 0;
 }
 
+bool policy_names_iface(const struct policy *pol, enum pol_backend backend,
+			const char *iface)
+{
+	struct pol_ask a = { .backend = backend, .iface = iface };
+	for (uint32_t i = 0; i < pol->n; i++)
+		if (names_port(&pol->rules[i], &a))
+			return true;
+	return false;
+}
+
 /* Why rule r refuses a (it names the client and the port), or NULL. */
 static const char *refuses(const struct pol_rule *r, const struct pol_ask *a,
 			   char *buf, size_t len)

@@ -82,6 +82,11 @@ void policy_free(struct policy *pol);
 int policy_check(const struct policy *pol, const struct pol_client *c,
 		 const struct pol_ask *a, char *why, size_t whylen);
 
+/* Does a rule of the host's network namespace (not netns=own) name
+ * `backend`:`iface`, whoever it allows? */
+bool policy_names_iface(const struct policy *pol, enum pol_backend backend,
+			const char *iface);
+
 const char *policy_backend_name(enum pol_backend b);
 
 #endif /* PKTMAP_APPS_BROKER_POLICY_H */

@@ -31,11 +31,26 @@ PKTMAP_EXPORT int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out,
 					   int ifindex, const char *ifname,
 					   uint32_t queue, int fd, int native,
 					   char *err, size_t errlen);
+/* Keep pktmap's XDP program attached to interface `ifindex` (named
+ * `ifname`) with no queue steered: attached through a link of our own
+ * (native mode where the driver has it, generic otherwise), or the link
+ * of the one another pktmap process attached joined. A later
+ * pktmap_broker_xsk_attach() on the interface then only joins it and
+ * fills the XSKMAP: no attach in the kernel on that path. The program is
+ * refused, as by pktmap_broker_xsk_attach(), when another XDP program is
+ * attached. *out holds the link until pktmap_broker_xsk_detach().
+ * Returns 0, or -errno with one line in err. */
+PKTMAP_EXPORT int pktmap_broker_xdp_hold(struct pktmap_broker_xsk **out,
+					 int ifindex, const char *ifname,
+					 char *err, size_t errlen);
+/* 1 while the program h holds is the one attached to its interface; 0
+ * when it is gone (the interface was removed, the link detached). */
+PKTMAP_EXPORT int pktmap_broker_xdp_held(const struct pktmap_broker_xsk *h);
 /* "native" or "generic": how the program of h runs. */
 PKTMAP_EXPORT const char *pktmap_broker_xsk_mode(const struct pktmap_broker_xsk *h);
-/* Take the queue out of the XSKMAP (the socket receives nothing more) and
- * let go of the link (the program is detached when the last holder
- * lets go). NULL is ignored. */
+/* Take the queue (a hold has none) out of the XSKMAP (the socket
+ * receives nothing more) and let go of the link (the program is detached
+ * when the last holder lets go). NULL is ignored. */
 PKTMAP_EXPORT void pktmap_broker_xsk_detach(struct pktmap_broker_xsk *h);
 
 /* Lock an AF_PACKET socket to interface `ifindex`: a socket filter that

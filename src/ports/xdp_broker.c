@@ -5,6 +5,7 @@
  * filter that keeps a handed-over AF_PACKET socket on its interface.
  */
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <linux/bpf.h>
 #include <stdio.h>
@@ -26,11 +27,14 @@ struct pktmap_broker_xsk {
 	struct pm_xdp_prog prog;
 	int ifindex;
 	uint32_t queue;
+	uint32_t nq;             /* 1: queue is in the XSKMAP; 0: a hold */
 };
 
-int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out, int ifindex,
-			     const char *ifname, uint32_t queue, int fd,
-			     int native, char *err, size_t errlen)
+/* The program on ifindex (joined or attached), with n (0 or 1) queue
+ * steered to fd. */
+static int attach(struct pktmap_broker_xsk **out, int ifindex,
+		  const char *ifname, uint32_t queue, int fd, uint32_t n,
+		  int native, char *err, size_t errlen)
 {
 	*out = NULL;
 	struct pktmap_broker_xsk *h = calloc(1, sizeof(*h));
@@ -40,7 +44,11 @@ int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out, int ifindex,
 	h->port.errbuf_len = errlen;
 	h->port.log_level = PKTMAP_LOG_ERR;
 	h->port.fd = -1;
-	snprintf(h->port.name, sizeof(h->port.name), "xdp:%s-%u", ifname, queue);
+	if (n)
+		snprintf(h->port.name, sizeof(h->port.name), "xdp:%s-%u", ifname,
+			 queue);
+	else
+		snprintf(h->port.name, sizeof(h->port.name), "xdp:%s", ifname);
 	if (err && errlen)
 		err[0] = 0;
 	pm_xdp_prog_init(&h->prog);
@@ -48,15 +56,37 @@ int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out, int ifindex,
 	pm_xdp_driver_name(ifname, driver, sizeof(driver));
 	h->ifindex = ifindex;
 	h->queue = queue;
+	h->nq = n;
 	int ret = pm_xdp_prog_attach(&h->port, &h->prog, ifindex, ifname, driver,
-				     native != 0, &queue, &fd, 1);
+				     native != 0, &queue, &fd, n);
 	if (ret) {
-		pm_xdp_prog_release(&h->port, &h->prog, ifindex, &queue, 1);
+		pm_xdp_prog_release(&h->port, &h->prog, ifindex, &queue, n);
 		free(h);
 		return ret;
 	}
 	*out = h;
 	return 0;
+}
+
+int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out, int ifindex,
+			     const char *ifname, uint32_t queue, int fd,
+			     int native, char *err, size_t errlen)
+{
+	return attach(out, ifindex, ifname, queue, fd, 1, native, err, errlen);
+}
+
+int pktmap_broker_xdp_hold(struct pktmap_broker_xsk **out, int ifindex,
+			   const char *ifname, char *err, size_t errlen)
+{
+	return attach(out, ifindex, ifname, 0, -1, 0, 0, err, errlen);
+}
+
+int pktmap_broker_xdp_held(const struct pktmap_broker_xsk *h)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, qo);
+	if (!h || bpf_xdp_query(h->ifindex, 0, &qo) != 0)
+		return 0;
+	return qo.prog_id != 0 && qo.prog_id == h->prog.prog_id;
 }
 
 const char *pktmap_broker_xsk_mode(const struct pktmap_broker_xsk *h)
@@ -68,7 +98,7 @@ void pktmap_broker_xsk_detach(struct pktmap_broker_xsk *h)
 {
 	if (!h)
 		return;
-	pm_xdp_prog_release(&h->port, &h->prog, h->ifindex, &h->queue, 1);
+	pm_xdp_prog_release(&h->port, &h->prog, h->ifindex, &h->queue, h->nq);
 	free(h);
 }
 

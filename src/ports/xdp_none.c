@@ -52,6 +52,21 @@ int pktmap_broker_xsk_attach(struct pktmap_broker_xsk **out, int ifindex,
 	return -EOPNOTSUPP;
 }
 
+int pktmap_broker_xdp_hold(struct pktmap_broker_xsk **out, int ifindex,
+			   const char *ifname, char *err, size_t errlen)
+{
+	(void)ifindex, (void)ifname;
+	*out = NULL;
+	snprintf(err, errlen, "this pktmap was built without AF_XDP");
+	return -EOPNOTSUPP;
+}
+
+int pktmap_broker_xdp_held(const struct pktmap_broker_xsk *h)
+{
+	(void)h;
+	return 0;
+}
+
 const char *pktmap_broker_xsk_mode(const struct pktmap_broker_xsk *h)
 {
 	(void)h;

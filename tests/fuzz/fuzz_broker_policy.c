@@ -3,8 +3,8 @@
  * as policy_load() hands it over: the bytes read, at most
  * POLICY_MAX_BYTES. An accepted policy has sane rules (a known back end,
  * a 0-terminated interface, queues in order, some mode and direction)
- * that policy_check() can be asked about; a refused one has one line
- * "FILE:LINE: what". */
+ * that policy_check() and policy_names_iface() can be asked about; a
+ * refused one has one line "FILE:LINE: what". */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     PM_BK_DIR_RX, 4096, r->own_netns };
 			int k = policy_check(&pol, &c, &a, why, sizeof(why));
 			if (k >= (int)pol.n || (k < 0 && strchr(why, '\n')))
+				__builtin_trap();
+			/* a host rule names its own interface (or prefix) */
+			if (!r->own_netns &&
+			    !policy_names_iface(&pol, r->backend, r->iface))
 				__builtin_trap();
 		}
 		policy_free(&pol);
