@@ -7,7 +7,11 @@
 #   vethA ============ veth ========= vethB  (policy: xdp queue 0, pkt)
 #   vethC ======== veth, 2 queues === vethD  (policy: xdp queue 0, 1 MiB)
 #                                     vethE (no rule)
+#   pmx$$ ======== veth, made later === pmw$$  (policy: xdp:pmw*)
 #
+# 0. once the broker listens, before any client, pktmap's XDP program is
+#    attached to vethB and vethD (the policy names them for xdp:) and to
+#    nothing else;
 # 1. nobody's recv on xdp:vethB-0 gets all N frames root sends, and holds
 #    no capability (CapEff, CapPrm of /proc/PID/status) meanwhile, and
 #    root's `pktmap ports` lists its port among the ports from the broker;
@@ -16,8 +20,8 @@
 # 4. refused, one line naming the rule: another interface, a queue, a
 #    mode, a UMEM above the rule's, a direction; @conf:broker=no never
 #    asks; every refusal is one line of the broker's log;
-# 5. a client killed (SIGKILL) frees its queue: the next one gets it, and
-#    the XDP program goes when the last client goes;
+# 5. a client killed (SIGKILL) frees its queue: the next one gets it; the
+#    XDP program stays, the same one, when the last client goes;
 # 6. a pkt: socket bound to every interface by a lying client receives
 #    only the granted interface's frames, and its filter cannot be taken
 #    off;
@@ -30,7 +34,11 @@
 # 11. a container: nobody's recv in user and network namespaces of its
 #    own (unshare -U -r -n) on xdp:vethM-0, a veth end root moved in:
 #    it binds the socket itself, the broker attaches the program there
-#    (policy netns=own), every frame arrives.
+#    (policy netns=own), every frame arrives;
+# 12. a veth made after the broker started, named by a prefix rule: not
+#    attached until its first grant, which attaches the program; nobody's
+#    recv gets every frame, and the program stays when it goes;
+# 13. the broker stops: nothing is left attached.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -69,11 +77,14 @@ allow user:nobody xdp:vethD queues=0 umem=1M
 allow user:nobody pkt:vethD dir=rx
 allow user:nobody tap:pmbt*
 allow user:nobody xdp:vethM queues=0 netns=own
+allow user:nobody xdp:pmw* queues=0 modes=copy
 EOT
 LOG=$TMP/broker.log
 BG_TIMEOUT=600 bg ip netns exec "$B" "$PKTMAP" broker --socket "$SOCK" \
 	--policy "$POL" 2>"$LOG"
 wait_for "$LOG" "listening on $SOCK"
+BPID=$(sed -nE 's/.*listening on .* pid ([0-9]+)$/\1/p' "$LOG")
+BROKER=$BG_PID
 BK="@conf:broker=$SOCK"
 
 # pktmap as nobody in B (bg takes it as a command line).
@@ -117,6 +128,14 @@ pkt_bound() {
 	fail "no packet socket on $1"
 }
 steered() { grep -cE "steer uid 65534 .* xdp:$1 " "$LOG" || true; }
+
+echo "== 0. the XDP program is attached before any client"
+PROG_B=$(xdp_prog "$B" vethB)
+PROG_D=$(xdp_prog "$B" vethD)
+echo "   vethB: $PROG_B, vethD: $PROG_D"
+[[ "$PROG_B" == "pktmap_xdp "* ]] || fail "vethB: no pktmap XDP program: '$PROG_B'"
+[[ "$PROG_D" == "pktmap_xdp "* ]] || fail "vethD: no pktmap XDP program: '$PROG_D'"
+expect_eq "XDP program on vethE (no rule)" "$(xdp_prog "$B" vethE)" ""
 
 echo "== 1. nobody receives on xdp:vethB-0"
 bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -T 0 -q \
@@ -185,7 +204,7 @@ victim=$(client_pid "steer uid 65534 .* xdp:vethB-0 ")
 kill -KILL "$victim"
 wait_bg "$R"
 wait_for "$LOG" "free uid 65534 \(nobody\) pid $victim xdp:vethB-0"
-l=$(netns_xdp_gone "$B") || fail "XDP program left after the last client: $l"
+expect_eq "XDP program on vethB after its last client" "$(xdp_prog "$B" vethB)" "$PROG_B"
 bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -T 0 -q \
 	--json >"$TMP/r5.json"
 R=$BG_PID
@@ -194,6 +213,7 @@ inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$R"
 expect_eq "recv status" "$WAIT_RC" 0
 counted "$TMP/r5.json"
+expect_eq "XDP program on vethB after two clients" "$(xdp_prog "$B" vethB)" "$PROG_B"
 
 echo "== 6. a pkt: socket stays on its interface"
 ip netns exec "$B" setpriv --reuid=nobody --regid=nogroup --clear-groups \
@@ -311,5 +331,30 @@ wait_bg "$R"
 expect_eq "recv status" "$WAIT_RC" 0
 counted "$TMP/r12.json"
 
+echo "== 12. a veth made later, a prefix rule: attached at its first grant, kept"
+W=pmw$$
+ip -n "$B" link add "$W" type veth peer name "pmx$$" netns "$A"
+ip -n "$B" link set dev "$W" up
+ip -n "$A" link set dev "pmx$$" up
+expect_eq "XDP program on $W before its first grant" "$(xdp_prog "$B" "$W")" ""
+bg "${NOBODY[@]}" recv -i "xdp:$W-0$BK@conf:rx-slots=4096" -n "$N" --idle 5 -T 0 -q \
+	--json >"$TMP/r13.json"
+R=$BG_PID
+wait_for "$LOG" "steer uid 65534 .* xdp:$W-0 "
+PROG_W=$(xdp_prog "$B" "$W")
+[[ "$PROG_W" == "pktmap_xdp "* ]] || fail "$W: no pktmap XDP program: '$PROG_W'"
+grep -q "hold pktmap's XDP program on $W at its first grant" "$LOG" ||
+	fail "no hold at the first grant: $(grep "$W" "$LOG")"
+inA "$PKTMAP" gen -i "pkt:pmx$$" -n "$N" -R "$RATE" -T 0 -q
+wait_bg "$R"
+expect_eq "recv status" "$WAIT_RC" 0
+counted "$TMP/r13.json"
+wait_for "$LOG" "free uid 65534 .* xdp:$W-0"
+expect_eq "XDP program on $W after its client" "$(xdp_prog "$B" "$W")" "$PROG_W"
+
+echo "== 13. the broker stops: nothing left attached"
+kill -TERM "$BPID"
+wait_bg "$BROKER"
+expect_eq "broker status" "$WAIT_RC" 0
 l=$(netns_xdp_gone "$A" "$B") || fail "XDP program left behind: $l"
 echo "PASS"

@@ -5,16 +5,19 @@
 # nobody:
 # 1. a reload (SIGHUP) without the xdp:vethB rule: nobody's xdp: receiver
 #    gets nothing more (its count stays at the M frames it had), the
+#    XDP program the broker attached to vethB at start is detached, the
 #    frames reach the stack instead, where nobody's pkt:vethB receiver
 #    (still allowed) gets all N;
-# 2. a reload without the pkt:vethD rule: nobody's pkt:vethD receiver
+# 2. a reload with the xdp:vethB rule again attaches the program before
+#    any client; a reload without the pkt:vethD rule: nobody's pkt:vethD receiver
 #    gets nothing more (root's receiver on vethD, the witness that the
 #    frames were there, gets them all), while nobody's xdp:vethB-0
 #    receiver (allowed again) gets all N;
 # 3. a policy that does not parse: reported, the one in force stays;
 # 4. the broker stops (restart): the XDP program it held goes (xdp:
 #    steering ends), nobody's pkt: receiver goes on getting every frame;
-#    the restarted broker serves a new xdp: receiver;
+#    the restarted broker attaches it again before any client and serves
+#    a new xdp: receiver;
 # 5. run as systemd runs pktmap-broker.service (tests/system/
 #    broker_activate.py): the socket passed (LISTEN_FDS), READY=1, a
 #    request served, RELOADING=1 and READY=1 around SIGHUP, STOPPING=1 and
@@ -55,6 +58,13 @@ start_broker() {
 	BPID=$(sed -nE 's/.*listening on .* pid ([0-9]+)$/\1/p' "$LOG" | tail -n 1)
 }
 start_broker 0
+# attached: pktmap's XDP program is on vethB
+attached() {
+	local p
+	p=$(xdp_prog "$B" vethB)
+	[[ "$p" == "pktmap_xdp "* ]] || fail "$1: no pktmap XDP program on vethB: '$p'"
+}
+attached "at start"
 # reload: SIGHUP, then the broker's answer in its log
 reload() {
 	local n
@@ -108,6 +118,7 @@ wait_socks vethB 1
 policy "$PKTB_RULE" "$PKTD_RULE"
 reload
 grep -q "revoke uid 65534 (nobody) pid $XP xdp:vethB-0" "$LOG" || fail "no revocation: $(tail -n 3 "$LOG")"
+l=$(netns_xdp_gone "$B") || fail "the XDP program outlived its rule: $l"
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$Y"
 expect_eq "pkt: receiver status" "$WAIT_RC" 0
@@ -120,6 +131,7 @@ grep -q "revoke .* pkt:" "$LOG" && fail "a pkt: grant was revoked: $(grep "revok
 echo "== 2. a reload revokes pkt:vethD and nothing else"
 policy "$XDP_RULE" "$PKTB_RULE" "$PKTD_RULE"
 reload
+attached "after a reload that names it again"
 bg "${NOBODY[@]}" recv -i "pkt:vethD$BK" -T 0 -q --json >"$TMP/y2.json"
 Y=$BG_PID
 wait_socks vethD 1
@@ -171,6 +183,7 @@ wait_bg "$BROKER"
 grep -q "stopped" "$LOG" || fail "the broker did not say it stopped"
 l=$(netns_xdp_gone "$B") || fail "the XDP program outlived the broker: $l"
 start_broker 1
+attached "after the restart"
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$Y"
 exactly "pkt:vethB across the restart" "$TMP/y4.json" "$N"

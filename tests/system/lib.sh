@@ -102,6 +102,13 @@ no_leftovers() {
 	l=$(netns_xdp_gone "$NS_A" "$NS_B") || fail "XDP program left behind: $l"
 }
 
+# xdp_prog NS IF: "NAME ID" of the XDP program attached to IF in NS, or
+# nothing when none is.
+xdp_prog() {
+	ip -n "$1" -d link show dev "$2" |
+		sed -nE 's/.*prog\/xdp id ([0-9]+) name ([^ ]+).*/\2 \1/p'
+}
+
 skip() {
 	if [ "${CI:-}" = true ]; then
 		echo "FAIL: $* (CI may not skip)" >&2
