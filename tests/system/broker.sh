@@ -37,7 +37,9 @@
 #    (policy netns=own), every frame arrives;
 # 12. a veth made after the broker started, named by a prefix rule: not
 #    attached until its first grant, which attaches the program; nobody's
-#    recv gets every frame, and the program stays when it goes;
+#    recv gets every frame, and the program stays when it goes; the veth
+#    removed and made again: its next first grant attaches the program
+#    again (the hold of the old one let go), and it stays;
 # 13. the broker stops: nothing is left attached.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -351,6 +353,23 @@ expect_eq "recv status" "$WAIT_RC" 0
 counted "$TMP/r13.json"
 wait_for "$LOG" "free uid 65534 .* xdp:$W-0"
 expect_eq "XDP program on $W after its client" "$(xdp_prog "$B" "$W")" "$PROG_W"
+ip -n "$B" link del dev "$W"
+ip -n "$B" link add "$W" type veth peer name "pmx$$" netns "$A"
+ip -n "$B" link set dev "$W" up
+ip -n "$A" link set dev "pmx$$" up
+expect_eq "XDP program on the new $W" "$(xdp_prog "$B" "$W")" ""
+s=$(steered "$W-0")
+f=$(grep -c "free uid 65534 .* xdp:$W-0" "$LOG")
+bg "${NOBODY[@]}" recv -i "xdp:$W-0$BK" -T 0 -q
+R=$BG_PID
+until [ "$(steered "$W-0")" -gt "$s" ]; do sleep 0.1; done
+stop_bg "$R"
+wait_bg "$R"
+until [ "$(grep -c "free uid 65534 .* xdp:$W-0" "$LOG")" -gt "$f" ]; do sleep 0.1; done
+grep -q "let go of the XDP program on $W: the interface or its program changed" "$LOG" ||
+	fail "the old $W's hold was kept: $(grep "$W" "$LOG")"
+PROG_W=$(xdp_prog "$B" "$W")
+[[ "$PROG_W" == "pktmap_xdp "* ]] || fail "the new $W: no pktmap XDP program after its client: '$PROG_W'"
 
 echo "== 13. the broker stops: nothing left attached"
 kill -TERM "$BPID"
