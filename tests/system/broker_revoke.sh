@@ -14,11 +14,15 @@
 #    frames were there, gets them all), while nobody's xdp:vethB-0
 #    receiver (allowed again) gets all N;
 # 3. a policy that does not parse: reported, the one in force stays;
-# 4. the broker stops (restart): the XDP program it held goes (xdp:
+# 4. another program on an interface a reload names for xdp: is left
+#    alone: the broker says it cannot hold its own there, the other one
+#    stays attached, and a client's xdp: open there fails with one line
+#    naming it;
+# 5. the broker stops (restart): the XDP program it held goes (xdp:
 #    steering ends), nobody's pkt: receiver goes on getting every frame;
 #    the restarted broker attaches it again before any client and serves
 #    a new xdp: receiver;
-# 5. run as systemd runs pktmap-broker.service (tests/system/
+# 6. run as systemd runs pktmap-broker.service (tests/system/
 #    broker_activate.py): the socket passed (LISTEN_FDS), READY=1, a
 #    request served, RELOADING=1 and READY=1 around SIGHUP, STOPPING=1 and
 #    exit 0 at SIGTERM; a stream socket refused in one line.
@@ -170,7 +174,24 @@ grep -q "reload failed, the policy in force stays: $POL:1: queues=" "$LOG" ||
 	fail "no one-line reload error: $(tail -n 1 "$LOG")"
 policy "$XDP_RULE" "$PKTB_RULE"
 
-echo "== 4. a broker restart: xdp: steering ends, pkt: goes on"
+echo "== 4. another XDP program on a policy's interface is left alone"
+ip -n "$B" link set dev vethD xdpgeneric obj "$PKTMAP_BUILD_ROOT/bpf/pktmap_tx.bpf.o" sec xdp
+at_exit ip -n "$B" link set dev vethD xdpgeneric off
+OTHER=$(xdp_prog "$B" vethD)
+[[ "$OTHER" == "pktmap_tx "* ]] || fail "the other program is not on vethD: '$OTHER'"
+policy "$XDP_RULE" "$PKTB_RULE" "allow user:nobody xdp:vethD queues=0 modes=copy"
+reload
+grep -q "xdp:vethD: cannot hold the XDP program ahead of its grants: .*another XDP program ('pktmap_tx'" "$LOG" ||
+	fail "no line about the other program: $(tail -n 3 "$LOG")"
+expect_eq "the other program on vethD after the reload" "$(xdp_prog "$B" vethD)" "$OTHER"
+expect_err "another XDP program ('pktmap_tx'" "${NOBODY[@]}" recv -i "xdp:vethD-0$BK" -n 1 -T 0
+expect_eq "the other program on vethD after a grant" "$(xdp_prog "$B" vethD)" "$OTHER"
+attached "beside the other program"
+ip -n "$B" link set dev vethD xdpgeneric off
+policy "$XDP_RULE" "$PKTB_RULE"
+reload
+
+echo "== 5. a broker restart: xdp: steering ends, pkt: goes on"
 s=$(steered)
 bg "${NOBODY[@]}" recv -i "xdp:vethB-0$BK" -T 0 -q >/dev/null
 X=$BG_PID
@@ -197,7 +218,7 @@ wait_steered "$s" "$X"
 inA "$PKTMAP" gen -i pkt:vethA -n "$N" -R "$RATE" -T 0 -q
 wait_bg "$X"
 exactly "xdp:vethB-0 from the restarted broker" "$TMP/x4.json" "$N"
-echo "== 5. socket activation and readiness, as systemd runs the unit"
+echo "== 6. socket activation and readiness, as systemd runs the unit"
 kill -TERM "$BPID"
 wait_bg "$BROKER"
 printf 'allow user:0 pkt:vethB dir=rx\n' >"$SD/broker.conf"
