@@ -24,7 +24,6 @@
 #include <linux/magic.h>
 #include <net/if.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -38,7 +37,6 @@
 
 #include "broker.h"
 #include "broker_netns.h"
-#include "cli.h"
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -49,17 +47,6 @@
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
 #endif
-
-void broker_log(const char *fmt, ...)
-{
-	char line[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	cli_one_line(line);
-	fprintf(stderr, "pktmap broker: %s\n", line);
-}
 
 static void refuse(struct client *c, const char *what, const char *why,
 		   char *ans, size_t anslen)
