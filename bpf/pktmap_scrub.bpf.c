@@ -21,6 +21,19 @@
  * scrub_conf says which generation is live. A reload fills the other
  * generation's slots with new tries, then flips the word: a frame reads
  * the word once, so it is judged by one whole list.
+ *
+ * Limits (issue 32): when every rule of the file can be judged here (no
+ * match rules; src/fwd/scrub_xdp.c says), the live generation's `lim`
+ * of scrub_conf also holds the per-source packet and byte buckets, the
+ * automatic bans and the per-destination SYN bucket, kept per CPU in
+ * LRU hashes (scrub_srcs, scrub_dsts: user space makes them, `sources`
+ * and `dests` entries). A bucket is one virtual time per rate (GCRA):
+ * the moment, in 1/16 ns, at which it was empty; it holds
+ * (now - max(E, now - fill)) / cost tokens, so a new source starts
+ * full, and a frame passes when that is at least its cost (1 packet,
+ * its bytes): the engine's token bucket (src/fwd/scrub_judge.c) in
+ * integers. With L_HOST (host mode), a frame judged clean here is
+ * XDP_PASSed to the stack and counted by reason, never copied up.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -61,6 +74,47 @@ struct rule_count {
 	__u64 bytes;
 };
 
+/* lim.flags */
+#define L_JUDGE 1u  /* every rule is representable: judge completely */
+#define L_LIMIT 2u  /* per-source buckets (pps and/or bps) */
+#define L_SYN 4u    /* per-destination SYN bucket */
+#define L_HOST 8u   /* host mode: clean frames XDP_PASS, counted here */
+
+/* One generation's limits (scrub_xdp.c's struct xlim). Times in 1/16 ns. */
+struct lim {
+	__u32 flags;
+	__u32 limit_rule, syn_rule;
+	__u32 pad;
+	__u64 pcost;    /* per packet (0: no packet rate) */
+	__u64 bcost;    /* per byte, << 16 (0: no byte rate) */
+	__u64 fill;     /* burst: a full bucket */
+	__u64 ban_ns;   /* ns; 0: no automatic ban */
+	__u64 scost, sfill; /* SYNs per destination */
+};
+
+struct conf {
+	__u32 gen;
+	__u32 pad;
+	struct lim lim[2];
+};
+
+/* A source's buckets and automatic ban, one copy per CPU. */
+struct src_val {
+	__u64 pe, be;    /* empty times of the packet and byte buckets */
+	__u64 ban_until; /* ns */
+};
+
+/* Reasons counted here: scrub.h's enum scrub_reason. */
+#define R_PASS 0
+#define R_PASS_ALLOW 1
+#define R_PASS_NOT_IP 3
+#define R_DENY 5
+#define R_BANNED 7
+#define R_PPS 8
+#define R_BPS 9
+#define R_SYN 10
+#define NREASONS 32
+
 /* One entry per RX queue; the key is the queue index (as pktmap_xdp). */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -76,8 +130,44 @@ struct {
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct conf);
 } scrub_conf SEC(".maps");
+
+/* The bucket tables' shape; user space makes them at their sizes. */
+struct srcs {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct ban_key));
+	__uint(value_size, sizeof(struct src_val));
+};
+
+struct dsts {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct ban_key));
+	__uint(value_size, sizeof(__u64));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct srcs);
+} scrub_srcs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct dsts);
+} scrub_dsts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NREASONS);
+	__type(key, __u32);
+	__type(value, struct rule_count);
+} scrub_reasons SEC(".maps");
 
 /* The tries' shape (user space creates them alike, scrub_xdp.c); the
  * slots start empty: no list, no match. */
@@ -146,6 +236,17 @@ struct {
 } scrub_counts SEC(".maps");
 
 #define UP (-1) /* not ours to judge: user space */
+#define NORULE 0xffffffffu
+/* A verdict: the reason and the rule (NORULE: none). */
+#define V(reason, rule) (((long)(reason) << 32) | (__u32)(rule))
+
+/* What a frame needs judged: its source and destination as keys, its
+ * length, whether it is a TCP SYN (without ACK). */
+struct frame {
+	struct ban_key src, dst;
+	__u64 len;
+	int syn;
+};
 
 /* The rule of the longest prefix of `key` in the list of slot `slot`
  * of `outer`, or -1 (no match, or an allow match for an allow list). */
@@ -158,26 +259,119 @@ static __always_inline long lpm_rule(void *outer, __u32 slot, void *key)
 	return rule ? (long)*rule : -1;
 }
 
-/* Allow, then the bans, then deny (scrub's order, docs/scrub.md), for a
- * source already in the keys. */
-static __always_inline long judge(void *outer, void *lkey, struct ban_key *bk)
+/* Take `cost` from the bucket whose empty time is *e at now16 (1/16
+ * ns), full after `fill`: 1 when it had them (and *e moves on), else 0. */
+static __always_inline int room_for(__u64 e, __u64 now16, __u64 fill,
+				    __u64 cost, __u64 *next)
 {
-	__u32 *genp, k0 = 0;
-	genp = bpf_map_lookup_elem(&scrub_conf, &k0);
-	__u32 gen = genp ? (*(volatile __u32 *)genp & 1) : 0;
+	__u64 floor = now16 > fill ? now16 - fill : 0;
+	__u64 base = e > floor ? e : floor;
+	*next = base + cost;
+	return base + cost <= now16;
+}
 
-	if (lpm_rule(outer, gen * 2 + 1, lkey) >= 0)
-		return UP;
-	struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, bk);
-	if (b && bpf_ktime_get_ns() < b->until_ns)
-		return b->rule;
+/* The table in slot 0 of outer (the sources' or the destinations'). */
+static __always_inline void *table(void *outer)
+{
+	__u32 k = 0;
+	return bpf_map_lookup_elem(outer, &k);
+}
+
+/* The per-destination SYN bucket: 0 or the SYN verdict. */
+static __always_inline long syn_limit(const struct lim *l, struct frame *f,
+				      __u64 now16)
+{
+	void *t = table(&scrub_dsts);
+	__u64 zero = 0, next;
+	if (!t)
+		return 0;
+	__u64 *e = bpf_map_lookup_elem(t, &f->dst);
+	if (!e) {
+		bpf_map_update_elem(t, &f->dst, &zero, BPF_NOEXIST);
+		e = bpf_map_lookup_elem(t, &f->dst);
+		if (!e)
+			return 0;
+	}
+	if (!room_for(*e, now16, l->sfill, l->scost, &next))
+		return V(R_SYN, l->syn_rule);
+	*e = next;
+	return 0;
+}
+
+/* The per-source buckets of the source's entry s: 0, or the verdict
+ * (and a ban when the rule has one). */
+static __always_inline long src_limit(const struct lim *l, struct frame *f,
+				      struct src_val *s, __u64 now)
+{
+	__u64 now16 = now << 4, pn = 0, bn = 0;
+	long v = 0;
+	if (l->pcost && !room_for(s->pe, now16, l->fill, l->pcost, &pn))
+		v = V(R_PPS, l->limit_rule);
+	if (!v && l->bcost &&
+	    !room_for(s->be, now16, l->fill, (f->len * l->bcost) >> 16, &bn))
+		v = V(R_BPS, l->limit_rule);
+	if (!v) {
+		if (l->pcost)
+			s->pe = pn;
+		if (l->bcost)
+			s->be = bn;
+	} else if (l->ban_ns) {
+		s->ban_until = now + l->ban_ns;
+	}
+	return v;
+}
+
+/* The source's entry in the sources' table, made (buckets full) when
+ * missing; NULL without a table. */
+static __always_inline struct src_val *src_entry(struct frame *f)
+{
+	void *t = table(&scrub_srcs);
+	if (!t)
+		return NULL;
+	struct src_val *s = bpf_map_lookup_elem(t, &f->src);
+	if (s)
+		return s;
+	struct src_val z = { 0 };
+	bpf_map_update_elem(t, &f->src, &z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(t, &f->src);
+}
+
+/* Allow, then the bans, then deny (scrub's order, docs/scrub.md); with
+ * L_JUDGE also the SYN and source limits (there are no match rules).
+ * The verdict, or UP. */
+static __always_inline long judge(const struct lim *l, __u32 gen, void *outer,
+				  void *lkey, struct frame *f)
+{
+	long r = lpm_rule(outer, gen * 2 + 1, lkey);
+	if (r >= 0)
+		return (l->flags & L_JUDGE) ? V(R_PASS_ALLOW, r) : UP;
+	__u64 now = bpf_ktime_get_ns();
+	struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, &f->src);
+	if (b && now < b->until_ns)
+		return V(R_BANNED, b->rule);
+	struct src_val *s = NULL;
+	if (l->flags & L_LIMIT) {
+		s = src_entry(f);
+		if (s && now < s->ban_until)
+			return V(R_BANNED, NORULE);
+	}
 	void *hosts = bpf_map_lookup_elem(&scrub_hosts, &gen);
 	if (hosts) {
-		__u32 *r = bpf_map_lookup_elem(hosts, bk);
-		if (r)
-			return *r;
+		__u32 *hr = bpf_map_lookup_elem(hosts, &f->src);
+		if (hr)
+			return V(R_DENY, *hr);
 	}
-	return lpm_rule(outer, gen * 2, lkey);
+	r = lpm_rule(outer, gen * 2, lkey);
+	if (r >= 0)
+		return V(R_DENY, r);
+	if (!(l->flags & L_JUDGE))
+		return UP;
+	long v = 0;
+	if ((l->flags & L_SYN) && f->syn)
+		v = syn_limit(l, f, now << 4);
+	if (!v && s)
+		v = src_limit(l, f, s, now);
+	return v ? v : V(R_PASS, NORULE);
 }
 
 /* The L4 header at l4, `room` bytes to the end of the IP packet: is it
@@ -204,7 +398,8 @@ static __always_inline int l4_ok(__u8 *l4, void *end, __u32 proto, __u32 room)
 	}
 }
 
-static __always_inline long judge_v4(void *data, void *end, __u64 l3, __u64 flen)
+static __always_inline long judge_v4(const struct lim *l, __u32 gen,
+				     void *data, void *end, __u64 l3, __u64 flen)
 {
 	__u8 *ip = data + l3;
 	if ((void *)(ip + 20) > end)
@@ -217,13 +412,17 @@ static __always_inline long judge_v4(void *data, void *end, __u64 l3, __u64 flen
 		return UP;
 	if ((ip[6] & 0x3f) || ip[7]) /* MF or a fragment offset */
 		return UP;
-	if (!l4_ok(ip + ihl, end, ip[9], tot - ihl))
+	__u8 *l4 = ip + (ihl & 0x3c);
+	if (!l4_ok(l4, end, ip[9], tot - ihl))
 		return UP;
 	struct key4 k = { .prefixlen = 32 };
-	struct ban_key bk = { .family = 4 };
+	struct frame f = { .src.family = 4, .dst.family = 4, .len = flen };
 	__builtin_memcpy(k.addr, ip + 12, 4);
-	__builtin_memcpy(bk.addr, ip + 12, 4);
-	return judge(&scrub_lists4, &k, &bk);
+	__builtin_memcpy(f.src.addr, ip + 12, 4);
+	__builtin_memcpy(f.dst.addr, ip + 16, 4);
+	if (ip[9] == 6 && (void *)(l4 + 14) <= end)
+		f.syn = (l4[13] & 0x12) == 0x02;
+	return judge(l, gen, &scrub_lists4, &k, &f);
 }
 
 /* Headers after which the next header is not the payload's. */
@@ -234,7 +433,8 @@ static __always_inline int v6_ext(__u8 nh)
 	       nh == 254;
 }
 
-static __always_inline long judge_v6(void *data, void *end, __u64 l3, __u64 flen)
+static __always_inline long judge_v6(const struct lim *l, __u32 gen,
+				     void *data, void *end, __u64 l3, __u64 flen)
 {
 	__u8 *ip = data + l3;
 	if ((void *)(ip + 40) > end)
@@ -244,13 +444,26 @@ static __always_inline long judge_v6(void *data, void *end, __u64 l3, __u64 flen
 		return UP;
 	if (ip[7] == 0 || v6_ext(ip[6])) /* hop limit 0, extension header */
 		return UP;
-	if (!l4_ok(ip + 40, end, ip[6], plen))
+	__u8 *l4 = ip + 40;
+	if (!l4_ok(l4, end, ip[6], plen))
 		return UP;
 	struct key6 k = { .prefixlen = 128 };
-	struct ban_key bk = { .family = 6 };
+	struct frame f = { .src.family = 6, .dst.family = 6, .len = flen };
 	__builtin_memcpy(k.addr, ip + 8, 16);
-	__builtin_memcpy(bk.addr, ip + 8, 16);
-	return judge(&scrub_lists6, &k, &bk);
+	__builtin_memcpy(f.src.addr, ip + 8, 16);
+	__builtin_memcpy(f.dst.addr, ip + 24, 16);
+	if (ip[6] == 6 && (void *)(l4 + 14) <= end)
+		f.syn = (l4[13] & 0x12) == 0x02;
+	return judge(l, gen, &scrub_lists6, &k, &f);
+}
+
+static __always_inline void count(void *map, __u32 i, __u64 flen)
+{
+	struct rule_count *c = bpf_map_lookup_elem(map, &i);
+	if (c) {
+		c->pkts++;
+		c->bytes += flen;
+	}
 }
 
 SEC("xdp.frags")
@@ -260,8 +473,15 @@ int pktmap_scrub(struct xdp_md *ctx)
 	void *end = (void *)(long)ctx->data_end;
 	__u64 flen = bpf_xdp_get_buff_len(ctx);
 	__u64 l3 = 14;
-	long rule = UP;
+	long v = UP;
+	__u32 k0 = 0;
 
+	struct conf *c = bpf_map_lookup_elem(&scrub_conf, &k0);
+	if (!c)
+		goto up;
+	/* The generation, read once: one whole rule set judges the frame. */
+	__u32 gen = *(volatile __u32 *)&c->gen & 1;
+	const struct lim *l = &c->lim[gen];
 	if (data + 14 + 8 > end)
 		goto up;
 	__u16 proto = ((struct ethhdr *)data)->h_proto;
@@ -276,18 +496,22 @@ int pktmap_scrub(struct xdp_md *ctx)
 		l3 += 4;
 	}
 	if (proto == bpf_htons(ETH_P_IP))
-		rule = judge_v4(data, end, l3, flen);
+		v = judge_v4(l, gen, data, end, l3, flen);
 	else if (proto == bpf_htons(ETH_P_IPV6))
-		rule = judge_v6(data, end, l3, flen);
-	if (rule >= 0 && rule < NCOUNTS) {
-		__u32 r = (__u32)rule;
-		struct rule_count *c = bpf_map_lookup_elem(&scrub_counts, &r);
-		if (c) {
-			c->pkts++;
-			c->bytes += flen;
-		}
-		return XDP_DROP;
-	}
+		v = judge_v6(l, gen, data, end, l3, flen);
+	else if (l->flags & L_JUDGE)
+		v = V(R_PASS_NOT_IP, NORULE);
+	if (v < 0)
+		goto up;
+	__u32 reason = (__u32)(v >> 32), rule = (__u32)v;
+	if (reason < R_DENY && !(l->flags & L_HOST))
+		goto up; /* clean: user space forwards it (and counts it) */
+	count(&scrub_reasons, reason, flen);
+	if (reason == R_BANNED && rule == NORULE)
+		rule = NCOUNTS - 1; /* an automatic ban of ours */
+	if (rule < NCOUNTS)
+		count(&scrub_counts, rule, flen);
+	return reason < R_DENY ? XDP_PASS : XDP_DROP;
 up:
 	/* The flags argument is the action when the lookup fails. */
 	return bpf_redirect_map(&pktmap_xsks, ctx->rx_queue_index, XDP_PASS);

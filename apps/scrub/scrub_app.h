@@ -76,7 +76,7 @@ struct scrub_app {
 	bool kern_loaded;
 	uint64_t kern_base[SCRUB_KERN_NCOUNTS];  /* the set's zero */
 	uint64_t kern_now[SCRUB_KERN_NCOUNTS];
-	uint64_t kern_ban_base, kern_deny_done;
+	uint64_t kern_rbase[SCRUB_NREASONS];     /* the reasons' zero */
 	struct scrub_kban *kbans;
 	uint32_t nkbans;
 };
@@ -107,19 +107,22 @@ static inline uint64_t scrub_app_now(struct scrub_app *a)
  * does not fit. */
 int scrub_kern_name(const char *in, char *out, size_t outlen);
 /* Take the interface's maps and load r's lists: 0 or -1 (printed). */
-int scrub_kern_attach(struct scrub_app *a, const struct scrub_rules *r);
-/* Load a new rule set's lists (after a swap): 0 or -errno. */
-int scrub_kern_load(struct scrub_app *a, const struct scrub_rules *r);
+int scrub_kern_attach(struct scrub_app *a, struct scrub_rules *r);
+/* Load a new rule set's lists and limits (before it is swapped in: sets
+ * r->kern_judged when the kernel judges completely): 0 or -errno (the
+ * kernel keeps the old ones; r->kern_judged false). */
+int scrub_kern_load(struct scrub_app *a, struct scrub_rules *r);
 void scrub_kern_detach(struct scrub_app *a);
 /* Ban (until_ns, the workers' clock) or unban addr in the kernel too. */
 void scrub_kern_ban(struct scrub_app *a, const uint8_t addr[16], bool on,
 		    uint64_t until_ns);
 /* Remove expired bans from the kernel's map (once a second). */
 void scrub_kern_tick(struct scrub_app *a);
-/* What the kernel dropped: added to rule[0..nrules), *deny and *banned
- * set. Returns 1 when there is a kernel path, else 0. */
+/* What the kernel decided: added to rule[0..nrules) and
+ * reason[0..SCRUB_NREASONS). Returns 1 when there is a kernel path,
+ * else 0. */
 int scrub_kern_counts(struct scrub_app *a, uint32_t nrules, uint64_t *rule,
-		      uint64_t *deny, uint64_t *banned);
+		      uint64_t *reason);
 
 /* scrub_report.c */
 /* Counters as "NAME VALUE" lines (reasons, then rules) into f. */

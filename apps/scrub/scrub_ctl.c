@@ -39,13 +39,17 @@ int scrub_app_reload(struct scrub_app *a)
 
 	pthread_mutex_lock(&a->lock);
 	rc = scrub_rules_load(a->o.rules, &r, err, sizeof(err));
+	/* The kernel first (it says whether it judges the limits: then
+	 * user space does not), then user space. */
+	int krc = rc ? 0 : scrub_kern_load(a, r);
+
 	if (!rc)
 		rc = scrub_ctx_swap_rules(a->ctx, r);
-	if (!rc && a->kern && (rc = scrub_kern_load(a, r)) != 0) {
-		/* user space has the new rules; the kernel keeps dropping
-		 * by the old lists (never open): say so */
+	if (!rc && krc) {
+		/* user space has the new rules, limits included; the kernel
+		 * keeps dropping by the old lists (never open): say so */
 		snprintf(err, sizeof(err), "%s: loaded, but the kernel's lists "
-			 "stay the old ones: %s", a->o.rules, strerror(-rc));
+			 "stay the old ones: %s", a->o.rules, strerror(-krc));
 		rc = -EIO;
 	}
 	if (rc) {

@@ -71,38 +71,37 @@ static int to_kern(const uint8_t a[16], uint8_t out[16])
 	return 6;
 }
 
-/* Take the counts as they are now as the new rule set's zero, after
- * adding what the old set dropped to the total (under kern_lock). */
+/* Take the rule counts as they are now as the new rule set's zero
+ * (under kern_lock); the reasons' zero is the first load's. */
 static void baseline(struct scrub_app *a)
 {
-	uint64_t *now = a->kern_now;
-
-	if (scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_NCOUNTS))
+	if (scrub_xdp_rule_counts(a->kern, a->kern_base, NULL, SCRUB_XDP_NCOUNTS))
 		return;
-	if (a->kern_loaded)
-		for (uint32_t i = 0; i < SCRUB_XDP_MAX_RULES; i++)
-			a->kern_deny_done += now[i] - a->kern_base[i];
-	else
-		a->kern_ban_base = now[SCRUB_XDP_BANNED];
-	memcpy(a->kern_base, now, sizeof(a->kern_base));
+	if (!a->kern_loaded &&
+	    scrub_xdp_reason_counts(a->kern, a->kern_rbase, NULL, SCRUB_NREASONS))
+		return;
 	a->kern_loaded = true;
 }
 
-int scrub_kern_load(struct scrub_app *a, const struct scrub_rules *r)
+int scrub_kern_load(struct scrub_app *a, struct scrub_rules *r)
 {
 	int rc;
 
+	r->kern_judged = false;
 	if (!a->kern)
 		return 0;
 	pthread_mutex_lock(&a->kern_lock);
-	rc = scrub_xdp_load_rules(a->kern, r);
-	if (!rc)
+	/* host mode: -o is -i's host rings */
+	rc = scrub_xdp_load_rules(a->kern, r, a->o.out == a->o.host_name);
+	if (rc >= 0) {
+		r->kern_judged = rc == 1;
 		baseline(a);
+	}
 	pthread_mutex_unlock(&a->kern_lock);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
-int scrub_kern_attach(struct scrub_app *a, const struct scrub_rules *r)
+int scrub_kern_attach(struct scrub_app *a, struct scrub_rules *r)
 {
 	char err[300];
 	int rc;
@@ -189,26 +188,21 @@ void scrub_kern_tick(struct scrub_app *a)
 }
 
 int scrub_kern_counts(struct scrub_app *a, uint32_t nrules, uint64_t *rule,
-		      uint64_t *deny, uint64_t *banned)
+		      uint64_t *reason)
 {
-	uint64_t *now = a->kern_now;
+	uint64_t *now = a->kern_now, rnow[SCRUB_NREASONS];
 	int ok = 0;
 
-	*deny = *banned = 0;
 	if (!a->kern)
 		return 0;
 	pthread_mutex_lock(&a->kern_lock);
 	if (a->kern_loaded &&
-	    !scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_NCOUNTS)) {
-		*deny = a->kern_deny_done;
-		for (uint32_t i = 0; i < SCRUB_XDP_MAX_RULES; i++) {
-			uint64_t d = now[i] - a->kern_base[i];
-
-			if (i < nrules)
-				rule[i] += d;
-			*deny += d;
-		}
-		*banned = now[SCRUB_XDP_BANNED] - a->kern_ban_base;
+	    !scrub_xdp_rule_counts(a->kern, now, NULL, SCRUB_XDP_NCOUNTS) &&
+	    !scrub_xdp_reason_counts(a->kern, rnow, NULL, SCRUB_NREASONS)) {
+		for (uint32_t i = 0; i < SCRUB_XDP_MAX_RULES && i < nrules; i++)
+			rule[i] += now[i] - a->kern_base[i];
+		for (int k = 0; k < SCRUB_NREASONS; k++)
+			reason[k] += rnow[k] - a->kern_rbase[k];
 		ok = 1;
 	}
 	pthread_mutex_unlock(&a->kern_lock);
@@ -224,7 +218,7 @@ int scrub_kern_load(struct scrub_app *a, const struct scrub_rules *r)
 	return 0;
 }
 
-int scrub_kern_attach(struct scrub_app *a, const struct scrub_rules *r)
+int scrub_kern_attach(struct scrub_app *a, struct scrub_rules *r)
 {
 	(void)a;
 	(void)r;
@@ -251,12 +245,12 @@ void scrub_kern_tick(struct scrub_app *a)
 }
 
 int scrub_kern_counts(struct scrub_app *a, uint32_t nrules, uint64_t *rule,
-		      uint64_t *deny, uint64_t *banned)
+		      uint64_t *reason)
 {
 	(void)a;
 	(void)nrules;
 	(void)rule;
-	*deny = *banned = 0;
+	(void)reason;
 	return 0;
 }
 

@@ -48,7 +48,7 @@ struct snap {
 static void snap_take(struct scrub_app *a, const struct scrub_rules *r,
 		      struct snap *s)
 {
-	uint64_t kdeny, kban;
+	uint64_t kr[SCRUB_NREASONS] = {0};
 
 	memset(s, 0, sizeof(*s));
 	for (int k = 0; k < SCRUB_NREASONS; k++)
@@ -56,11 +56,11 @@ static void snap_take(struct scrub_app *a, const struct scrub_rules *r,
 	s->nrules = r->nrules;
 	for (uint32_t i = 0; i < r->nrules; i++)
 		s->hits[i] = scrub_rules_hits(r, i);
-	s->kernel = scrub_kern_counts(a, r->nrules, s->hits, &kdeny, &kban);
-	s->kdeny = kdeny;
-	s->kban = kban;
-	s->reason[SCRUB_DROP_DENY] += kdeny;
-	s->reason[SCRUB_DROP_BANNED] += kban;
+	s->kernel = scrub_kern_counts(a, r->nrules, s->hits, kr);
+	s->kdeny = kr[SCRUB_DROP_DENY];
+	s->kban = kr[SCRUB_DROP_BANNED];
+	for (int k = 0; k < SCRUB_NREASONS; k++)
+		s->reason[k] += kr[k];
 	for (int k = 0; k < SCRUB_NREASONS; k++) {
 		if (k == SCRUB_PASS_UNJUDGED)
 			continue;

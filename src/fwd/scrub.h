@@ -84,6 +84,8 @@ struct scrub_pkt {
 	uint8_t tcp_flags;
 	bool frag;           /* a fragment (first or not) */
 	bool l4;             /* sport, dport, tcp_flags are valid */
+	bool ext;            /* IPv6: an extension header (or a next header
+				the kernel path does not look past) follows */
 	uint16_t sport, dport;
 	uint32_t len;        /* frame bytes, what the byte rate counts */
 	uint8_t src[16], dst[16];
@@ -171,6 +173,12 @@ struct scrub_rules {
 	uint32_t syn_rule;
 	bool frag_drop;           /* fragments drop (default) | pass */
 	uint32_t sources, dests;  /* table sizes (entries) */
+	/* Set before the set is swapped in when the kernel path judges
+	 * every frame it parses with this set (scrub_xdp.h): the SYN and
+	 * source limits are then the kernel's, and the engine skips them
+	 * for the frames it judged (not fragments, not IPv6 with extension
+	 * headers: those the kernel sends up unjudged). */
+	bool kern_judged;
 	/* Hits by rule: [worker][nrules], each row written by its worker
 	 * only (relaxed); a rule set's counters start at 0 when it loads. */
 	_Atomic uint64_t *hits;

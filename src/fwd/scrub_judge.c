@@ -185,6 +185,8 @@ static int decide(struct scrub_worker *w, const struct scrub_rules *r,
 			return r->match[i].drop ? SCRUB_DROP_RULE : SCRUB_PASS_RULE;
 		}
 	}
+	if (r->kern_judged && !p->frag && !p->ext)
+		return SCRUB_PASS; /* the kernel applied the limits */
 	if (r->syn_pps && p->proto == 6 && p->l4 &&
 	    (p->tcp_flags & 0x12) == 0x02) {
 		why = syn_limit(w, r, p, now);

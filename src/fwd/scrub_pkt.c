@@ -157,6 +157,10 @@ static int parse_v6(struct scrub_pkt *p, const uint8_t *ip, uint32_t room,
 	if (ip[7] == 0)
 		return SCRUB_DROP_TTL;
 	p->family = 6;
+	/* (bpf/pktmap_scrub.bpf.c's v6_ext(): what the kernel sends up) */
+	p->ext = ip[6] == 0 || ip[6] == 43 || ip[6] == 44 || ip[6] == 50 ||
+		 ip[6] == 51 || ip[6] == 60 || ip[6] == 135 || ip[6] == 139 ||
+		 ip[6] == 140 || ip[6] == 253 || ip[6] == 254;
 	memcpy(p->src, ip + 8, 16);
 	memcpy(p->dst, ip + 24, 16);
 	return parse_v6_ext(p, ip, 40 + plen, ip[6], frag_drop);

@@ -40,10 +40,11 @@
  * more has them all in the tries. */
 #define MAX_HOSTS (1u << 20)
 
-enum { M_CONF, M_LISTS4, M_LISTS6, M_HOSTS, M_BANS, M_COUNTS, M_N };
+enum { M_CONF, M_LISTS4, M_LISTS6, M_HOSTS, M_BANS, M_COUNTS, M_SRCS,
+       M_DSTS, M_REASONS, M_N };
 static const char *const map_names[M_N] = {
 	"scrub_conf", "scrub_lists4", "scrub_lists6", "scrub_hosts", "scrub_bans",
-	"scrub_counts",
+	"scrub_counts", "scrub_srcs", "scrub_dsts", "scrub_reasons",
 };
 
 /* Where a prefix goes: the four tries (family, action), or the hash of
@@ -77,11 +78,38 @@ struct rule_count {
 	uint64_t bytes;
 };
 
+/* lim.flags (the program's L_*) */
+#define L_JUDGE 1u
+#define L_LIMIT 2u
+#define L_SYN 4u
+#define L_HOST 8u
+
+/* One generation's limits, times in 1/16 ns (the program's struct lim). */
+struct xlim {
+	uint32_t flags;
+	uint32_t limit_rule, syn_rule;
+	uint32_t pad;
+	uint64_t pcost, bcost, fill, ban_ns, scost, sfill;
+};
+
+struct xconf {
+	uint32_t gen;
+	uint32_t pad;
+	struct xlim lim[2];
+};
+
+/* A source's value (the program's struct src_val). */
+struct src_val {
+	uint64_t pe, be, ban_until;
+};
+
 struct scrub_xdp {
 	int fd[M_N];
-	uint32_t *conf;   /* scrub_conf's value array, mapped */
+	struct xconf *conf; /* scrub_conf's value, mapped */
 	size_t conf_len;
 	int ncpu;         /* possible CPUs: a per-CPU value's copies */
+	struct xlim next; /* what the next load puts in with its lists */
+	uint32_t nsrcs, ndsts; /* the tables' sizes (0: none) */
 };
 
 __attribute__((format(printf, 4, 5)))
@@ -392,13 +420,14 @@ int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
 		if (fds[kind] < 0)
 			ret = fds[kind];
 	}
-	uint32_t live = atomic_load_explicit(PM_ATOMIC(&x->conf[0]), memory_order_acquire) & 1;
+	uint32_t live = atomic_load_explicit(PM_ATOMIC(&x->conf->gen), memory_order_acquire) & 1;
 	if (ret == 0)
 		ret = place(x, live ^ 1, fds);
 	if (ret == 0) {
 		/* The slots are written (the syscalls above returned): from
 		 * here on a frame that reads the new word finds them. */
-		atomic_store_explicit(PM_ATOMIC(&x->conf[0]), live ^ 1,
+		x->conf->lim[live ^ 1] = x->next;
+		atomic_store_explicit(PM_ATOMIC(&x->conf->gen), live ^ 1,
 				      memory_order_release);
 	}
 	/* The outer maps hold the new maps now; our descriptors go. */
@@ -434,7 +463,106 @@ int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16])
 	struct ban_key k;
 	if (!x || ban_key_of(&k, family, addr))
 		return -EINVAL;
-	return bpf_map_delete_elem(x->fd[M_BANS], &k);
+	int ret = bpf_map_delete_elem(x->fd[M_BANS], &k);
+	/* and the program's own ban (its buckets go with it, full again) */
+	uint32_t k0 = 0, id;
+	if (x->nsrcs && bpf_map_lookup_elem(x->fd[M_SRCS], &k0, &id) == 0) {
+		int t = bpf_map_get_fd_by_id(id);
+		if (t >= 0) {
+			if (bpf_map_delete_elem(t, &k) == 0)
+				ret = 0;
+			close(t);
+		}
+	}
+	return ret;
+}
+
+/* A bucket's cost in 1/16 ns for `rate` a second (at least 1). */
+static uint64_t cost16(double rate)
+{
+	double c = 16e9 / rate;
+	return c < 1 ? 1 : (uint64_t)(c + 0.5);
+}
+
+/* Make the sources' (M_SRCS) or destinations' (M_DSTS) table of n
+ * entries and put it in its slot, unless it has that size already. */
+static int make_table(struct scrub_xdp *x, int m, uint32_t n, uint32_t *have)
+{
+	uint32_t k0 = 0;
+	if (*have == n)
+		return 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_LRU_PERCPU_HASH,
+				m == M_SRCS ? "scrub_src_t" : "scrub_dst_t",
+				sizeof(struct ban_key), m == M_SRCS ?
+				sizeof(struct src_val) : sizeof(uint64_t), n, NULL);
+	if (fd < 0)
+		return fd;
+	int ret = bpf_map_update_elem(x->fd[m], &k0, &fd, BPF_ANY);
+	close(fd);
+	if (ret == 0)
+		*have = n;
+	return ret;
+}
+
+int scrub_xdp_set_limits(struct scrub_xdp *x, const struct scrub_xdp_limits *l)
+{
+	struct xlim n;
+	int ret = 0;
+	if (!x || !l)
+		return -EINVAL;
+	memset(&n, 0, sizeof(n));
+	if (!l->judge) {
+		x->next = n; /* the lists only, as without limits */
+		return 0;
+	}
+	bool lim = l->pps > 0 || l->bps > 0, syn = l->syn_pps > 0;
+	if ((l->bps > 0 && l->bps < SCRUB_XDP_MIN_BPS) || (lim && !l->sources) ||
+	    (syn && !l->dests) || l->burst_s < 0 || l->syn_burst_s < 0 ||
+	    l->burst_s > 1e6 || l->syn_burst_s > 1e6)
+		return -EINVAL;
+	n.flags = L_JUDGE | (lim ? L_LIMIT : 0) | (syn ? L_SYN : 0) |
+		  (l->host ? L_HOST : 0);
+	n.limit_rule = l->limit_rule;
+	n.syn_rule = l->syn_rule;
+	n.pcost = l->pps > 0 ? cost16(l->pps) : 0;
+	/* per byte, << 16: frames up to 2^18 bytes, bps >= 16, no overflow */
+	n.bcost = l->bps > 0 ? (uint64_t)(16e9 * 65536.0 / l->bps + 0.5) : 0;
+	n.fill = (uint64_t)(l->burst_s * 16e9);
+	n.ban_ns = l->ban_ns;
+	n.scost = syn ? cost16(l->syn_pps) : 0;
+	n.sfill = (uint64_t)(l->syn_burst_s * 16e9);
+	if (lim)
+		ret = make_table(x, M_SRCS, l->sources, &x->nsrcs);
+	if (ret == 0 && syn)
+		ret = make_table(x, M_DSTS, l->dests, &x->ndsts);
+	if (ret == 0)
+		x->next = n;
+	return ret;
+}
+
+int scrub_xdp_reason_counts(struct scrub_xdp *x, uint64_t *pkts,
+			    uint64_t *bytes, uint32_t n)
+{
+	if (!x || n > SCRUB_XDP_NREASONS)
+		return -EINVAL;
+	struct rule_count *v = calloc((size_t)x->ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int ret = 0;
+	for (uint32_t r = 0; r < n && ret == 0; r++) {
+		ret = bpf_map_lookup_elem(x->fd[M_REASONS], &r, v);
+		uint64_t p = 0, b = 0;
+		for (int c = 0; c < x->ncpu && ret == 0; c++) {
+			p += v[c].pkts;
+			b += v[c].bytes;
+		}
+		if (pkts)
+			pkts[r] = p;
+		if (bytes)
+			bytes[r] = b;
+	}
+	free(v);
+	return ret;
 }
 
 int scrub_xdp_rule_counts(struct scrub_xdp *x, uint64_t *pkts,
@@ -468,9 +596,14 @@ void scrub_xdp_detach(struct scrub_xdp *x)
 		return;
 	if (x->conf) {
 		const int none[K_N] = { -1, -1, -1, -1, -1 };
+		uint32_t k0 = 0;
 		/* Both generations emptied: nothing is dropped any more. */
+		memset(&x->next, 0, sizeof(x->next));
 		(void)scrub_xdp_load(x, NULL, 0);
-		(void)place(x, atomic_load_explicit(PM_ATOMIC(&x->conf[0]), memory_order_acquire) ^ 1,
+		x->conf->lim[(x->conf->gen & 1) ^ 1] = x->next;
+		(void)bpf_map_delete_elem(x->fd[M_SRCS], &k0);
+		(void)bpf_map_delete_elem(x->fd[M_DSTS], &k0);
+		(void)place(x, atomic_load_explicit(PM_ATOMIC(&x->conf->gen), memory_order_acquire) ^ 1,
 			    none);
 		munmap(x->conf, x->conf_len);
 	}

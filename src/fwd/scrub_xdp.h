@@ -39,6 +39,7 @@
 #ifndef PKTMAP_FWD_SCRUB_XDP_H
 #define PKTMAP_FWD_SCRUB_XDP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,13 +102,48 @@ int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
 /* Lift a ban. Returns 0, or -ENOENT when there was none. */
 int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16]);
 
+/* What the program judges besides the lists, from the next
+ * scrub_xdp_load() on (in the same flip as its lists). With `judge`
+ * (every rule of the set is representable: no match rules), it also
+ * applies the per-source limits and automatic bans, and the
+ * per-destination SYN limit, with the engine's semantics (scrub.h) kept
+ * per CPU where the engine keeps them per worker, and knows a frame's
+ * whole verdict: with `host` as well, a clean frame is XDP_PASSed to
+ * the stack and counted here, never copied to user space. Without
+ * `judge`, only allow (up), bans and deny, as before. */
+struct scrub_xdp_limits {
+	bool judge, host;
+	double pps, bps, burst_s;  /* 0: no such rate; bps >= MIN_BPS */
+	uint64_t ban_ns;           /* 0: no automatic ban */
+	uint32_t limit_rule;
+	double syn_pps, syn_burst_s;
+	uint32_t syn_rule;
+	uint32_t sources, dests;   /* entries of the per-CPU LRU tables */
+};
+#define SCRUB_XDP_MIN_BPS 16.0
+/* Stage l (makes the tables when their size changes: their buckets start
+ * full again). 0, -EINVAL, -ENOMEM. */
+int scrub_xdp_set_limits(struct scrub_xdp *x, const struct scrub_xdp_limits *l);
+
 /* scrub's rule set (scrub.h): its allow and deny sets, exactly (every
  * address gets the rule the engine's lookup gives it), as
- * scrub_xdp_load() does. Errors as scrub_xdp_load()'s: -E2BIG when the
- * sets need more prefixes than the kernel's maps hold (then leave that
- * set to user space). */
+ * scrub_xdp_load() does, and its limits (scrub_xdp_set_limits) when the
+ * whole set is representable; `host`: host mode. Returns 1 when the
+ * kernel judges every frame it can parse completely (limits included:
+ * user space must not apply them again), 0 when only the lists and
+ * bans, or -errno as scrub_xdp_load(): -E2BIG when the sets need more
+ * prefixes than the kernel's maps hold (then leave that set to user
+ * space). */
 struct scrub_rules;
-int scrub_xdp_load_rules(struct scrub_xdp *x, const struct scrub_rules *r);
+int scrub_xdp_load_rules(struct scrub_xdp *x, const struct scrub_rules *r,
+			 bool host);
+
+/* Reasons the program counts (scrub.h's enum scrub_reason values). */
+#define SCRUB_XDP_NREASONS 32u
+/* The frames and bytes it decided for each reason 0..n-1, summed over
+ * CPUs, since it was loaded. 0 or -errno. */
+int scrub_xdp_reason_counts(struct scrub_xdp *x, uint64_t *pkts,
+			    uint64_t *bytes, uint32_t n);
 
 /* The clock of bans: CLOCK_MONOTONIC in ns. */
 uint64_t scrub_xdp_now_ns(void);

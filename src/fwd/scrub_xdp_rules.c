@@ -93,14 +93,54 @@ static int from_set(struct pvec *pv, const struct scrub_pfx *s, uint8_t action)
 	return ret;
 }
 
-int scrub_xdp_load_rules(struct scrub_xdp *x, const struct scrub_rules *r)
+_Static_assert(SCRUB_NREASONS <= SCRUB_XDP_NREASONS, "the program's reasons");
+_Static_assert(SCRUB_PASS == 0 && SCRUB_PASS_ALLOW == 1 &&
+	       SCRUB_PASS_NOT_IP == 3 && SCRUB_DROP_DENY == 5 &&
+	       SCRUB_DROP_BANNED == 7 && SCRUB_DROP_PPS == 8 &&
+	       SCRUB_DROP_BPS == 9 && SCRUB_DROP_SYN == 10,
+	       "bpf/pktmap_scrub.bpf.c's R_* values");
+
+/* The set's limits; judge: representable in the kernel. */
+static void limits_of(const struct scrub_rules *r, bool host,
+		      struct scrub_xdp_limits *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->judge = r->nmatch == 0 &&
+		   (r->bps == 0 || r->bps >= SCRUB_XDP_MIN_BPS);
+	l->host = host;
+	if (r->limit_rule != UINT32_MAX) {
+		l->pps = r->pps;
+		l->bps = r->bps;
+		l->burst_s = r->burst_s;
+		l->ban_ns = r->ban_ns;
+		l->limit_rule = r->limit_rule;
+	}
+	if (r->syn_rule != UINT32_MAX) {
+		l->syn_pps = r->syn_pps;
+		l->syn_burst_s = r->syn_burst_s;
+		l->syn_rule = r->syn_rule;
+	}
+	l->sources = r->sources;
+	l->dests = r->dests;
+}
+
+int scrub_xdp_load_rules(struct scrub_xdp *x, const struct scrub_rules *r,
+			 bool host)
 {
 	struct pvec pv = { NULL, 0, 0 };
-	int ret = from_set(&pv, &r->allow, SCRUB_XDP_ALLOW);
+	struct scrub_xdp_limits l;
+	limits_of(r, host, &l);
+	int ret = scrub_xdp_set_limits(x, &l);
+	if (ret == -EINVAL) { /* not representable: the lists only */
+		l.judge = false;
+		ret = scrub_xdp_set_limits(x, &l);
+	}
+	if (ret == 0)
+		ret = from_set(&pv, &r->allow, SCRUB_XDP_ALLOW);
 	if (ret == 0)
 		ret = from_set(&pv, &r->deny, SCRUB_XDP_DENY);
 	if (ret == 0)
 		ret = scrub_xdp_load(x, pv.v, pv.n);
 	free(pv.v);
-	return ret;
+	return ret ? ret : l.judge ? 1 : 0;
 }

@@ -284,8 +284,8 @@ static void cmd_rules(struct scrub_xdp *x, const char *file)
 	}
 	ret = scrub_rules_hits_alloc(r, 1);
 	if (ret == 0)
-		ret = scrub_xdp_load_rules(x, r);
-	if (ret) {
+		ret = scrub_xdp_load_rules(x, r, false);
+	if (ret < 0) {
 		printf("error rules: %s\n", strerror(-ret));
 		scrub_rules_free(r);
 		return;
