@@ -25,9 +25,11 @@
  * Limits (issue 32): when every rule of the file can be judged here (no
  * match rules; src/fwd/scrub_xdp.c says), the live generation's `lim`
  * of scrub_conf also holds the per-source packet and byte buckets, the
- * automatic bans and the per-destination SYN bucket, kept per CPU in
- * LRU hashes (scrub_srcs, scrub_dsts: user space makes them, `sources`
- * and `dests` entries). A bucket is one virtual time per rate (GCRA):
+ * automatic bans and the per-destination SYN bucket, in LRU hashes
+ * shared by the CPUs (scrub_srcs, scrub_dsts: user space makes them,
+ * `sources` and `dests` entries; a bucket moves by compare-and-swap, so
+ * a source is held to its limit on the whole interface, whichever CPUs
+ * its frames reach). A bucket is one virtual time per rate (GCRA):
  * the moment, in 1/16 ns, at which it was empty; it holds
  * (now - max(E, now - fill)) / cost tokens, so a new source starts
  * full, and a frame passes when that is at least its cost (1 packet,
@@ -98,7 +100,7 @@ struct conf {
 	struct lim lim[2];
 };
 
-/* A source's buckets and automatic ban, one copy per CPU. */
+/* A source's buckets and automatic ban. */
 struct src_val {
 	__u64 pe, be;    /* empty times of the packet and byte buckets */
 	__u64 ban_until; /* ns */
@@ -135,14 +137,14 @@ struct {
 
 /* The bucket tables' shape; user space makes them at their sizes. */
 struct srcs {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(struct ban_key));
 	__uint(value_size, sizeof(struct src_val));
 };
 
 struct dsts {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(struct ban_key));
 	__uint(value_size, sizeof(__u64));
@@ -259,8 +261,8 @@ static __always_inline long lpm_rule(void *outer, __u32 slot, void *key)
 	return rule ? (long)*rule : -1;
 }
 
-/* Take `cost` from the bucket whose empty time is *e at now16 (1/16
- * ns), full after `fill`: 1 when it had them (and *e moves on), else 0. */
+/* Is there `cost` in the bucket whose empty time is e at now16 (1/16
+ * ns), full after `fill`? *next: its empty time after taking it. */
 static __always_inline int room_for(__u64 e, __u64 now16, __u64 fill,
 				    __u64 cost, __u64 *next)
 {
@@ -268,6 +270,21 @@ static __always_inline int room_for(__u64 e, __u64 now16, __u64 fill,
 	__u64 base = e > floor ? e : floor;
 	*next = base + cost;
 	return base + cost <= now16;
+}
+
+/* Take `cost` from the bucket *e, which other CPUs may take from at the
+ * same moment: 1, or 0 when it has not enough (or lost the race to
+ * other CPUs four times in a row). */
+static __always_inline int take(__u64 *e, __u64 now16, __u64 fill, __u64 cost)
+{
+	for (int i = 0; i < 4; i++) {
+		__u64 old = *(volatile __u64 *)e, next;
+		if (!room_for(old, now16, fill, cost, &next))
+			return 0;
+		if (__sync_val_compare_and_swap(e, old, next) == old)
+			return 1;
+	}
+	return 0;
 }
 
 /* The table in slot 0 of outer (the sources' or the destinations'). */
@@ -282,7 +299,7 @@ static __always_inline long syn_limit(const struct lim *l, struct frame *f,
 				      __u64 now16)
 {
 	void *t = table(&scrub_dsts);
-	__u64 zero = 0, next;
+	__u64 zero = 0;
 	if (!t)
 		return 0;
 	__u64 *e = bpf_map_lookup_elem(t, &f->dst);
@@ -292,10 +309,7 @@ static __always_inline long syn_limit(const struct lim *l, struct frame *f,
 		if (!e)
 			return 0;
 	}
-	if (!room_for(*e, now16, l->sfill, l->scost, &next))
-		return V(R_SYN, l->syn_rule);
-	*e = next;
-	return 0;
+	return take(e, now16, l->sfill, l->scost) ? 0 : V(R_SYN, l->syn_rule);
 }
 
 /* The per-source buckets of the source's entry s: 0, or the verdict
@@ -303,21 +317,20 @@ static __always_inline long syn_limit(const struct lim *l, struct frame *f,
 static __always_inline long src_limit(const struct lim *l, struct frame *f,
 				      struct src_val *s, __u64 now)
 {
-	__u64 now16 = now << 4, pn = 0, bn = 0;
+	__u64 now16 = now << 4, bcost = (f->len * l->bcost) >> 16, next;
 	long v = 0;
-	if (l->pcost && !room_for(s->pe, now16, l->fill, l->pcost, &pn))
+	/* Both rates first, read only (a frame over its byte rate takes
+	 * no packet either, as in the engine), then both taken. */
+	if (l->pcost && !room_for(s->pe, now16, l->fill, l->pcost, &next))
 		v = V(R_PPS, l->limit_rule);
-	if (!v && l->bcost &&
-	    !room_for(s->be, now16, l->fill, (f->len * l->bcost) >> 16, &bn))
+	else if (l->bcost && !room_for(s->be, now16, l->fill, bcost, &next))
 		v = V(R_BPS, l->limit_rule);
-	if (!v) {
-		if (l->pcost)
-			s->pe = pn;
-		if (l->bcost)
-			s->be = bn;
-	} else if (l->ban_ns) {
+	else if (l->pcost && !take(&s->pe, now16, l->fill, l->pcost))
+		v = V(R_PPS, l->limit_rule);
+	else if (l->bcost && !take(&s->be, now16, l->fill, bcost))
+		v = V(R_BPS, l->limit_rule);
+	if (v && l->ban_ns)
 		s->ban_until = now + l->ban_ns;
-	}
 	return v;
 }
 

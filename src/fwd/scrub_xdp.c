@@ -491,7 +491,7 @@ static int make_table(struct scrub_xdp *x, int m, uint32_t n, uint32_t *have)
 	uint32_t k0 = 0;
 	if (*have == n)
 		return 0;
-	int fd = bpf_map_create(BPF_MAP_TYPE_LRU_PERCPU_HASH,
+	int fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH,
 				m == M_SRCS ? "scrub_src_t" : "scrub_dst_t",
 				sizeof(struct ban_key), m == M_SRCS ?
 				sizeof(struct src_val) : sizeof(uint64_t), n, NULL);

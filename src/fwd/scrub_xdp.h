@@ -106,8 +106,9 @@ int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16]);
  * scrub_xdp_load() on (in the same flip as its lists). With `judge`
  * (every rule of the set is representable: no match rules), it also
  * applies the per-source limits and automatic bans, and the
- * per-destination SYN limit, with the engine's semantics (scrub.h) kept
- * per CPU where the engine keeps them per worker, and knows a frame's
+ * per-destination SYN limit, with the engine's semantics (scrub.h), for
+ * the whole interface where the engine keeps them per worker (in LRU
+ * hashes shared by the CPUs, changed by compare-and-swap), and knows a frame's
  * whole verdict: with `host` as well, a clean frame is XDP_PASSed to
  * the stack and counted here, never copied to user space. Without
  * `judge`, only allow (up), bans and deny, as before. */
@@ -118,7 +119,7 @@ struct scrub_xdp_limits {
 	uint32_t limit_rule;
 	double syn_pps, syn_burst_s;
 	uint32_t syn_rule;
-	uint32_t sources, dests;   /* entries of the per-CPU LRU tables */
+	uint32_t sources, dests;   /* entries of the LRU tables */
 };
 #define SCRUB_XDP_MIN_BPS 16.0
 /* Stage l (makes the tables when their size changes: their buckets start

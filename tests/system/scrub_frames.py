@@ -278,4 +278,5 @@ def main():
         sys.exit('usage: see the docstring')
 
 
-main()
+if __name__ == '__main__':
+    main()
