@@ -41,6 +41,7 @@ struct snap {
 	uint32_t nrules;
 	bool kernel;
 	uint64_t kdeny, kban;        /* the kernel's part of deny, banned */
+	uint64_t kreason[SCRUB_NREASONS]; /* the kernel's part of each */
 };
 
 /* Take s under r (the rule set in force: the caller holds a->lock or
@@ -57,6 +58,7 @@ static void snap_take(struct scrub_app *a, const struct scrub_rules *r,
 	for (uint32_t i = 0; i < r->nrules; i++)
 		s->hits[i] = scrub_rules_hits(r, i);
 	s->kernel = scrub_kern_counts(a, r->nrules, s->hits, kr);
+	memcpy(s->kreason, kr, sizeof(kr));
 	s->kdeny = kr[SCRUB_DROP_DENY];
 	s->kban = kr[SCRUB_DROP_BANNED];
 	for (int k = 0; k < SCRUB_NREASONS; k++)
@@ -97,6 +99,9 @@ static void print_stats(struct scrub_app *a, const struct scrub_rules *r,
 	for (int k = 0; k < SCRUB_NREASONS; k++)
 		fprintf(f, "reason %s %llu\n", scrub_reason_name(k),
 			U(s->reason[k]));
+	for (int k = 0; k < SCRUB_NREASONS && s->kernel; k++)
+		fprintf(f, "kernel_reason %s %llu\n", scrub_reason_name(k),
+			U(s->kreason[k]));
 	fprintf(f, "reloads %llu\nreload_errors %llu\n", U(a->reloads),
 		U(a->reload_errors));
 	pthread_mutex_lock(&a->sample_lock);
@@ -184,7 +189,11 @@ void scrub_report_json(struct scrub_app *a, FILE *f)
 		fprintf(f, "%s\"%s\":%llu", k ? "," : "", scrub_reason_name(k),
 			U(s->reason[k]));
 	fprintf(f, "},\"kernel_drops\":{\"deny\":%llu,\"banned\":%llu},"
-		"\"in_ports\":[", U(s->kdeny), U(s->kban));
+		"\"kernel_reasons\":{", U(s->kdeny), U(s->kban));
+	for (int k = 0; k < SCRUB_NREASONS; k++)
+		fprintf(f, "%s\"%s\":%llu", k ? "," : "", scrub_reason_name(k),
+			U(s->kreason[k]));
+	fprintf(f, "},\"in_ports\":[");
 	for (unsigned q = 0; q < a->nq; q++) {
 		struct pktmap_stats st = {.sz = sizeof(st)};
 
