@@ -86,9 +86,9 @@ struct rule_count {
 struct lim {
 	__u32 flags;
 	__u32 limit_rule, syn_rule;
-	__u32 pad;
+	__u32 bshift;   /* bcost is per byte << bshift (16, or 0 for slow rates) */
 	__u64 pcost;    /* per packet (0: no packet rate) */
-	__u64 bcost;    /* per byte, << 16 (0: no byte rate) */
+	__u64 bcost;    /* per byte, << bshift (0: no byte rate) */
 	__u64 fill;     /* burst: a full bucket */
 	__u64 ban_ns;   /* ns; 0: no automatic ban */
 	__u64 scost, sfill; /* SYNs per destination */
@@ -317,7 +317,7 @@ static __always_inline long syn_limit(const struct lim *l, struct frame *f,
 static __always_inline long src_limit(const struct lim *l, struct frame *f,
 				      struct src_val *s, __u64 now)
 {
-	__u64 now16 = now << 4, bcost = (f->len * l->bcost) >> 16, next;
+	__u64 now16 = now << 4, bcost = (f->len * l->bcost) >> (l->bshift & 63), next;
 	long v = 0;
 	/* Both rates first, read only (a frame over its byte rate takes
 	 * no packet either, as in the engine), then both taken. */

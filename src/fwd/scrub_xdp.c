@@ -88,7 +88,7 @@ struct rule_count {
 struct xlim {
 	uint32_t flags;
 	uint32_t limit_rule, syn_rule;
-	uint32_t pad;
+	uint32_t bshift;
 	uint64_t pcost, bcost, fill, ban_ns, scost, sfill;
 };
 
@@ -525,8 +525,11 @@ int scrub_xdp_set_limits(struct scrub_xdp *x, const struct scrub_xdp_limits *l)
 	n.limit_rule = l->limit_rule;
 	n.syn_rule = l->syn_rule;
 	n.pcost = l->pps > 0 ? cost16(l->pps) : 0;
-	/* per byte, << 16: frames up to 2^18 bytes, bps >= 16, no overflow */
-	n.bcost = l->bps > 0 ? (uint64_t)(16e9 * 65536.0 / l->bps + 0.5) : 0;
+	/* per byte, << 16 (<< 0 below 16 B/s): frames up to 2^18 bytes
+	 * times it stay below 2^64 */
+	n.bshift = l->bps >= 16 ? 16 : 0;
+	n.bcost = l->bps > 0 ? (uint64_t)(16e9 * (double)(1u << n.bshift) /
+					  l->bps + 0.5) : 0;
 	n.fill = (uint64_t)(l->burst_s * 16e9);
 	n.ban_ns = l->ban_ns;
 	n.scost = syn ? cost16(l->syn_pps) : 0;

@@ -121,7 +121,7 @@ struct scrub_xdp_limits {
 	uint32_t syn_rule;
 	uint32_t sources, dests;   /* entries of the LRU tables */
 };
-#define SCRUB_XDP_MIN_BPS 16.0
+#define SCRUB_XDP_MIN_BPS 0.001
 /* Stage l (makes the tables when their size changes: their buckets start
  * full again). 0, -EINVAL, -ENOMEM. */
 int scrub_xdp_set_limits(struct scrub_xdp *x, const struct scrub_xdp_limits *l);

@@ -18,8 +18,12 @@
 # clock stands still (--clock manual). Checked: the same count for every
 # reason and every rule (scrub adds the kernel's counts to its own), the
 # same frames out byte for byte, in order, and the kernel dropped some
-# (the xdp: port received fewer frames than were sent). Needs root; under CI=true it
-# may not skip.
+# (the xdp: port received fewer frames than were sent). Then the same
+# with scrub_klimit.py's corpus and rules (sources over their packet and
+# byte limits, IPv4 and IPv6, a SYN flood, allow and deny, malformed
+# frames), all representable in the kernel: the kernel applies the
+# limits and bans itself, and every src_pps, src_bps, dst_syn and banned
+# drop is the kernel's. Needs root; under CI=true it may not skip.
 set -euo pipefail
 
 A=ssA$$
@@ -66,48 +70,68 @@ for r in j["rules"]:
 }
 
 python3 "$FR" kinds "$TMP"
-N=$(python3 -c 'import sys
+python3 "$HERE/scrub_klimit.py" corpus "$TMP"
+ns_pair "$A" "$B"
+
+# same TAG RULES PCAP: the run of both paths over PCAP under RULES.
+same() {
+	local tag=$1 rules=$2 pcap=$3 n rx sock spid
+	n=$(python3 -c 'import sys
 d = open(sys.argv[1], "rb").read()
 n, off = 0, 24
 while off + 16 <= len(d):
     off += 16 + int.from_bytes(d[off + 8:off + 12], "little")
     n += 1
-print(n)' "$TMP/in.pcap")
+print(n)' "$pcap")
 
-echo "1. user space alone: $N frames from a capture file"
-"$PKTMAP" scrub -i "pcap:$TMP/in.pcap/R" -o "pcap:$TMP/user.pcap/T" \
-	-c "$TMP/kinds.rules" --clock manual -T 0 --quiet --json >"$TMP/u.json"
-reasons "$TMP/u.json" >"$TMP/u.txt"
-grep -q "^reason deny " "$TMP/u.txt" || fail "the frames have no deny-listed source"
+	echo "$tag.1 user space alone: $n frames from a capture file"
+	"$PKTMAP" scrub -i "pcap:$pcap/R" -o "pcap:$TMP/$tag.user.pcap/T" \
+		-c "$rules" --clock manual -T 0 --quiet --json >"$TMP/$tag.u.json"
+	reasons "$TMP/$tag.u.json" >"$TMP/$tag.u.txt"
+	grep -q "^reason deny " "$TMP/$tag.u.txt" ||
+		fail "the frames have no deny-listed source"
 
-echo "2. the kernel path: the same frames over a veth to scrub -i xdp:vethB"
-ns_pair "$A" "$B"
-SOCK=$TMP/ctl.sock
-bg ip netns exec "$B" "$PKTMAP" scrub -i xdp:vethB -o "pcap:$TMP/kern.pcap/T" \
-	-c "$TMP/kinds.rules" --clock manual --control "$SOCK" -T 0 --json \
-	>"$TMP/k.json" 2>"$TMP/k.err"
-SPID=$BG_PID
-wait_for "$TMP/k.err" "^scrub: "
-ctl "$SOCK" stats | grep -qx "kernel yes" ||
-	fail "scrub on xdp:vethB runs without its kernel path: $(cat "$TMP/k.err")"
-inA python3 "$SEND" send vethA "$TMP/in.pcap"
-wait_output "$N" counter "$SOCK" judged
-expect_eq "judged (kernel and user space)" "$(counter "$SOCK" judged)" "$N"
-# What reached user space through the socket: fewer than were sent, the
-# rest dropped in XDP.
-RX=$("$PKTMAP" top --once -d 0 --json | python3 -c 'import json, sys
+	echo "$tag.2 the kernel path: the same frames over a veth to scrub -i xdp:vethB"
+	sock=$TMP/$tag.sock
+	bg ip netns exec "$B" "$PKTMAP" scrub -i xdp:vethB \
+		-o "pcap:$TMP/$tag.kern.pcap/T" -c "$rules" --clock manual \
+		--control "$sock" -T 0 --json >"$TMP/$tag.k.json" 2>"$TMP/$tag.k.err"
+	spid=$BG_PID
+	wait_for "$TMP/$tag.k.err" "^scrub: "
+	ctl "$sock" stats | grep -qx "kernel yes" ||
+		fail "scrub on xdp:vethB runs without its kernel path: $(cat "$TMP/$tag.k.err")"
+	inA python3 "$SEND" send vethA "$pcap"
+	wait_output "$n" counter "$sock" judged
+	expect_eq "judged (kernel and user space)" "$(counter "$sock" judged)" "$n"
+	# What reached user space through the socket: fewer than were sent,
+	# the rest dropped in XDP.
+	rx=$("$PKTMAP" top --once -d 0 --json | python3 -c 'import json, sys
 print(sum(p["rx"]["packets"] for p in json.load(sys.stdin)["ports"]
           if p["port"] == "xdp:vethB@conf:prog=scrub" and sys.argv[1] in p["cmdline"]))' "$TMP")
-[ "$RX" -lt "$N" ] && [ "$RX" -gt 0 ] ||
-	fail "user space received $RX of $N frames: the kernel dropped none"
-echo "   $((N - RX)) of $N frames dropped in XDP"
-stop_bg "$SPID"
-wait_bg "$SPID"
-expect_eq "scrub's exit status" "$WAIT_RC" 0
-reasons "$TMP/k.json" >"$TMP/k.txt"
-diff "$TMP/u.txt" "$TMP/k.txt" || fail "counts by reason and rule differ"
-python3 "$SEND" same "$TMP/kern.pcap" "$TMP/user.pcap" ||
-	fail "the frames out differ"
-grep -q '"kernel":true' "$TMP/k.json" || fail "no kernel path in the summary"
+	[ "$rx" -lt "$n" ] && [ "$rx" -gt 0 ] ||
+		fail "user space received $rx of $n frames: the kernel dropped none"
+	echo "   $((n - rx)) of $n frames dropped in XDP"
+	stop_bg "$spid"
+	wait_bg "$spid"
+	expect_eq "scrub's exit status" "$WAIT_RC" 0
+	reasons "$TMP/$tag.k.json" >"$TMP/$tag.k.txt"
+	diff "$TMP/$tag.u.txt" "$TMP/$tag.k.txt" || fail "counts by reason and rule differ"
+	python3 "$SEND" same "$TMP/$tag.kern.pcap" "$TMP/$tag.user.pcap" ||
+		fail "the frames out differ"
+	grep -q '"kernel":true' "$TMP/$tag.k.json" || fail "no kernel path in the summary"
+}
+
+same 1 "$TMP/kinds.rules" "$TMP/in.pcap"
+# Limits: every rule representable, so the kernel applied them (and the
+# bans they made) itself: its counts by reason are the whole of them.
+same 2 "$TMP/limits.rules" "$TMP/limits.pcap"
+for k in src_pps src_bps dst_syn banned; do
+	u=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["reasons"][sys.argv[2]])' "$TMP/2.u.json" "$k")
+	kk=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["kernel_reasons"][sys.argv[2]])' "$TMP/2.k.json" "$k")
+	[ "$u" -gt 0 ] || fail "the limits corpus has no $k"
+	expect_eq "$k dropped in the kernel" "$kk" "$u"
+done
 no_leftovers
 echo "PASS"
