@@ -131,7 +131,8 @@ int scrub_xdp_load_rules(struct scrub_xdp *x, const struct scrub_rules *r,
 	struct scrub_xdp_limits l;
 	limits_of(r, host, &l);
 	int ret = scrub_xdp_set_limits(x, &l);
-	if (ret == -EINVAL) { /* not representable: the lists only */
+	if (ret) { /* not representable, or no memory for the tables: the
+		    * lists only (the workers keep the limits) */
 		l.judge = false;
 		ret = scrub_xdp_set_limits(x, &l);
 	}
