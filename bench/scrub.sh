@@ -4,8 +4,12 @@
 # A DDoS flood on a veth pair against three cleaners (issue 32's bench):
 #
 #   scrub       pktmap scrub -i xdp:vethB (its kernel path: the program
-#               xdp:vethB@conf:prog=scrub; clean frames to vethB's own
-#               stack through its host rings), worker pinned to CPU 1
+#               xdp:vethB@conf:prog=scrub; every rule of scrub.rules is
+#               representable there, so it applies the deny-list and the
+#               limits itself and passes clean frames to vethB's own
+#               stack with XDP_PASS, docs/scrub.md "Host mode"; its
+#               counters say so: kernel_reason lines), worker pinned to
+#               CPU 1
 #   xdp_filter  xdp-filter (Debian's xdp-tools, one program, native mode)
 #               with the deny addresses (src mode), policy allow
 #   nft         nftables on vethB's netdev ingress hook: a deny set and a
