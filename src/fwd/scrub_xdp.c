@@ -464,13 +464,18 @@ int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16])
 	if (!x || ban_key_of(&k, family, addr))
 		return -EINVAL;
 	int ret = bpf_map_delete_elem(x->fd[M_BANS], &k);
-	/* and the program's own ban (its buckets go with it, full again) */
+	/* and the program's own ban (its buckets stay as they are, as the
+	 * engine's do) */
 	uint32_t k0 = 0, id;
+	struct src_val v;
 	if (x->nsrcs && bpf_map_lookup_elem(x->fd[M_SRCS], &k0, &id) == 0) {
 		int t = bpf_map_get_fd_by_id(id);
 		if (t >= 0) {
-			if (bpf_map_delete_elem(t, &k) == 0)
-				ret = 0;
+			if (bpf_map_lookup_elem(t, &k, &v) == 0 && v.ban_until) {
+				v.ban_until = 0;
+				if (bpf_map_update_elem(t, &k, &v, BPF_EXIST) == 0)
+					ret = 0;
+			}
 			close(t);
 		}
 	}

@@ -22,6 +22,11 @@
 #  2. A reload to a short ban (2 s): a source over its limit is banned,
 #     and once the ban has run out its next frame is judged by its
 #     bucket again (src_pps, not banned): the ban expired.
+#  3. An unban through the control socket lifts a ban the kernel made:
+#     the source's next frame is dropped by its (still empty) bucket.
+#  4. A reload to rules with a match rule (not representable in the
+#     kernel): the limits are the workers' again (never open), none of
+#     the drops the kernel's.
 # Needs root; under CI=true it may not skip.
 set -euo pipefail
 
@@ -143,6 +148,39 @@ done
 expect_eq "src_pps once the ban expired" "$(counter "reason src_pps")" $((PPS0 + 2))
 expect_eq "banned meanwhile" "$(counter "reason banned")" $((BAN0 + n - 1))
 echo "   expired after $n frames"
+
+echo "3. unban a source the kernel banned: its bucket is still empty"
+# 10.78.0.1 was banned for 600 s in step 1 (the reload kept its entry)
+BAN0=$(counter "reason banned")
+J=$(counter judged)
+inA python3 "$PY" one vethA "$MAC" 10.78.0.1
+wait_output $((J + 1)) counter judged
+expect_eq "banned (600 s)" "$(counter "reason banned")" $((BAN0 + 1))
+ctl "$SOCK" unban 10.78.0.1 | grep -q "^ok" || fail "unban refused"
+PPS0=$(counter "reason src_pps")
+inA python3 "$PY" one vethA "$MAC" 10.78.0.1
+wait_output $((J + 2)) counter judged
+expect_eq "src_pps after the unban" "$(counter "reason src_pps")" $((PPS0 + 1))
+expect_eq "banned after the unban" "$(counter "reason banned")" $((BAN0 + 1))
+
+echo "4. a reload to rules the kernel cannot judge (a match rule): the workers limit"
+cat >"$TMP/r.rules" <<EOF
+drop proto tcp dport 1
+limit packets 0.001 burst 2000 ban 600
+sources 4096
+EOF
+ctl "$SOCK" reload | grep -q "^ok" || fail "reload refused"
+PPS0=$(counter "reason src_pps")
+KPPS0=$(counter "kernel_reason src_pps")
+PASS0=$(counter "reason passed")
+J=$(counter judged)
+for _ in 1 2 3; do
+	inA python3 "$PY" one vethA "$MAC" 10.79.0.9
+done
+wait_output $((J + 3)) counter judged
+expect_eq "passed" "$(counter "reason passed")" $((PASS0 + 2))
+expect_eq "src_pps" "$(counter "reason src_pps")" $((PPS0 + 1))
+expect_eq "src_pps in the kernel" "$(counter "kernel_reason src_pps")" "$KPPS0"
 
 stop_bg "$SPID"
 wait_bg "$SPID"
