@@ -7,7 +7,12 @@
  * XDP before any copy; the kernel's per-rule counts are added to the
  * workers' own (a frame dropped there never reaches a worker, so nothing
  * is counted twice). The kernel's rule ids are the rule set's; bans are
- * counted apart (SCRUB_XDP_BANNED).
+ * counted apart (SCRUB_XDP_BANNED). When the whole rule set is
+ * representable there, the kernel also applies the limits (and, in host
+ * mode, passes clean frames to the stack itself): the set is marked
+ * kern_judged before it is swapped in, and the workers skip the limits
+ * for what the kernel judged. The kernel counts by reason too; its
+ * counts since the first load are added to the workers'.
  *
  * Kernel bans are CLOCK_MONOTONIC deadlines; with --clock manual a ban's
  * remaining time is carried over to the kernel's clock. Bans the kernel

@@ -16,6 +16,10 @@
  *   source in the allow-list (LPM)                           -> user space
  *   source banned, ban not expired  -> counted for its rule, XDP_DROP
  *   source in the deny-list (LPM)   -> counted for its rule, XDP_DROP
+ *   with limits it can judge (scrub_xdp_set_limits):
+ *     destination over its SYN rate, source over its packet or byte
+ *     rate (then banned for the rule's time)   -> counted, XDP_DROP
+ *     clean, in host mode       -> counted by reason, XDP_PASS (stack)
  *   else                                                     -> user space
  *
  * "user space" is the usual redirect to the queue's AF_XDP socket. The
