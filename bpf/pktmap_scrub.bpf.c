@@ -334,16 +334,10 @@ static __always_inline long src_limit(const struct lim *l, struct frame *f,
 	return v;
 }
 
-/* The source's entry in the sources' table, made (buckets full) when
- * missing; NULL without a table. */
-static __always_inline struct src_val *src_entry(struct frame *f)
+/* The source's entry in the sources' table t, made (buckets full) when
+ * missing; NULL when it cannot be. */
+static __always_inline struct src_val *src_entry(void *t, struct frame *f)
 {
-	void *t = table(&scrub_srcs);
-	if (!t)
-		return NULL;
-	struct src_val *s = bpf_map_lookup_elem(t, &f->src);
-	if (s)
-		return s;
 	struct src_val z = { 0 };
 	bpf_map_update_elem(t, &f->src, &z, BPF_NOEXIST);
 	return bpf_map_lookup_elem(t, &f->src);
@@ -362,9 +356,11 @@ static __always_inline long judge(const struct lim *l, __u32 gen, void *outer,
 	struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, &f->src);
 	if (b && now < b->until_ns)
 		return V(R_BANNED, b->rule);
+	/* (a lookup only: a deny-listed flood makes no entries) */
 	struct src_val *s = NULL;
-	if (l->flags & L_LIMIT) {
-		s = src_entry(f);
+	void *t = (l->flags & L_LIMIT) ? table(&scrub_srcs) : NULL;
+	if (t) {
+		s = bpf_map_lookup_elem(t, &f->src);
 		if (s && now < s->ban_until)
 			return V(R_BANNED, NORULE);
 	}
@@ -382,6 +378,8 @@ static __always_inline long judge(const struct lim *l, __u32 gen, void *outer,
 	long v = 0;
 	if ((l->flags & L_SYN) && f->syn)
 		v = syn_limit(l, f, now << 4);
+	if (!v && t && !s)
+		s = src_entry(t, f);
 	if (!v && s)
 		v = src_limit(l, f, s, now);
 	return v ? v : V(R_PASS, NORULE);
