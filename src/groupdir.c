@@ -126,7 +126,10 @@ int pm_group_dir(uint32_t gid, char *out, size_t len, char *err, size_t errlen)
 {
 	char main_path[64];
 	snprintf(main_path, sizeof(main_path), PM_SHM "/pktmap-g%u", gid);
-	for (int tries = 0; tries < 4; tries++) {
+	/* Each round either returns or lost a race with a member that
+	 * removed the directory, empty, with its last file: bounded, never
+	 * lost that often even with every core busy. */
+	for (int tries = 0; tries < 1000; tries++) {
 		struct stat st;
 		int n = snprintf(out, len, "%s", main_path);
 		if (n < 0 || (size_t)n >= len)

@@ -535,13 +535,14 @@ static int region_file(struct pm_region *r, const struct pm_region_params *p,
 	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		     mode);
 	/* Our directory (or the group's), removed with another region's
-	 * last file between region_path() and here: make it again, once. */
-	if (r->fd < 0 && errno == ENOENT &&
-	    (ret = region_path(r, p, err, errlen)) == 0)
+	 * last file between region_path() and here: make it again (each
+	 * time lost to a process that removed it empty; bounded). */
+	for (int i = 0; r->fd < 0 && errno == ENOENT && i < 1000; i++) {
+		if ((ret = region_path(r, p, err, errlen)) != 0)
+			return ret;
 		r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
 			     O_NOFOLLOW, mode);
-	else if (ret)
-		return ret;
+	}
 	bool made = r->fd >= 0;
 	if (!made && errno == EEXIST)
 		r->fd = open(r->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

@@ -201,6 +201,12 @@ int pm_owned_dir(const char *base, char *out, size_t len, char *err,
 	int n = snprintf(out, len, PM_SHM "/%s%u", base, uid);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
+	/* A squatter's entry moved aside counts as a try (4); our own
+	 * directory removed as we made it (another process of ours dropped
+	 * it, empty, with its last file: pm_user_dir_drop()) does not, up
+	 * to a bound no pair of processes loses to in practice, even with
+	 * every core busy opening and closing. */
+	int vanished = 0;
 	for (int tries = 0; tries < 4; tries++) {
 		struct stat st;
 		/* No directory of ours by its name: a directory of ours of
@@ -214,8 +220,10 @@ int pm_owned_dir(const char *base, char *out, size_t len, char *err,
 			return -errno;
 		}
 		if (lstat(out, &st) != 0) {
-			if (errno == ENOENT)
-				continue; /* removed under us: again */
+			if (errno == ENOENT && ++vanished < 1000) {
+				tries--; /* removed under us: again */
+				continue;
+			}
 			snprintf(err, errlen, "cannot stat %s: %s", out,
 				 strerror(errno));
 			return -errno;

@@ -63,9 +63,10 @@ static int take_name(struct sws *s)
 	char dir[64], err[300];
 	struct sockaddr_un sa;
 	int ret = -ENOENT;
-	/* Twice when our directory went with another user's last file
-	 * between the two calls (src/region.c removes it when empty). */
-	for (int attempt = 0; attempt < 2 && ret == -ENOENT; attempt++) {
+	/* Again when our directory went with our other processes' last
+	 * file between the two calls (src/region.c removes it when empty);
+	 * bounded, never lost that often even with every core busy. */
+	for (int attempt = 0; attempt < 1000 && ret == -ENOENT; attempt++) {
 		ret = pktmap_user_dir(dir, sizeof(dir), err, sizeof(err));
 		if (ret != 0) {
 			snprintf(s->err, sizeof(s->err), "switch %s: %s",

@@ -2,7 +2,10 @@
 /* Regions: layout, buffers, joining by name from another process,
  * claims that die with their process, removal by the last user, and by
  * the cleaner of a root process that died without closing. */
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -106,6 +109,67 @@ static void test_crash_cleaned(const char *name, const char *path,
 	CHECK(stat(path, &st) != 0, "the dead process's cleaner left %s", path);
 }
 
+/* The user's directory goes with its last file, and the next open makes
+ * it again: another process of the user can remove it, empty, between
+ * our mkdir() and our lstat() (pm_owned_dir()), or between that check
+ * and the region's create (region_file()). An open that loses that race
+ * goes again, however often (it was: 4 times, then "keeps being replaced
+ * by another user"; once in region_file()). The race is played here by
+ * the two calls below, which fake the removal `vanish_*` times. */
+static int vanish_lstat, vanish_open;
+static char vanish_dir[64];
+
+int lstat64(const char *restrict path, struct stat64 *restrict st);
+int lstat64(const char *restrict path, struct stat64 *restrict st)
+{
+	if (vanish_lstat > 0 && strcmp(path, vanish_dir) == 0) {
+		vanish_lstat--;
+		errno = ENOENT;
+		return -1;
+	}
+	return fstatat64(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+int open64(const char *path, int flags, ...);
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	mode_t mode = (flags & O_CREAT) ? (mode_t)va_arg(ap, int) : 0;
+	va_end(ap);
+	size_t n = strlen(vanish_dir);
+	if (vanish_open > 0 && (flags & O_CREAT) && n &&
+	    strncmp(path, vanish_dir, n) == 0 && path[n] == '/') {
+		vanish_open--;
+		errno = ENOENT;
+		return -1;
+	}
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+static void test_dir_vanish(void)
+{
+	char name[64], err[300];
+	snprintf(vanish_dir, sizeof(vanish_dir), "/dev/shm/pktmap-%u",
+		 pm_name_uid());
+	snprintf(name, sizeof(name), "utvan%d", (int)getpid());
+	struct pm_region_params p = { .bufs = 64, .buf_size = 2048,
+				      .obj_size = 4096 };
+	struct pm_region r;
+	vanish_lstat = 20;
+	CHECK(pm_user_dir(err, sizeof(err), err, sizeof(err)) == 0,
+	      "the user directory past 20 removals: %s", err);
+	CHECK_EQ(vanish_lstat, 0);
+	vanish_open = 20;
+	CHECK(pm_region_open(&r, name, &p, err, sizeof(err)) == 0,
+	      "a region past 20 removals: %s", err);
+	CHECK_EQ(vanish_open, 0);
+	if (vanish_open == 0)
+		pm_region_close(&r);
+	vanish_lstat = vanish_open = 0;
+	vanish_dir[0] = 0;
+}
+
 /* issue 30 item 11: the second user of a hugepage region allocates none
  * of it, so it is not refused when fewer huge pages are free than the
  * region has (before: "needs 6.0 MiB of memory but 0.0 MiB fit"). */
@@ -181,6 +245,7 @@ static void test_uid_map(void)
 int main(void)
 {
 	test_uid_map();
+	test_dir_vanish();
 	char name[64], err[300], path[128];
 	snprintf(name, sizeof(name), "utreg%d", (int)getpid());
 	snprintf(path, sizeof(path), "/dev/shm/pktmap-%u/%s", (unsigned)geteuid(), name);
