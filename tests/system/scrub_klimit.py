@@ -6,9 +6,11 @@ scrub_klimit.sh, scrub_same.sh).
 usage: scrub_klimit.py corpus DIR
            DIR/limits.rules and DIR/limits.pcap: sources over their
            packet and byte limits (IPv4, IPv6), allow- and deny-listed
-           ones, a SYN flood against one destination, malformed and
-           non-IP frames, for scrub_same.sh (user space alone and the
-           kernel path must count the same)
+           ones, a SYN flood against one destination, sources over their
+           limits whose frames the kernel sends up (IPv4 fragments, IPv6
+           with an extension header), malformed and non-IP frames, for
+           scrub_same.sh (user space alone and the kernel path must
+           count the same)
        scrub_klimit.py flood IFACE DSTMAC NSRC PER LEGIT
            on IFACE, frames to DSTMAC, 10.77.0.2: NSRC sources
            10.78.0.1.. send PER UDP frames each to port 9, in turn, and
@@ -52,12 +54,23 @@ def tcp4(dmac, src, dst, flags):
     return dmac + SMAC + b"\x08\x00" + hdr + tcp
 
 
-def udp6(dmac, src, dst, size):
+def udp6(dmac, src, dst, size, ext=False):
     payload = bytes(max(0, size - 62))
     udp = struct.pack("!HHHH", 1000, 9, 8 + len(payload), 0) + payload
-    hdr = struct.pack("!IHBB16s16s", 6 << 28, len(udp), 17, 64, ip6(src),
-                      ip6(dst))
+    if ext:  # a destination options header (PadN) before UDP
+        udp = bytes([17, 0, 1, 4, 0, 0, 0, 0]) + udp
+    hdr = struct.pack("!IHBB16s16s", 6 << 28, len(udp), 60 if ext else 17,
+                      64, ip6(src), ip6(dst))
     return dmac + SMAC + b"\x86\xdd" + hdr + udp
+
+
+def frag4(dmac, src, dst):
+    """A first fragment (MF set) of a UDP datagram, 60 bytes."""
+    udp = struct.pack("!HHHH", 1000, 9, 8 + 18 + 100, 0) + bytes(18)
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 7, 0x2000, 64,
+                      17, 0, ip4(src), ip4(dst))
+    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
+    return dmac + SMAC + b"\x08\x00" + hdr + udp
 
 
 def pad(n):
@@ -74,7 +87,9 @@ def corpus(d):
         # 0.06 B/s: nothing refills while the test runs)
         "limit packets 0.001 bytes 0.06 burst 3000 ban 600\n"
         "sources 4096\n"
-        "dests 1024\n")
+        "dests 1024\n"
+        # fragments go up unjudged by the kernel: the workers limit them
+        "fragments pass\n")
     frs = []
     # in turn, so that the sources' frames mix
     for i in range(8):
@@ -87,6 +102,10 @@ def corpus(d):
         # a SYN flood from many sources against one destination (3 pass)
         frs.append(tcp4(dmac, "10.53.0.%d" % (i + 1), "10.77.0.99", 0x02))
         frs.append(tcp4(dmac, "10.53.1.%d" % (i + 1), "10.77.0.99", 0x12))
+        # not judged by the kernel (it sends them up): the workers limit
+        # these sources with their own buckets
+        frs.append(udp6(dmac, "2001:db8:55::1", "2001:db8::2", 80, ext=True))
+        frs.append(frag4(dmac, "10.50.0.9", DST))
     frs.append(udp4(dmac, "10.50.0.3", DST, 9, pad(18), ttl=0))  # ttl0
     frs.append(dmac + SMAC + b"\x08\x06" + bytes(28))             # ARP
     frs.append(udp4(dmac, "10.50.0.3", DST, 9, pad(18)))
