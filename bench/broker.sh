@@ -15,7 +15,10 @@
 #      - the first grant on a cold interface: FIRST veths pbcN made after
 #        the broker started, named by a prefix rule (xdp:pbc*): each
 #        first grant attaches the program (the slow path), one grant each;
-#      - GRANTS grants one after the other on vethB (pre-attached).
+#      - GRANTS grants one after the other on vethB (pre-attached);
+#      - the pre-attached veths again, each grant asked right after the
+#        previous client left (the broker closes a departed client's
+#        socket aside: its release does not hold up the next grant).
 #
 #   netns pbA$$                          netns pbB$$ (broker)
 #   [ gen, CPU 0 ] vethA-0 == vethB-0 [ recv: root / nobody, CPU 1 ]
@@ -113,9 +116,9 @@ for _ in $(seq "$RUNS"); do
 	root_runs+=("$(one root)")
 	nobody_runs+=("$(one nobody)")
 done
-grants() { # IFACES COUNT OUT: broker_grant.py as nobody
+grants() { # IFACES COUNT OUT [nowait]: broker_grant.py as nobody
 	ip netns exec "$B" "${NOBODY[@]}" /usr/bin/python3 "$TMP/stage/broker_grant.py" \
-		"$TMP/broker.sock" "$1" "$2" >"$3"
+		"$TMP/broker.sock" "$1" "$2" ${4:+"$4"} >"$3"
 }
 # first grants on pre-attached interfaces (attached at the broker's start)
 pre_list=$(IFS=,; echo "${pre[*]}")
@@ -126,25 +129,29 @@ cold_list=$(IFS=,; echo "${cold[*]}")
 grants "$cold_list" 1 "$TMP/first_cold.json"
 # one grant after the other on vethB (pre-attached)
 grants vethB "$GRANTS" "$TMP/grants.json"
+# right after another client left, on another interface
+grants "$pre_list" 1 "$TMP/after_leave.json" nowait
 
 python3 - "$OUT" "$SECS" "$TMP/first_pre.json" "$TMP/first_cold.json" \
-	"$TMP/grants.json" "${root_runs[*]}" "${nobody_runs[*]}" <<'PY'
+	"$TMP/grants.json" "$TMP/after_leave.json" "${root_runs[*]}" \
+	"${nobody_runs[*]}" <<'PY'
 import json, statistics, sys, time
 out, secs = sys.argv[1], float(sys.argv[2])
-pre, cold, grants = (json.load(open(f)) for f in sys.argv[3:6])
-root = [int(x) / secs for x in sys.argv[6].split()]
-nobody = [int(x) / secs for x in sys.argv[7].split()]
+pre, cold, grants, after = (json.load(open(f)) for f in sys.argv[3:7])
+root = [int(x) / secs for x in sys.argv[7].split()]
+nobody = [int(x) / secs for x in sys.argv[8].split()]
 ratio = statistics.median(nobody) / statistics.median(root) if statistics.median(root) else 0
 d = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "secs": secs,
      "root_pps": root, "nobody_pps": nobody, "ratio": round(ratio, 4),
      "first_grant_preattached": pre, "first_grant_cold": cold,
-     "grants": grants}
+     "grants": grants, "grant_after_leave": after}
 json.dump(d, open(out, "w"), indent=1)
 print("rate: nobody %.0f kpps / root %.0f kpps = %.3f (target >= 0.95)" %
       (statistics.median(nobody) / 1e3, statistics.median(root) / 1e3, ratio))
 for what, g in (("first grant, pre-attached", pre),
                 ("first grant, cold (attaches)", cold),
-                ("grant, pre-attached, repeated", grants)):
+                ("grant, pre-attached, repeated", grants),
+                ("grant right after another client left", after)):
     print("%s: median %.2f ms, max %.2f ms over %d (target <= 10 ms)" %
           (what, g["median_ms"], g["max_ms"], g["count"]))
 PY

@@ -8,11 +8,13 @@ the queue). The grant's time is from the request to the second answer
 (the connection and its close outside it). A "busy" answer (the queue
 just freed, still being released) is asked again and its time not
 counted, and so is the broker's release of the previous round's socket
-(a refused request on the new connection waits it out first). With
-COUNT 1 and one interface each, every grant is the first on its
-interface.
+(a refused request on the new connection waits it out first) unless
+the fourth argument is "nowait": then each grant is asked right after
+the previous client left, as a client sees it when another has just
+gone. With COUNT 1 and one interface each, every grant is the first on
+its interface.
 
-  broker_grant.py SOCKET IFACES COUNT
+  broker_grant.py SOCKET IFACES COUNT [nowait]
 
 Prints one JSON object: count, median_ms, max_ms, times_ms."""
 import json
@@ -33,7 +35,7 @@ def ask(c, line, fds=()):
     return msg.decode(errors="replace")
 
 
-def grant(path, iface, region):
+def grant(path, iface, region, wait):
     c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     c.connect(path)
     try:
@@ -42,7 +44,8 @@ def grant(path, iface, region):
         # grace period) before it reads this connection: an attach of a
         # queue never granted, refused at once, waits that out, so the
         # time below is the grant's own.
-        ask(c, "attach q=0")
+        if wait:
+            ask(c, "attach q=0")
         t0 = time.perf_counter()
         a = ask(c, f"xsk if={iface} q=0 mode=copy dir=rx off=0 umem={UMEM} "
                    "chunk=2048 rx=2048 tx=0 fq=2048 cq=64 sg=0 share=0 ns=0",
@@ -62,6 +65,7 @@ def grant(path, iface, region):
 
 def main():
     path, ifaces, count = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+    wait = sys.argv[4:5] != ["nowait"]
     region = os.memfd_create("grant")
     os.ftruncate(region, UMEM)
     # its pages allocated now, as the library's regions are (MAP_POPULATE
@@ -72,7 +76,7 @@ def main():
     for iface in ifaces:
         n = 0
         while n < count:
-            t = grant(path, iface, region)
+            t = grant(path, iface, region, wait)
             if t is not None:
                 times.append(round(t, 3))
                 n += 1

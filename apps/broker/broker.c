@@ -388,6 +388,7 @@ static int run(struct server *s)
 	while (s->n)
 		drop(s, s->n - 1);
 	broker_hold_drop_all(&s->b);
+	broker_closer_stop(&s->b);
 	broker_log("stopped");
 	return 0;
 }
@@ -424,16 +425,21 @@ int cmd_broker(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s.sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	broker_closer_start(&s.b);
 	/* The XDP program on the policy's interfaces before any client */
 	broker_hold_sync(&s.b);
 	s.lfd = listen_on(&o);
 	if (s.lfd < 0 || s.sfd < 0) {
 		broker_hold_drop_all(&s.b);
+		broker_closer_stop(&s.b);
 		policy_free(&s.b.pol);
 		return EXIT_RUNTIME;
 	}
 	broker_log("policy %s: %u rules", o.policy, s.b.pol.n);
 	ret = run(&s);
+	/* (run() did both unless it failed: then nothing is left either) */
+	broker_hold_drop_all(&s.b);
+	broker_closer_stop(&s.b);
 	close(s.lfd);
 	close(s.sfd);
 	if (s.lfd != NOTIFY_LISTEN_FDS_START)

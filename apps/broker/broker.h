@@ -7,6 +7,7 @@
 #ifndef PKTMAP_APPS_BROKER_H
 #define PKTMAP_APPS_BROKER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -63,6 +64,8 @@ struct broker {
 	int self_ns;             /* our network namespace, to go back to */
 	struct hold holds[BROKER_MAX_HOLDS];
 	uint32_t nholds;
+	int close_fd;            /* the closer's pipe (broker_close.c), or -1 */
+	pthread_t closer;
 };
 
 /* Answer one request of c (buf[0..len), fds attached: nfds of them, each
@@ -87,6 +90,18 @@ void broker_hold_sync(struct broker *b);
 void broker_hold_ensure(struct broker *b, const char *iface, int ifindex);
 /* Let go of every hold (the broker stops). */
 void broker_hold_drop_all(struct broker *b);
+/* Start the thread that closes departed clients' AF_XDP sockets (their
+ * release waits for an RCU grace period: not on the broker's thread).
+ * Without it (logged), broker_close_later() closes at once. */
+void broker_closer_start(struct broker *b);
+/* Close fd aside (-1 is ignored): the caller never touches it again. */
+void broker_close_later(struct broker *b, int fd);
+/* Wait (up to a second) until every descriptor handed over so far is
+ * closed. True when some were still open and now are all closed: a
+ * queue they held may be free now. */
+bool broker_closer_wait(struct broker *b);
+/* Every descriptor handed over closed, the thread gone. */
+void broker_closer_stop(struct broker *b);
 /* One line to stderr: "pktmap broker: ...". */
 void broker_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -200,6 +200,12 @@ static void do_xsk(struct broker *b, struct client *c,
 	const struct pol_rule *rule = &b->pol.rules[ri];
 	int fd = make_xsk(r, region_fd, share_fd, ifindex,
 			  mode_flag_of(r->mode, rule->modes), &zc, why, sizeof(why));
+	/* Busy: maybe a socket of a client gone is still being closed
+	 * (broker_close.c); once it is, the queue may be free. */
+	if (fd == -EBUSY && broker_closer_wait(b))
+		fd = make_xsk(r, region_fd, share_fd, ifindex,
+			      mode_flag_of(r->mode, rule->modes), &zc, why,
+			      sizeof(why));
 	if (fd == -EBUSY) {
 		snprintf(ans, anslen, "busy: %s", why);
 		return;
@@ -477,8 +483,8 @@ uint32_t broker_revoke(struct broker *b, struct client *c, bool all)
 					   g->iface, all ? "" : ": ", all ? "" : why);
 		}
 		if (all) {
-			if (g->fd >= 0)
-				close(g->fd);
+			/* (the last reference to the socket: its release is slow) */
+			broker_close_later(b, g->fd);
 			if (g->lock_fd >= 0)
 				close(g->lock_fd);
 			g->fd = g->lock_fd = -1;
