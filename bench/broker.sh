@@ -25,13 +25,18 @@
 #                                     pbp1..pbpFIRST, pbc1..pbcFIRST
 #
 # Output: broker.json in bench/results/, and one line per target.
-# Usage: bench/broker.sh [PKTMAP]   (env: RUNS=3 SECS=5 GRANTS=100 FIRST=10 SIZE=60)
+# Usage: bench/broker.sh [--quick] [PKTMAP]   (env: RUNS=3 SECS=5 GRANTS=100 FIRST=10 SIZE=60)
 # A check that it works: RUNS=1 SECS=1 GRANTS=3 FIRST=2 bench/broker.sh
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=lib.sh
 . "$ROOT/bench/lib.sh"
+# --quick (as bench/run passes it): one short run, a few grants.
+if [ "${1:-}" = --quick ]; then
+	shift
+	RUNS=${RUNS:-1} SECS=${SECS:-2} GRANTS=${GRANTS:-10} FIRST=${FIRST:-3}
+fi
 PKTMAP=${1:-${PKTMAP:-$ROOT/build/apps/pktmap}}
 RUNS=${RUNS:-3}
 SECS=${SECS:-5}
