@@ -548,17 +548,17 @@ int scrub_xdp_set_limits(struct scrub_xdp *x, const struct scrub_xdp_limits *l)
 	return ret;
 }
 
-int scrub_xdp_reason_counts(struct scrub_xdp *x, uint64_t *pkts,
-			    uint64_t *bytes, uint32_t n)
+/* pkts and bytes of entries 0..n-1 of the per-CPU counters map fd,
+ * summed over CPUs. */
+static int sum_counts(struct scrub_xdp *x, int fd, uint64_t *pkts,
+		      uint64_t *bytes, uint32_t n)
 {
-	if (!x || n > SCRUB_XDP_NREASONS)
-		return -EINVAL;
 	struct rule_count *v = calloc((size_t)x->ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	int ret = 0;
 	for (uint32_t r = 0; r < n && ret == 0; r++) {
-		ret = bpf_map_lookup_elem(x->fd[M_REASONS], &r, v);
+		ret = bpf_map_lookup_elem(fd, &r, v);
 		uint64_t p = 0, b = 0;
 		for (int c = 0; c < x->ncpu && ret == 0; c++) {
 			p += v[c].pkts;
@@ -578,24 +578,15 @@ int scrub_xdp_rule_counts(struct scrub_xdp *x, uint64_t *pkts,
 {
 	if (!x || nrules > SCRUB_XDP_NCOUNTS)
 		return -EINVAL;
-	struct rule_count *v = calloc((size_t)x->ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	int ret = 0;
-	for (uint32_t r = 0; r < nrules && ret == 0; r++) {
-		ret = bpf_map_lookup_elem(x->fd[M_COUNTS], &r, v);
-		uint64_t p = 0, b = 0;
-		for (int c = 0; c < x->ncpu && ret == 0; c++) {
-			p += v[c].pkts;
-			b += v[c].bytes;
-		}
-		if (pkts)
-			pkts[r] = p;
-		if (bytes)
-			bytes[r] = b;
-	}
-	free(v);
-	return ret;
+	return sum_counts(x, x->fd[M_COUNTS], pkts, bytes, nrules);
+}
+
+int scrub_xdp_reason_counts(struct scrub_xdp *x, uint64_t *pkts,
+			    uint64_t *bytes, uint32_t n)
+{
+	if (!x || n > SCRUB_XDP_NREASONS)
+		return -EINVAL;
+	return sum_counts(x, x->fd[M_REASONS], pkts, bytes, n);
 }
 
 void scrub_xdp_detach(struct scrub_xdp *x)

@@ -18,6 +18,8 @@ usage: scrub_klimit.py corpus DIR
            LEGIT frames numbered 0..LEGIT-1 (the test allow-lists it)
        scrub_klimit.py one IFACE DSTMAC SRC
            one UDP frame from SRC to 10.77.0.2 port 9
+       scrub_klimit.py ctl SOCK REQUEST...
+           one request to scrub's control socket: print the answer
        scrub_klimit.py recv PORT N READY
            a UDP socket on PORT (touches READY when bound): print how
            many of the numbered frames 0..N-1 arrived, each once and
@@ -174,6 +176,19 @@ def recv(port, n, ready):
     print(len(seen))
 
 
+def ctl(path, req):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall((" ".join(req) + "\n").encode())
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    sys.stdout.write(out.decode())
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["corpus"] and len(a) == 2:
@@ -182,6 +197,8 @@ def main():
         flood(a[1], a[2], int(a[3]), int(a[4]), int(a[5]))
     elif a[:1] == ["one"] and len(a) == 4:
         one(a[1], a[2], a[3])
+    elif a[:1] == ["ctl"] and len(a) >= 3:
+        ctl(a[1], a[2:])
     elif a[:1] == ["recv"] and len(a) == 4:
         recv(int(a[1]), int(a[2]), a[3])
     else:

@@ -43,20 +43,9 @@ need_root
 need_cmd python3
 need_cmd ip
 
+# ctl SOCK REQUEST: one request to scrub's control socket, the answer
 ctl() {
-	python3 - "$@" <<'EOF'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-s.sendall((' '.join(sys.argv[2:]) + '\n').encode())
-out = b''
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    out += b
-sys.stdout.write(out.decode())
-EOF
+	python3 "$PY" ctl "$@"
 }
 # counter NAME: scrub's counter NAME ("judged", "reason src_pps", ...)
 counter() {

@@ -40,19 +40,7 @@ need_cmd ip
 
 # ctl SOCK REQUEST: one control request, the answer on stdout.
 ctl() {
-	python3 - "$@" <<'EOF'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-s.sendall((' '.join(sys.argv[2:]) + '\n').encode())
-out = b''
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    out += b
-sys.stdout.write(out.decode())
-EOF
+	python3 "$HERE/scrub_klimit.py" ctl "$@"
 }
 counter() {
 	ctl "$1" stats | awk -v k="$2" '$1 == k && NF == 2 { print $2 }'
