@@ -3,9 +3,10 @@
 """The receivers bench/python.sh measures, one per run (it prints one JSON
 line: packets, seconds, packets per second, CPU ns per packet):
 
-    python_rx.py numpy PORT N     the numpy batch consumer: count packets,
+    python_rx.py numpy PORT N [B] the numpy batch consumer: count packets,
                                   sum lengths, histogram of a header byte,
-                                  until N packets (timed from the first)
+                                  until N packets (timed from the first);
+                                  B: at most B packets a batch (0: all)
     python_rx.py loop PORT N      a per-packet Python loop reading one
                                   header field (the IPv4 protocol byte)
     python_rx.py loop-window PORT SECS WARM    the same loop over a window
@@ -30,22 +31,24 @@ def report(kind, n, secs, cpu, extra=None):
     print(json.dumps(out))
 
 
-def numpy_consumer(name, want):
+def numpy_consumer(name, want, most=0):
     import numpy as np
     import pktmap
     hist = np.zeros(256, dtype=np.int64)
     n = total = 0
-    out = None
     with pktmap.open(name, dir="rx") as port:
-        for batch in port.rx(timeout=10):
+        # arrays for the largest batch, filled by one C call a batch
+        info = port.info()
+        cap = info["rx_slots"] * info["rx_rings"]
+        lens = np.empty(cap, dtype=np.uint32)
+        heads = np.empty((cap, 16), dtype=np.uint8)
+        for batch in port.rx(timeout=10, max=most):
             if n == 0:
                 t0, c0 = time.perf_counter(), time.process_time()
             k = len(batch)
-            if out is None or len(out) < k * 16:
-                out = np.empty(k * 16, dtype=np.uint8)
-            total += int(batch.lengths.sum())
-            h = batch.headers(16, out=out)[:k * 16].reshape(k, 16)
-            hist += np.bincount(h[:, 15], minlength=256)
+            batch.headers(16, out=heads, lengths=lens)
+            total += int(lens[:k].sum())
+            hist += np.bincount(heads[:k, 15], minlength=256)
             n += k
             if n >= want:
                 break
@@ -149,7 +152,8 @@ def main():
     if mode == "summary":
         summary(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
     elif mode == "numpy":
-        numpy_consumer(sys.argv[2], int(sys.argv[3]))
+        numpy_consumer(sys.argv[2], int(sys.argv[3]),
+                       int(sys.argv[4]) if len(sys.argv) > 4 else 0)
     elif mode == "loop":
         loop_consumer(sys.argv[2], int(sys.argv[3]))
     else:

@@ -87,20 +87,24 @@ class Batch(_pktmap.Batch):
         self.buffer_indices_into(out)
         return out
 
-    def headers(self, n: int, out: Any = None) -> Any:
+    def headers(self, n: int, out: Any = None, lengths: Any = None) -> Any:
         """The first ``n`` bytes of every packet as a 2-D uint8 array of
         ``len(batch)`` rows, zero-padded past a packet's end.
 
         One copy (a gather in C) into one array, never a view of the
         shared buffers, so the array stays valid after the batch is
         released. Pass ``out`` (a C-contiguous array of at least
-        ``len(batch) * n`` bytes) to reuse one array across batches.
+        ``len(batch) * n`` bytes) to reuse one array across batches;
+        it is returned as it is (its first ``len(batch)`` rows filled).
+        With ``lengths`` (a writable array of at least ``len(batch)``
+        uint32), the packets' lengths are written there in the same
+        pass over the slots: one C call fills both preallocated arrays.
         """
         if out is None:
             if _np is None:
                 raise RuntimeError("pktmap: Batch.headers() needs numpy")
             out = _np.empty((len(self), n), dtype=_np.uint8)
-        self.headers_into(out, n)
+        self.headers_into(out, n, lengths)
         return out
 
 
@@ -137,20 +141,24 @@ class Port(_pktmap.Port):
         i = self.info()
         return f"<pktmap.Port {i['name']!r} {i['backend']} {i['mode']}>"
 
-    def recv(self, timeout: Optional[float] = None) -> Optional[Batch]:
-        """Release the previous RX batch, sync, and return the next one:
-        waits up to ``timeout`` seconds (None: until packets come) and
-        returns None on timeout or when the source has ended (the end of
-        a pcap: file)."""
-        return self._batch(False, _ms(timeout))
+    def recv(self, timeout: Optional[float] = None,
+             max: int = 0) -> Optional[Batch]:
+        """Release the previous RX batch, sync, and return the next one
+        (at most ``max`` packets, 0: all the rings hold): waits up to
+        ``timeout`` seconds (None: until packets come) and returns None
+        on timeout or when the source has ended (the end of a pcap:
+        file)."""
+        return self._batch(False, _ms(timeout), max)
 
-    def rx(self, timeout: Optional[float] = None) -> Iterator[Batch]:
-        """Yield a Batch per sync, each released when the next is asked
-        for (or the loop ends). Stops at the end of the source, or after
+    def rx(self, timeout: Optional[float] = None,
+           max: int = 0) -> Iterator[Batch]:
+        """Yield a Batch per sync (at most ``max`` packets each, 0: all
+        the rings hold), each released when the next is asked for (or
+        the loop ends). Stops at the end of the source, or after
         ``timeout`` seconds without packets (None: waits forever)."""
         ms = _ms(timeout)
         while True:
-            b = self._batch(False, ms)
+            b = self._batch(False, ms, max)
             if b is None:
                 return
             with b:

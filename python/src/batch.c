@@ -234,20 +234,60 @@ static int out_buffer(PyObject *o, Py_buffer *v, Py_ssize_t need)
 
 enum meta_kind { META_LEN, META_TS, META_FLAGS, META_IDX };
 
+/* Walks the first `n` slots of the batch in order, ring by ring, with
+ * no per-slot search (pm_batch_slot() is for one slot):
+ *     struct slot_walk w; slot_walk_start(&w, b);
+ *     while ((s = slot_walk_next(&w, &ring)) != NULL) ... */
+struct slot_walk {
+	const struct pyspan *sp;
+	uint32_t nr, r, j, left;
+};
+
+static void slot_walk_start(struct slot_walk *w, BatchObject *b)
+{
+	PortObject *p = b->port;
+
+	w->sp = b->tx ? p->tx_span : p->rx_span;
+	w->nr = b->tx ? p->ntx : p->nrx;
+	w->r = 0;
+	w->j = w->nr ? w->sp[0].first : 0;
+	w->left = w->nr ? w->sp[0].count : 0;
+}
+
+static inline struct netmap_slot *slot_walk_next(struct slot_walk *w,
+						 struct netmap_ring **ringp)
+{
+	while (w->left == 0) {
+		if (++w->r >= w->nr)
+			return NULL;
+		w->j = w->sp[w->r].first;
+		w->left = w->sp[w->r].count;
+	}
+	struct netmap_ring *ring = w->sp[w->r].ring;
+	struct netmap_slot *s = &ring->slot[w->j];
+	if (++w->j == ring->num_slots)
+		w->j = 0;
+	w->left--;
+	*ringp = ring;
+	return s;
+}
+
 /* Copy one field of every slot into `out` (uint32 lengths, uint64
  * timestamps in ns, uint16 flags, uint32 buffer indices). */
 static PyObject *batch_meta_into(BatchObject *b, PyObject *out, enum meta_kind k)
 {
 	static const size_t width[] = { 4, 8, 2, 4 };
 	Py_ssize_t n = batch_len(b);
+	struct slot_walk w;
 	Py_buffer v;
 
 	if (batch_check(b) < 0 || out_buffer(out, &v, n * (Py_ssize_t)width[k]) < 0)
 		return NULL;
-	for (Py_ssize_t i = 0; i < n; i++) {
+	slot_walk_start(&w, b);
+	char *at = v.buf;
+	for (Py_ssize_t i = 0; i < n; i++, at += width[k]) {
 		struct netmap_ring *ring;
-		struct netmap_slot *s = pm_batch_slot(b, (uint32_t)i, &ring);
-		char *at = (char *)v.buf + i * (Py_ssize_t)width[k];
+		struct netmap_slot *s = slot_walk_next(&w, &ring);
 		uint32_t u32 = k == META_LEN ? s->len : s->buf_idx;
 		uint16_t u16 = s->flags;
 		uint64_t u64 = s->ptr;
@@ -283,15 +323,39 @@ static PyObject *batch_indices_into(BatchObject *b, PyObject *out)
 	return batch_meta_into(b, out, META_IDX);
 }
 
-/* headers_into(out, n): row i of out (n bytes) gets the first n bytes of
- * packet i, zero-padded past its end: one copy, no per-packet object. */
-static PyObject *batch_headers_into(BatchObject *b, PyObject *args)
+/* The first hn bytes of a frame of len bytes at buf into row, zeroes
+ * past its end: 8 bytes a move, no call for short headers. */
+static inline void header_row(char *row, const char *buf, uint32_t len,
+			      Py_ssize_t hn)
 {
-	PyObject *out;
-	Py_ssize_t hn, n = batch_len(b);
-	Py_buffer v;
+	Py_ssize_t k = len < hn ? len : hn, j = 0;
 
-	if (!PyArg_ParseTuple(args, "On:headers_into", &out, &hn))
+	if (k > 64) {
+		memcpy(row, buf, (size_t)k);
+		j = k;
+	}
+	for (; j + 8 <= k; j += 8)
+		memcpy(row + j, buf + j, 8);
+	for (; j < k; j++)
+		row[j] = buf[j];
+	if (k < hn)
+		memset(row + k, 0, (size_t)(hn - k));
+}
+
+/* headers_into(out, n, lengths=None): row i of out (n bytes) gets the
+ * first n bytes of packet i, zero-padded past its end, and, with
+ * `lengths` (a writable buffer of len(batch) uint32), element i its
+ * length, in the same pass: one copy, no per-packet object. */
+static PyObject *batch_headers_into(BatchObject *b, PyObject *args, PyObject *kw)
+{
+	static char *kwl[] = { "out", "n", "lengths", NULL };
+	PyObject *out, *lo = Py_None;
+	Py_ssize_t hn, n = batch_len(b);
+	struct slot_walk w;
+	Py_buffer v, lv;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "On|O:headers_into", kwl,
+					 &out, &hn, &lo))
 		return NULL;
 	if (hn < 0 || hn > 65535) {
 		PyErr_SetString(PyExc_ValueError,
@@ -300,18 +364,26 @@ static PyObject *batch_headers_into(BatchObject *b, PyObject *args)
 	}
 	if (batch_check(b) < 0 || out_buffer(out, &v, n * hn) < 0)
 		return NULL;
-	for (Py_ssize_t i = 0; i < n; i++) {
-		struct netmap_slot *s;
-		char *buf = batch_buf(b, (uint32_t)i, &s);
-		char *row = (char *)v.buf + i * hn;
-		if (!buf) {
-			PyBuffer_Release(&v);
-			return NULL;
-		}
-		Py_ssize_t k = s->len < hn ? s->len : hn;
-		memcpy(row, buf, (size_t)k);
-		memset(row + k, 0, (size_t)(hn - k));
+	int has_l = lo != Py_None;
+	if (has_l && out_buffer(lo, &lv, n * 4) < 0) {
+		PyBuffer_Release(&v);
+		return NULL;
 	}
+	slot_walk_start(&w, b);
+	char *row = v.buf, *lat = has_l ? lv.buf : NULL;
+	for (Py_ssize_t i = 0; i < n; i++, row += hn) {
+		struct netmap_ring *ring;
+		struct netmap_slot *s = slot_walk_next(&w, &ring);
+		uint32_t len = s->len;
+		/* (see batch_buf(): the library's slots, out of Python's reach) */
+		header_row(row, NETMAP_BUF(ring, s->buf_idx), len, hn);
+		if (has_l) {
+			memcpy(lat, &len, sizeof(len));
+			lat += sizeof(len);
+		}
+	}
+	if (has_l)
+		PyBuffer_Release(&lv);
 	PyBuffer_Release(&v);
 	return PyLong_FromSsize_t(n);
 }
@@ -492,9 +564,11 @@ static PyMethodDef batch_methods[] = {
 	  "Copy the slot flags (NS_*) into a writable uint16 buffer." },
 	{ "buffer_indices_into", (PyCFunction)batch_indices_into, METH_O,
 	  "Copy the slots' buffer indices into a writable uint32 buffer." },
-	{ "headers_into", (PyCFunction)batch_headers_into, METH_VARARGS,
-	  "headers_into(out, n): the first n bytes of every packet, one "
-	  "row each, zero-padded." },
+	{ "headers_into", (PyCFunction)(void (*)(void))batch_headers_into,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "headers_into(out, n, lengths=None): the first n bytes of every "
+	  "packet, one row each, zero-padded; with lengths (a writable "
+	  "uint32 buffer), the packets' lengths in the same pass." },
 	{ "next", (PyCFunction)(void (*)(void))batch_next,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "next(length, timestamp=0): a writable view of the next TX buffer, "

@@ -71,3 +71,30 @@ def test_headers_into_reused_array(pipe_pair):
         h = batch.headers(16, out=out)
         assert h is out
         assert bytes(out[16 * 3:16 * 4]) == frame(3)[:16]
+
+
+def test_preallocated_arrays_allocate_nothing_per_batch(pipe_pair):
+    """The bench's consumer (bench/python_rx.py numpy): one C call fills
+    arrays made once; a batch of 512 holds no more blocks than one of 8."""
+    a, b = pipe_pair
+    heads = np.empty((1024, 16), dtype=np.uint8)
+    lens = np.empty(1024, dtype=np.uint32)
+    hist = np.zeros(256, dtype=np.int64)
+
+    def consume(batch, out):
+        k = len(batch)
+        batch.headers(16, out=heads, lengths=lens)
+        hist[:] += np.bincount(heads[:k, 15], minlength=256)
+        out.append((k, int(lens[:k].sum())))
+
+    tracemalloc.start()
+    try:
+        for n in (8, 512, 8):
+            blocks_for(a, b, n, consume)
+        small = min(blocks_for(a, b, 8, consume) for _ in range(5))
+        large = min(blocks_for(a, b, 512, consume) for _ in range(5))
+    finally:
+        tracemalloc.stop()
+    assert large <= small + 2, (small, large)
+    # every packet counted once a call (blocks_for() calls twice)
+    assert int(hist.sum()) == 2 * (8 + 512 + 8 + 5 * 8 + 5 * 512)
