@@ -11,23 +11,34 @@
 #
 #      [ pktmap gen ] == pipe:bpyPID ==> [ python3 python_rx.py numpy|loop ]
 #
-# 2. veth (root): `pktmap gen -i pkt:vethA` sends 60-byte frames without
-#    pause in one namespace; in the other, on vethB, three receivers in
-#    turn, each over a window of SECONDS_ seconds after WARM seconds: the
-#    same per-packet loop on pkt:vethB, pypcap's read loop and pcapy-ng's
-#    (PyPI, pinned: pypcap==1.3.0, pcapy-ng==2.1.0, pip-installed into a
-#    venv under the build directory), each doing the same work per packet.
+# 2. veth (root): a flood no receiver can take all of: `pktmap gen` on
+#    xdp:vethA@conf:tx=live (BPF_PROG_RUN live frames, no skb, several
+#    Mpps; vethB runs an XDP_PASS program, bench/xdp_pass.bpf.c, so that
+#    a veth takes redirected frames) pinned to CPU 0, 60-byte frames of
+#    FLOWS UDP flows to a foreign MAC; the receiving veth's kernel work
+#    runs on the sender's core. In the other namespace, pinned to CPU 1,
+#    three receivers in turn, each over a window of SECONDS_ seconds
+#    after WARM seconds, each doing the same per-packet work (one header
+#    byte read): the per-packet loop on pkt:vethB (Python's default RX
+#    there: the kernel's blocks read in place, docs/python.md), pypcap's
+#    read loop and pcapy-ng's (PyPI, pinned: pypcap==1.3.0,
+#    pcapy-ng==2.1.0, pip-installed into a venv under the build
+#    directory). For each: captured rate, the rate vethB was offered
+#    (its rx_packets) and what the receiver missed of it, its own drop
+#    counter, and its CPU per packet. SENDER=pkt sends with
+#    `pktmap gen -i pkt:vethA` instead (what the earlier runs did: the
+#    sender's core bounded every receiver).
 #
-#      netns pyA$$                              netns pyB$$
-#      [ pktmap gen -i pkt:vethA ] vethA ==== vethB [ receiver ]
+#      netns pyA$$   (CPU 0)                    netns pyB$$   (CPU 1)
+#      [ pktmap gen -i xdp:vethA ] vethA ==== vethB [ receiver ]
 #
 # Output: packets per second and CPU ns per packet of each receiver (its
 # process's user + system time), as JSON (python.json in bench/results/).
 #
 # Usage: bench/python.sh [BUILD]    (env: N=5000000 SECONDS_=5 WARM=1
-#                                    PARTS="pipe veth")
+#                                    PARTS="pipe veth" SENDER=xdp FLOWS=16)
 #   quick check: N=20000 SECONDS_=0.5 WARM=0.2 bench/python.sh
-#   RX_PORT='pkt:vethB@conf:rx=blocks': the per-packet loop on another
+#   RX_PORT='pkt:vethB@conf:rx=frames': the per-packet loop on another
 #   port name of vethB (default pkt:vethB)
 set -eu
 
@@ -39,6 +50,8 @@ N=${N:-5000000}
 SECS=${SECONDS_:-5}
 WARM=${WARM:-1}
 PARTS=${PARTS:-pipe veth}
+SENDER=${SENDER:-xdp}
+FLOWS=${FLOWS:-16}
 OUT=${OUT:-$ROOT/bench/results/python.json}
 PY=/usr/bin/python3
 RX="$ROOT/bench/python_rx.py"
@@ -75,17 +88,42 @@ venv_ready() {
 			"$(tail -n 3 "$TMP/pip.log")" >&2; return 1; }
 }
 
+# vethB's XDP_PASS program: a veth takes redirected frames (the live
+# sender's) only while its peer runs one.
+xdp_pass() {
+	local multiarch
+	multiarch=$(cc -print-multiarch 2>/dev/null || true)
+	clang -O2 -target bpf ${multiarch:+-I/usr/include/$multiarch} \
+		-c "$ROOT/bench/xdp_pass.bpf.c" -o "$TMP/xdp_pass.o" || return 1
+	# (ip may attach nothing while other namespaces come and go: retry.)
+	for _ in 1 2 3 4 5; do
+		ip -n "$B" link set dev vethB xdpdrv obj "$TMP/xdp_pass.o" sec xdp || true
+		ip -n "$B" link show dev vethB | grep -q prog/xdp && return 0
+	done
+	return 1
+}
+
 veth_part() {
-	local gpid kind
+	local gpid kind port
 	[ "$(id -u)" = 0 ] || { echo "python.sh: veth part needs root: skipped" >&2; return 0; }
 	netns_new "$A" "$B"
 	netns_veth "$A" vethA "$B" vethB
-	ip netns exec "$A" "$PKTMAP" gen -i pkt:vethA -l 60 -T 0 -q >/dev/null &
+	case $SENDER in
+	xdp)
+		xdp_pass || { echo "python.sh: cannot attach XDP_PASS to vethB" >&2; return 1; }
+		port="xdp:vethA@conf:tx=live" ;;
+	pkt) port=pkt:vethA ;;
+	*) echo "python.sh: unknown SENDER '$SENDER' (xdp, pkt)" >&2; exit 2 ;;
+	esac
+	ip netns exec "$A" taskset -c 0 "$PKTMAP" gen -i "$port" -l 60 -T 0 -q \
+		-D 02:00:00:00:00:00 -s "10.0.0.1:1000-$((999 + FLOWS))" >/dev/null &
 	gpid=$!
-	results+=("$(ip netns exec "$B" "$PY" "$RX" loop-window "${RX_PORT:-pkt:vethB}" "$SECS" "$WARM")")
+	results+=("$(ip netns exec "$B" taskset -c 1 "$PY" "$RX" loop-window \
+		"${RX_PORT:-pkt:vethB}" "$SECS" "$WARM" vethB)")
 	if venv_ready; then
 		for kind in pypcap pcapy; do
-			results+=("$(ip netns exec "$B" "$VENV/bin/python3" "$RX" "$kind" vethB "$SECS" "$WARM")")
+			results+=("$(ip netns exec "$B" taskset -c 1 "$VENV/bin/python3" \
+				"$RX" "$kind" vethB "$SECS" "$WARM")")
 		done
 	fi
 	kill "$gpid" 2>/dev/null || true

@@ -9,9 +9,12 @@ line: packets, seconds, packets per second, CPU ns per packet):
                                   B: at most B packets a batch (0: all)
     python_rx.py loop PORT N      a per-packet Python loop reading one
                                   header field (the IPv4 protocol byte)
-    python_rx.py loop-window PORT SECS WARM    the same loop over a window
+    python_rx.py loop-window PORT SECS WARM IFACE   the same loop over a
+                                  window, on PORT (a pkt: port of IFACE)
     python_rx.py pypcap IFACE SECS WARM        pypcap's read loop, same work
     python_rx.py pcapy IFACE SECS WARM         pcapy-ng's read loop, same work
+      (each also reports the rate IFACE was offered, from its rx_packets
+      counter, what the receiver missed of it, and its own drop count)
     python_rx.py summary OUT N SECS            the JSON lines on stdin into
                                                OUT (python.json in bench/results/)
 
@@ -72,29 +75,53 @@ def loop_consumer(name, want):
            time.process_time() - c0)
 
 
-def window(kind, packets, secs, warm):
-    """Run the generator `packets` (yielding one count per step) for warm
-    seconds, then count over secs seconds."""
+def rx_packets(iface):
+    """What the interface received (its kernel counter): what was offered
+    to the receivers, whatever they took."""
+    with open(f"/sys/class/net/{iface}/statistics/rx_packets") as f:
+        return int(f.read())
+
+
+def window(kind, rx, secs, warm, iface):
+    """Run the receiver `rx` (its packets(): a generator yielding the
+    packets of each step, after the same work on each: one header byte
+    read; its drops(): what it says it dropped so far) for warm seconds,
+    then count over secs seconds. Beside the captured rate: the rate the
+    interface was offered (rx_packets), what the receiver missed of it
+    and its own drop counter, over the same window."""
+    packets = rx.packets()
     t_end_warm = time.perf_counter() + warm
     for _ in packets:
         if time.perf_counter() >= t_end_warm:
             break
     n = 0
+    d0, o0 = rx.drops(), rx_packets(iface)
     t0, c0 = time.perf_counter(), time.process_time()
     t_end = t0 + secs
     for k in packets:
         n += k
         if time.perf_counter() >= t_end:
             break
-    report(kind, n, time.perf_counter() - t0, time.process_time() - c0)
+    t1, c1 = time.perf_counter(), time.process_time()
+    offered = rx_packets(iface) - o0
+    report(kind, n, t1 - t0, c1 - c0,
+           {"offered": offered,
+            "offered_pps": round(offered / (t1 - t0)),
+            "missed": max(0, offered - n),
+            "drops": rx.drops() - d0})
 
 
-def pktmap_packets(name):
-    import pktmap
-    with pktmap.open(name, dir="rx") as port:
+class PktmapRx:
+    """pktmap's per-packet loop on a pkt: port (batches of one sync)."""
+
+    def __init__(self, name):
+        import pktmap
+        self.port = pktmap.open(name, dir="rx")
+
+    def packets(self):
         s = 0
         while True:
-            batch = port.recv(timeout=0.05)
+            batch = self.port.recv(timeout=0.05)
             if batch is None:
                 yield 0
                 continue
@@ -102,31 +129,55 @@ def pktmap_packets(name):
                 s += v[23]
             yield len(batch)
 
-
-def pypcap_packets(iface):
-    import pcap
-    pc = pcap.pcap(name=iface, snaplen=65535, promisc=True, immediate=True,
-                   timeout_ms=50)
-    s = 0
-    while True:
-        k = 0
-        for _ts, pkt in pc.readpkts():
-            s += pkt[23]
-            k += 1
-        yield k
+    def drops(self):
+        return self.port.stats()["drop_backend"]
 
 
-def pcapy_packets(iface):
-    import pcapy
-    pc = pcapy.open_live(iface, 65535, 1, 50)
-    s = 0
-    while True:
-        hdr, pkt = pc.next()
-        if hdr is None or not pkt:
-            yield 0
-            continue
-        s += pkt[23]
-        yield 1
+class PypcapRx:
+    """pypcap's read loop: readpkts() hands over what one dispatch read."""
+
+    def __init__(self, iface):
+        import pcap
+        self.pc = pcap.pcap(name=iface, snaplen=65535, promisc=True,
+                            immediate=True, timeout_ms=50)
+
+    def packets(self):
+        s = 0
+        while True:
+            k = 0
+            for _ts, pkt in self.pc.readpkts():
+                s += pkt[23]
+                k += 1
+            yield k
+
+    def drops(self):
+        return self.pc.stats()[1]
+
+
+class PcapyRx:
+    """pcapy-ng's read loop: next(), one packet a call, up to 1024 a
+    step (as many as a pktmap batch holds at most), so that the window's
+    clock is read once a step as for the others."""
+
+    def __init__(self, iface):
+        import pcapy
+        self.pc = pcapy.open_live(iface, 65535, 1, 50)
+
+    def packets(self):
+        s = 0
+        nxt = self.pc.next
+        while True:
+            k = 0
+            while k < 1024:
+                hdr, pkt = nxt()
+                if hdr is None or not pkt:
+                    break
+                s += pkt[23]
+                k += 1
+            yield k
+
+    def drops(self):
+        return self.pc.stats()[1]
 
 
 def summary(path, n, secs):
@@ -143,8 +194,13 @@ def summary(path, n, secs):
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     for r in rows:
+        extra = ""
+        if "offered" in r:
+            extra = (f", offered {r['offered_pps']:,}/s, missed "
+                     f"{r['missed']}, drops {r['drops']}")
         print(f"{r['receiver']:>16}: {r['pps']:>12,} packets/s  "
-              f"{r['cpu_ns_per_packet']} ns CPU/packet ({r['packets']} packets)")
+              f"{r['cpu_ns_per_packet']} ns CPU/packet ({r['packets']} "
+              f"packets{extra})")
 
 
 def main():
@@ -158,11 +214,11 @@ def main():
         loop_consumer(sys.argv[2], int(sys.argv[3]))
     else:
         src, secs, warm = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-        gen = {"loop-window": pktmap_packets, "pypcap": pypcap_packets,
-               "pcapy": pcapy_packets}[mode](src)
-        window({"loop-window": "pktmap_loop_pkt"}.get(mode, mode), gen,
-               secs, warm)
-
+        iface = sys.argv[5] if len(sys.argv) > 5 else src
+        rx = {"loop-window": PktmapRx, "pypcap": PypcapRx,
+              "pcapy": PcapyRx}[mode](src)
+        window({"loop-window": "pktmap_loop_pkt"}.get(mode, mode), rx,
+               secs, warm, iface)
 
 if __name__ == "__main__":
     main()

@@ -225,12 +225,23 @@ def open(name: str, **options: Any) -> Port:
     ``extra_bufs``, ``hugepages``, ``region``, ``rx_block_ms``, and the
     flags ``zerocopy``, ``copy``, ``busy_poll``, ``events``,
     ``rx_blocks``, ``exclusive``, ``tx_frames``, ``nowait`` (True/False).
-    Values in the name (``@conf:slots=512``) win.
+    Values in the name (``@conf:slots=512``) win. ``rx_blocks`` is True
+    unless given: a ``pkt:`` port receives in place in the kernel's
+    blocks, the fastest RX for a reader (``rx_blocks=False`` or
+    ``@conf:rx=frames`` for the library's default engine).
 
     Raises OSError (FileNotFoundError, PermissionError, ... as its errno
     says) with the library's one-line message, TypeError for an unknown
     option, ValueError for a bad ``dir``.
     """
+    # Capture is what a Python program does with pkt:: its RX reads the
+    # kernel's TPACKET_V3 blocks in place (rx=blocks, docs/packet.md)
+    # unless told otherwise (rx_blocks=False, or @conf:rx=frames in the
+    # name, which wins). Nothing here swaps an RX buffer: forward()
+    # swaps only between ports of one memory, and a pkt: port on a
+    # shared region copies out of its blocks anyway. Other back ends
+    # ignore the flag.
+    options.setdefault("rx_blocks", True)
     d = options.get("dir")
     if isinstance(d, str):
         if d not in _DIRS:

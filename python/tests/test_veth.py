@@ -41,14 +41,23 @@ def netns():
         ip("netns", "del", ns)
 
 
-@pytest.mark.parametrize("port", ["pkt:vethA", "pkt:vethA@conf:rx=blocks",
-                                  "xdp:vethA"])
-def test_veth_rx(netns, port):
+# (port, open options, RX in the kernel's blocks?): Python's pkt: RX
+# reads in place in blocks unless told otherwise
+@pytest.mark.parametrize("port,opts,blocks", [
+    ("pkt:vethA", {}, True),
+    ("pkt:vethA", {"rx_blocks": False}, False),
+    ("pkt:vethA@conf:rx=frames", {}, False),
+    ("pkt:vethA@conf:rx=blocks", {"rx_blocks": False}, True),
+    ("xdp:vethA", {}, False)])
+def test_veth_rx(netns, port, opts, blocks):
     n = 500
     out = subprocess.run(["ip", "netns", "exec", netns, sys.executable,
-                          os.path.join(HERE, "veth_child.py"), port, str(n)],
+                          os.path.join(HERE, "veth_child.py"), port, str(n),
+                          json.dumps(opts)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout)
     assert r["count"] == n and r["intact"], r
+    assert r["bytes"] == sum(60 + i % 200 for i in range(n))
+    assert r["rx_blocks"] is blocks, r
     assert r["rx_packets"] >= n
