@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -83,11 +82,14 @@ int pm_uid_map_outside(const char *map, uint32_t uid, uint32_t *out)
 
 unsigned pm_name_uid(void)
 {
-	static _Atomic int64_t cached = -1;
-	int64_t c = atomic_load_explicit(&cached, memory_order_relaxed);
-	if (c >= 0)
-		return (unsigned)c;
+	/* Cached (per thread: no sharing) with the euid it was found for:
+	 * a process that changes its uid (a root child that becomes
+	 * nobody) looks again. */
+	static __thread bool valid;
+	static __thread uint32_t for_euid, name_uid;
 	uint32_t uid = (uint32_t)geteuid(), out = uid;
+	if (valid && for_euid == uid)
+		return name_uid;
 	char map[1024];
 	int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, map, sizeof(map) - 1) : -1;
@@ -98,7 +100,9 @@ unsigned pm_name_uid(void)
 		if (pm_uid_map_outside(map, uid, &out) != 0)
 			out = uid;
 	}
-	atomic_store_explicit(&cached, (int64_t)out, memory_order_relaxed);
+	for_euid = uid;
+	name_uid = out;
+	valid = true;
 	return out;
 }
 
