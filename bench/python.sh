@@ -36,7 +36,8 @@
 # process's user + system time), as JSON (python.json in bench/results/).
 #
 # Usage: bench/python.sh [BUILD]    (env: N=5000000 SECONDS_=5 WARM=1
-#                                    PARTS="pipe veth" SENDER=xdp FLOWS=16)
+#                                    PARTS="pipe veth" SENDER=xdp FLOWS=16
+#                                    PIPE_SLOTS=)
 #   quick check: N=20000 SECONDS_=0.5 WARM=0.2 bench/python.sh
 #   RX_PORT='pkt:vethB@conf:rx=frames': the per-packet loop on another
 #   port name of vethB (default pkt:vethB)
@@ -51,6 +52,9 @@ SECS=${SECONDS_:-5}
 WARM=${WARM:-1}
 PARTS=${PARTS:-pipe veth}
 SENDER=${SENDER:-xdp}
+# PIPE_SLOTS=4096: a pipe of that many slots a ring (batches up to one
+# less), on both ends; default: the pipe's own (1024)
+CONF=${PIPE_SLOTS:+@conf:slots=$PIPE_SLOTS}
 FLOWS=${FLOWS:-16}
 OUT=${OUT:-$ROOT/bench/results/python.json}
 PY=/usr/bin/python3
@@ -71,9 +75,9 @@ results=()
 # pipe MODE: gen -> pipe -> python_rx.py MODE, N frames of 60 bytes
 pipe_run() {
 	local mode=$1 name=bpy$$$1 gpid
-	"$PKTMAP" gen -i "pipe:$name{0" -n "$N" -l 60 -T 0 -q >/dev/null &
+	"$PKTMAP" gen -i "pipe:$name{0$CONF" -n "$N" -l 60 -T 0 -q >/dev/null &
 	gpid=$!
-	results+=("$("$PY" "$RX" "$mode" "pipe:$name}0" "$N")")
+	results+=("$("$PY" "$RX" "$mode" "pipe:$name}0$CONF" "$N")")
 	wait "$gpid"
 }
 

@@ -4,11 +4,13 @@
 under callgrind: exact, and the same on a busy machine (so it may run
 beside other work, unlike the rates of bench/python.sh).
 
-    bench/python_cost.py [BUILD]   (env: RESULT=python_cost, BATCHES="64 256 1023")
+    bench/python_cost.py [BUILD]   (env: RESULT=python_cost,
+                                    BATCHES="256 1023 4095", LOOP=1)
 
 `pktmap gen` (not under callgrind) fills a pipe; python_rx.py's numpy
 batch consumer (count, sum of lengths, histogram of a header byte) and
-its per-packet loop read it under callgrind, at most B packets a batch.
+its per-packet loop read it under callgrind, at most B packets a batch
+(B >= 1024: over a pipe of B + 1 slots a ring).
 The receiver is far slower under callgrind than gen, so every batch is
 full: the figure is (instructions of N2 packets - those of N1) / (N2 - N1),
 interpreter start, imports and open cancelled out.
@@ -28,10 +30,12 @@ N1, N2 = 100_000, 400_000
 
 def instructions(build, mode, n, batch):
     name = f"pyc{os.getpid()}{mode}{n}x{batch}"
+    # batches of more than the default ring holds: a pipe that large
+    conf = f"@conf:slots={batch + 1}" if batch >= 1024 else ""
     pm = os.path.join(build, "apps", "pktmap")
     env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"),
                PYTHONDONTWRITEBYTECODE="1")
-    gen = subprocess.Popen([pm, "gen", "-i", f"pipe:{name}{{0", "-n", str(n),
+    gen = subprocess.Popen([pm, "gen", "-i", f"pipe:{name}{{0{conf}", "-n", str(n),
                             "-l", "60", "-T", "0", "-q"],
                            stdout=subprocess.DEVNULL)
     # valgrind's log in a file of the process's own (%p): the port's
@@ -42,7 +46,7 @@ def instructions(build, mode, n, batch):
         p = subprocess.Popen(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
              f"--log-file={log}", PY, os.path.join(HERE, "python_rx.py"),
-             mode, f"pipe:{name}}}0", str(n)] +
+             mode, f"pipe:{name}}}0{conf}", str(n)] +
             ([str(batch)] if mode == "numpy" else []),
             stdout=subprocess.DEVNULL, env=env)
         rc = p.wait(timeout=1800)
@@ -73,7 +77,7 @@ def main():
         raise SystemExit("python_cost: valgrind is not installed")
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(common.ROOT, "build")
     pts = {}
-    for b in [int(x) for x in os.environ.get("BATCHES", "64 256 1023").split()]:
+    for b in [int(x) for x in os.environ.get("BATCHES", "256 1023 4095").split()]:
         pts[f"numpy_batch_{b}"] = per_packet(build, "numpy", b)
     if os.environ.get("LOOP", "1") != "0":
         pts["loop"] = per_packet(build, "loop", 0)

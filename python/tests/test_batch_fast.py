@@ -20,22 +20,24 @@ def check_rows(batch, heads, lens, n):
     return views
 
 
-def test_headers_and_lengths_one_call(pipe_pair):
+# the sizes gathered by inlined code (14, 16, 34, 54, 64) and others
+@pytest.mark.parametrize("n", [14, 16, 34, 54, 64, 80, 7])
+def test_headers_and_lengths_one_call(pipe_pair, n):
     a, b = pipe_pair
-    # 14 bytes (shorter than the rows) to 213, and one longer than 64
+    # 14 bytes (shorter than the rows) to 210, around every row size
     frames = [frame(i, 14 + 7 * i) for i in range(29)]
-    a.send(frames)
-    heads = np.full((64, 64), 0xAB, dtype=np.uint8)
+    a.send(frames, timeout=5)
+    heads = np.full((64, n), 0xAB, dtype=np.uint8)
     lens = np.full(64, 0xDEAD, dtype=np.uint32)
     with b.recv(timeout=5) as batch:
         assert len(batch) == 29
-        assert batch.headers(64, out=heads, lengths=lens) is heads
-        assert check_rows(batch, heads, lens, 64) == frames
+        assert batch.headers(n, out=heads, lengths=lens) is heads
+        assert check_rows(batch, heads, lens, n) == frames
     # exact: rows and lengths past the batch are not touched
     assert (heads[29:] == 0xAB).all() and (lens[29:] == 0xDEAD).all()
     assert int(lens[:29].sum()) == sum(map(len, frames))
     # and the arrays are copies: still right after the release
-    assert bytes(heads[3][:len(frames[3])]) == frames[3][:64]
+    assert bytes(heads[3][:len(frames[3])]) == frames[3][:n]
 
 
 def test_headers_across_the_ring_wrap(pipe_pair):
