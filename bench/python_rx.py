@@ -38,7 +38,7 @@ def numpy_consumer(name, want, most=0):
     import numpy as np
     import pktmap
     hist = np.zeros(256, dtype=np.int64)
-    n = total = 0
+    n = total = batches = 0
     with pktmap.open(name, dir="rx") as port:
         # arrays for the largest batch, filled by one C call a batch
         info = port.info()
@@ -53,10 +53,11 @@ def numpy_consumer(name, want, most=0):
             total += int(lens[:k].sum())
             hist += np.bincount(heads[:k, 15], minlength=256)
             n += k
+            batches += 1
             if n >= want:
                 break
     report("pktmap_numpy", n, time.perf_counter() - t0,
-           time.process_time() - c0, {"bytes": total})
+           time.process_time() - c0, {"bytes": total, "batches": batches})
 
 
 def loop_consumer(name, want):
