@@ -160,7 +160,7 @@ echo "5b. root of a user namespace mapped to nobody: nobody's directory, not roo
 # nobody uses), and root's directory, which it cannot use, is not in its
 # way (it was: "pktmap-0 belongs to uid 65534, and it cannot be moved
 # away").
-mkdir -p -m 700 "$UDIR"
+[ -d "$UDIR" ] || mkdir -m 700 "$UDIR"
 squatted=$(find /dev/shm -maxdepth 1 -name 'pktmap-0.squatted.*' | wc -l)
 pipe_works "${PIPE}u" "${NOBODY[@]}" unshare -U -r
 expect_eq "root's directory" "$(stat -c '%U %a' "$UDIR")" "root 700"
