@@ -20,7 +20,10 @@
                                   runs of frames judged by one set; exit 1
                                   when a frame was judged by neither or
                                   appears twice
+    scrub_frames.py ctl SOCK REQUEST...  one request to pktmap scrub's
+                                  control socket, its answer on stdout
 """
+import socket
 import struct
 import sys
 
@@ -260,6 +263,22 @@ def reload(out, sent):
     print(runs)
 
 
+def ctl(path, req):
+    """One request (words joined by spaces) to the control socket at
+    path; its whole answer on stdout."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall((' '.join(req) + '\n').encode())
+    out = b''
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    s.close()
+    sys.stdout.write(out.decode())
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'kinds':
@@ -274,6 +293,8 @@ def main():
         same(sys.argv[2], sys.argv[3])
     elif cmd == 'reload':
         reload(sys.argv[2], int(sys.argv[3]))
+    elif cmd == 'ctl' and len(sys.argv) >= 4:
+        ctl(sys.argv[2], sys.argv[3:])
     else:
         sys.exit('usage: see the docstring')
 

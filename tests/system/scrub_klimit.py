@@ -33,7 +33,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from scrub_frames import csum, ip4, ip6  # noqa: E402
+from scrub_frames import csum, ctl, ip4, ip6  # noqa: E402
 
 SMAC = bytes.fromhex("020000000001")
 DST = "10.77.0.2"
@@ -174,19 +174,6 @@ def recv(port, n, ready):
             sys.exit(1)
         seen.add(seq)
     print(len(seen))
-
-
-def ctl(path, req):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-    s.sendall((" ".join(req) + "\n").encode())
-    out = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        out += b
-    sys.stdout.write(out.decode())
 
 
 def main():

@@ -36,19 +36,7 @@ DATA="$(dirname "$0")/../data/scrub"
 
 # ctl SOCK REQUEST...: one control request, the answer on stdout.
 ctl() {
-	python3 - "$@" <<'EOF'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-s.sendall((' '.join(sys.argv[2:]) + '\n').encode())
-out = b''
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    out += b
-sys.stdout.write(out.decode())
-EOF
+	python3 "$FR" ctl "$@"
 }
 
 # counter SOCK NAME: one counter of the control socket's stats.
