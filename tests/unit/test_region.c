@@ -135,7 +135,8 @@ int open64(const char *path, int flags, ...)
 {
 	va_list ap;
 	va_start(ap, flags);
-	mode_t mode = (flags & O_CREAT) ? (mode_t)va_arg(ap, int) : 0;
+	bool has_mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+	mode_t mode = has_mode ? (mode_t)va_arg(ap, int) : 0;
 	va_end(ap);
 	size_t n = strlen(vanish_dir);
 	if (vanish_open > 0 && (flags & O_CREAT) && n &&
