@@ -63,6 +63,8 @@ for a in "$@"; do
 	esac
 done
 PKTMAP=${PKTMAP:-$ROOT/build/apps/pktmap}
+PROG_COST=$(dirname "$(dirname "$PKTMAP")")/bench/xdp_prog_cost
+PROG_REPEAT=${PROG_REPEAT:-1000000}
 DURATION=${DURATION:-5}
 WARM=${WARM:-2}
 RUNS=${RUNS:-3}
@@ -82,6 +84,7 @@ trap 'bench_cleanup "$A" "$B"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 [ -x "$PKTMAP" ] || { echo "no pktmap binary at $PKTMAP" >&2; exit 1; }
+[ -x "$PROG_COST" ] || { echo "no $PROG_COST (built with xdp)" >&2; exit 1; }
 for c in trafgen xdp-filter nft; do
 	command -v "$c" >/dev/null ||
 		{ echo "needs $c: apt-get install -y netsniff-ng xdp-tools nftables" >&2; exit 1; }
@@ -124,6 +127,18 @@ for proto, l4 in ((17, "0x04, 0xd2, 0x10, 0xe1, 0, 26, 0, 0, fill(0, 18)"),
                       "0x72, 0x10, 0, 0, 0, 0, fill(0, 6)")):
     print("{ %s,\n  0x45, 0, 0, 46, 0, 1, 0x40, 0, 64, %d, 0, 0, %s, "
           "10, 1, 0, 1,\n  %s }" % (eth, proto, src, l4))
+PY
+}
+# One frame of a scenario's flood (UDP from 10.9.0.5, deny-listed, or
+# from 10.20.0.5, limited) for xdp_prog_cost.
+make_frame() {
+	python3 - "$1" >"$TMP/$1.frame" <<'PY'
+import struct, sys
+src = bytes([10, 9, 0, 5]) if sys.argv[1] == "deny" else bytes([10, 20, 0, 5])
+eth = bytes([2, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 8, 0])
+ip = bytes([0x45, 0, 0, 46, 0, 1, 0x40, 0, 64, 17, 0, 0]) + src + bytes([10, 1, 0, 1])
+udp = struct.pack("!HHHH", 1234, 4321, 26, 0) + bytes(18)
+sys.stdout.buffer.write(eth + ip + udp)
 PY
 }
 # (the deny scenario's 4th byte: drnd() over 0..255 in each of the
@@ -244,11 +259,23 @@ stop_system() {
 	esac
 }
 
+# The cleaner's XDP program's own mean ns on one frame of the scenario
+# (BPF_PROG_TEST_RUN, PROG_REPEAT runs, no sender), or 0 (nft: none).
+prog_ns() {
+	case $2 in
+	scrub|xdp_filter)
+		ip netns exec "$B" "$PROG_COST" vethB "$TMP/$1.frame" "$PROG_REPEAT" |
+			awk '{ print $1 }' ;;
+	*) echo 0 ;;
+	esac
+}
+
 # One run: prints "dropped/s cpu0_ns cpu1_ns legit_delivered legit_sent
-# limited_pass/s".
+# limited_pass/s prog_ns".
 run_one() {
-	local scen=$1 sys=$2 c0 c1 p0 p1 l0 l1 t0 t1 x0 x1 g f
+	local scen=$1 sys=$2 c0 c1 p0 p1 l0 l1 t0 t1 x0 x1 g f pn
 	start_system "$sys"
+	pn=$(prog_ns "$scen" "$sys")
 	timeout -s INT $((WARM + DURATION + 10)) ip netns exec "$A" taskset -c 0 \
 		"$PKTMAP" gen -i pkt:vethA -s 192.0.2.10:5000 -d 10.1.0.1:9 \
 		-D "$MACB" -R "$LEGIT_PPS" -T 0 -q >/dev/null 2>&1 &
@@ -270,7 +297,7 @@ run_one() {
 	wait "$f" "$g" 2>/dev/null || true
 	stop_system "$sys"
 	python3 - "$x0" "$x1" "$p0" "$p1" "$l0" "$l1" "$t0" "$t1" "$c0" "$c1" \
-		"$(getconf CLK_TCK)" "$LEGIT_PPS" <<'PY'
+		"$(getconf CLK_TCK)" "$LEGIT_PPS" "$pn" <<'PY'
 import sys
 a = sys.argv[1:]
 x0, x1, p0, p1, l0, l1, t0, t1 = (float(v) for v in a[:8])
@@ -280,20 +307,21 @@ secs = t1 - t0
 drop = x1 - x0
 ns = [(c1[i] - c0[i]) / hz * 1e9 / drop if drop else 0 for i in range(2)]
 print(int(drop / secs), int(ns[0]), int(ns[1]), int(l1 - l0),
-      int(legit * secs), int((p1 - p0) / secs))
+      int(legit * secs), int((p1 - p0) / secs), int(a[12]))
 PY
 }
 
 declare -A R
 for scen in $SCENARIOS; do
 	make_cfg "$scen"
+	make_frame "$scen"
 done
 for _ in $(seq "$RUNS"); do
 	for scen in $SCENARIOS; do
 		for sys in $SYSTEMS; do
 			[ "$scen" = limit ] && [ "$sys" = xdp_filter ] && continue
 			v=$(run_one "$scen" "$sys")
-			echo "$scen $sys: dropped/s, ns/pkt cpu0 cpu1, legit got/sent, limited passed/s: $v" >&2
+			echo "$scen $sys: dropped/s, ns/pkt cpu0 cpu1, legit got/sent, limited passed/s, prog ns: $v" >&2
 			R["$scen,$sys"]="${R["$scen,$sys"]:-}${R["$scen,$sys"]:+;}$v"
 		done
 	done
@@ -325,7 +353,8 @@ for line in open(points):
          "cpu0_ns_per_dropped_median": med(1),
          "cpu1_ns_per_dropped_median": med(2),
          "legit_delivered_runs": [r[3] for r in rs],
-         "legit_sent_runs": [r[4] for r in rs]}
+         "legit_sent_runs": [r[4] for r in rs],
+         "prog_ns_median": med(6) if all(len(r) > 6 for r in rs) else 0}
     if scen == "limit":
         want = int(limit) * int(nsrc)
         p["limited_passed_pps_median"] = int(med(5))
@@ -345,9 +374,10 @@ d = {"bench": "scrub",
      "points": pts}
 json.dump(d, open(out, "w"), indent=1)
 for p in pts:
-    print("%-5s %-10s dropped %8d/s  cpu0 %6.0f ns cpu1 %6.0f ns  legit %s/%s%s" % (
+    print("%-5s %-10s dropped %8d/s  cpu0 %6.0f ns cpu1 %6.0f ns  prog %4.0f ns  legit %s/%s%s" % (
         p["scenario"], p["tool"], p["dropped_pps_median"],
         p["cpu0_ns_per_dropped_median"], p["cpu1_ns_per_dropped_median"],
+        p["prog_ns_median"],
         p["legit_delivered_runs"], p["legit_sent_runs"],
         "  limited %.3fx of the limit" % p["limited_ratio_median"]
         if "limited_ratio_median" in p else ""))

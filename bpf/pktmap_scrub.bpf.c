@@ -96,8 +96,10 @@ struct lim {
 
 struct conf {
 	__u32 gen;
-	__u32 pad;
+	__u32 nbans; /* entries in scrub_bans, kept by user space: 0, no lookup */
 	struct lim lim[2];
+	__u32 kbans; /* set here at the first automatic ban: 0, none to look up */
+	__u32 pad;
 };
 
 /* A source's buckets and automatic ban. */
@@ -314,8 +316,9 @@ static __always_inline long syn_limit(const struct lim *l, struct frame *f,
 
 /* The per-source buckets of the source's entry s: 0, or the verdict
  * (and a ban when the rule has one). */
-static __always_inline long src_limit(const struct lim *l, struct frame *f,
-				      struct src_val *s, __u64 now)
+static __always_inline long src_limit(struct conf *c, const struct lim *l,
+				      struct frame *f, struct src_val *s,
+				      __u64 now)
 {
 	__u64 now16 = now << 4, bcost = (f->len * l->bcost) >> (l->bshift & 63), next;
 	long v = 0;
@@ -329,8 +332,11 @@ static __always_inline long src_limit(const struct lim *l, struct frame *f,
 		v = V(R_PPS, l->limit_rule);
 	else if (l->bcost && !take(&s->be, now16, l->fill, bcost))
 		v = V(R_BPS, l->limit_rule);
-	if (v && l->ban_ns)
+	if (v && l->ban_ns) {
 		s->ban_until = now + l->ban_ns;
+		if (!*(volatile __u32 *)&c->kbans)
+			c->kbans = 1; /* written once: judge() looks bans up from now on */
+	}
 	return v;
 }
 
@@ -345,24 +351,37 @@ static __always_inline struct src_val *src_entry(void *t, struct frame *f)
 
 /* Allow, then the bans, then deny (scrub's order, docs/scrub.md); with
  * L_JUDGE also the SYN and source limits (there are no match rules).
- * The verdict, or UP. */
-static __always_inline long judge(const struct lim *l, __u32 gen, void *outer,
-				  void *lkey, struct frame *f)
+ * The verdict, or UP. The clock is read only when a ban or a bucket
+ * needs it, the bans only when there are any (nbans, kbans): a
+ * deny-listed frame costs the lists' lookups alone (bench/scrub.sh
+ * prog_ns). */
+static __always_inline long judge(struct conf *c, const struct lim *l,
+				  __u32 gen, void *outer, void *lkey,
+				  struct frame *f)
 {
 	long r = lpm_rule(outer, gen * 2 + 1, lkey);
 	if (r >= 0)
 		return (l->flags & L_JUDGE) ? V(R_PASS_ALLOW, r) : UP;
-	__u64 now = bpf_ktime_get_ns();
-	struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, &f->src);
-	if (b && now < b->until_ns)
-		return V(R_BANNED, b->rule);
-	/* (a lookup only: a deny-listed flood makes no entries) */
+	__u64 now = 0;
+	if (*(volatile __u32 *)&c->nbans) {
+		now = bpf_ktime_get_ns();
+		struct ban_val *b = bpf_map_lookup_elem(&scrub_bans, &f->src);
+		if (b && now < b->until_ns)
+			return V(R_BANNED, b->rule);
+	}
+	/* (a lookup only: a deny-listed flood makes no entries; none at
+	 * all before the first automatic ban, as the engine's banned()) */
 	struct src_val *s = NULL;
 	void *t = (l->flags & L_LIMIT) ? table(&scrub_srcs) : NULL;
-	if (t) {
+	int looked = t && *(volatile __u32 *)&c->kbans;
+	if (looked) {
 		s = bpf_map_lookup_elem(t, &f->src);
-		if (s && now < s->ban_until)
-			return V(R_BANNED, NORULE);
+		if (s) {
+			if (!now)
+				now = bpf_ktime_get_ns();
+			if (now < s->ban_until)
+				return V(R_BANNED, NORULE);
+		}
 	}
 	void *hosts = bpf_map_lookup_elem(&scrub_hosts, &gen);
 	if (hosts) {
@@ -375,13 +394,17 @@ static __always_inline long judge(const struct lim *l, __u32 gen, void *outer,
 		return V(R_DENY, r);
 	if (!(l->flags & L_JUDGE))
 		return UP;
+	if (!now)
+		now = bpf_ktime_get_ns();
 	long v = 0;
 	if ((l->flags & L_SYN) && f->syn)
 		v = syn_limit(l, f, now << 4);
+	if (!v && t && !looked)
+		s = bpf_map_lookup_elem(t, &f->src);
 	if (!v && t && !s)
 		s = src_entry(t, f);
 	if (!v && s)
-		v = src_limit(l, f, s, now);
+		v = src_limit(c, l, f, s, now);
 	return v ? v : V(R_PASS, NORULE);
 }
 
@@ -409,7 +432,7 @@ static __always_inline int l4_ok(__u8 *l4, void *end, __u32 proto, __u32 room)
 	}
 }
 
-static __always_inline long judge_v4(const struct lim *l, __u32 gen,
+static __always_inline long judge_v4(struct conf *c, const struct lim *l, __u32 gen,
 				     void *data, void *end, __u64 l3, __u64 flen)
 {
 	__u8 *ip = data + l3;
@@ -433,7 +456,7 @@ static __always_inline long judge_v4(const struct lim *l, __u32 gen,
 	__builtin_memcpy(f.dst.addr, ip + 16, 4);
 	if (ip[9] == 6 && (void *)(l4 + 14) <= end)
 		f.syn = (l4[13] & 0x12) == 0x02;
-	return judge(l, gen, &scrub_lists4, &k, &f);
+	return judge(c, l, gen, &scrub_lists4, &k, &f);
 }
 
 /* Headers after which the next header is not the payload's. */
@@ -444,7 +467,7 @@ static __always_inline int v6_ext(__u8 nh)
 	       nh == 254;
 }
 
-static __always_inline long judge_v6(const struct lim *l, __u32 gen,
+static __always_inline long judge_v6(struct conf *c, const struct lim *l, __u32 gen,
 				     void *data, void *end, __u64 l3, __u64 flen)
 {
 	__u8 *ip = data + l3;
@@ -465,7 +488,7 @@ static __always_inline long judge_v6(const struct lim *l, __u32 gen,
 	__builtin_memcpy(f.dst.addr, ip + 24, 16);
 	if (ip[6] == 6 && (void *)(l4 + 14) <= end)
 		f.syn = (l4[13] & 0x12) == 0x02;
-	return judge(l, gen, &scrub_lists6, &k, &f);
+	return judge(c, l, gen, &scrub_lists6, &k, &f);
 }
 
 static __always_inline void count(void *map, __u32 i, __u64 flen)
@@ -507,9 +530,9 @@ int pktmap_scrub(struct xdp_md *ctx)
 		l3 += 4;
 	}
 	if (proto == bpf_htons(ETH_P_IP))
-		v = judge_v4(l, gen, data, end, l3, flen);
+		v = judge_v4(c, l, gen, data, end, l3, flen);
 	else if (proto == bpf_htons(ETH_P_IPV6))
-		v = judge_v6(l, gen, data, end, l3, flen);
+		v = judge_v6(c, l, gen, data, end, l3, flen);
 	else if (l->flags & L_JUDGE)
 		v = V(R_PASS_NOT_IP, NORULE);
 	if (v < 0)

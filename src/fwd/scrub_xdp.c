@@ -94,8 +94,10 @@ struct xlim {
 
 struct xconf {
 	uint32_t gen;
-	uint32_t pad;
+	uint32_t nbans; /* entries in scrub_bans: the program looks up none at 0 */
 	struct xlim lim[2];
+	uint32_t kbans; /* the program's: it made an automatic ban */
+	uint32_t pad;
 };
 
 /* A source's value (the program's struct src_val). */
@@ -211,6 +213,9 @@ static void lift_bans(struct scrub_xdp *x)
 		if (bpf_map_delete_elem(x->fd[M_BANS], &k) != 0)
 			break;
 	}
+	if (x->conf && bpf_map_get_next_key(x->fd[M_BANS], NULL, &next) != 0)
+		atomic_store_explicit(PM_ATOMIC(&x->conf->nbans), 0,
+				      memory_order_release);
 }
 
 int scrub_xdp_attach(struct pktmap_port *xdp_port, struct scrub_xdp **out,
@@ -454,7 +459,20 @@ int scrub_xdp_ban(struct scrub_xdp *x, int family, const uint8_t addr[16],
 	if (!x || rule > SCRUB_XDP_BANNED || ban_key_of(&k, family, addr))
 		return -EINVAL;
 	struct ban_val v = { .until_ns = until_ns, .rule = rule };
-	int ret = bpf_map_update_elem(x->fd[M_BANS], &k, &v, BPF_ANY);
+	_Atomic uint32_t *nbans = PM_ATOMIC(&x->conf->nbans);
+	int ret = -ENOENT;
+	/* A new entry is counted before it is in: the program looks bans
+	 * up while the count is not 0. One that was there is replaced
+	 * (and uncounted); removed meanwhile by an unban: again. */
+	for (int i = 0; i < 4 && ret == -ENOENT; i++) {
+		atomic_fetch_add_explicit(nbans, 1, memory_order_acq_rel);
+		ret = bpf_map_update_elem(x->fd[M_BANS], &k, &v, BPF_NOEXIST);
+		if (ret == 0)
+			break;
+		atomic_fetch_sub_explicit(nbans, 1, memory_order_acq_rel);
+		if (ret == -EEXIST)
+			ret = bpf_map_update_elem(x->fd[M_BANS], &k, &v, BPF_EXIST);
+	}
 	return ret == -E2BIG ? -ENOSPC : ret;
 }
 
@@ -464,6 +482,9 @@ int scrub_xdp_unban(struct scrub_xdp *x, int family, const uint8_t addr[16])
 	if (!x || ban_key_of(&k, family, addr))
 		return -EINVAL;
 	int ret = bpf_map_delete_elem(x->fd[M_BANS], &k);
+	if (ret == 0)
+		atomic_fetch_sub_explicit(PM_ATOMIC(&x->conf->nbans), 1,
+					  memory_order_acq_rel);
 	/* and the program's own ban (its buckets stay as they are, as the
 	 * engine's do) */
 	uint32_t k0 = 0, id;
@@ -605,6 +626,7 @@ void scrub_xdp_detach(struct scrub_xdp *x)
 		(void)place(x, atomic_load_explicit(PM_ATOMIC(&x->conf->gen), memory_order_acquire) ^ 1,
 			    none);
 		munmap(x->conf, x->conf_len);
+		x->conf = NULL;
 	}
 	if (x->fd[M_BANS] >= 0)
 		lift_bans(x);

@@ -24,7 +24,7 @@
 #    not one of its frames reaches the socket (a reload never fails
 #    open), each is counted (or dropped by veth before XDP, counted there).
 # 4. 1M deny prefixes load (the time is logged, not asserted) and drop.
-# 5. unban lifts a ban; errors: no scrub program, mixed programs on one
+# 5. unban lifts a ban and leaves the others; errors: no scrub program, mixed programs on one
 #    interface, a bad @conf:prog value.
 # 6. the same verdicts: a `pktmap scrub` rules file through scrub's
 #    engine alone (user space) and through the kernel path
@@ -170,6 +170,17 @@ ask unban 10.1.0.7
 inA "$PKTMAP" gen -i pkt:vethA -s 10.1.0.7 -n 2 -q
 ask recv 2 "$TMP/u.pcap" 10000
 expect_eq "unbanned: frames through" "$ANSWER" "got 2"
+# The bans left still count (the program looks bans up while scrub_bans
+# holds any: an unban that uncounted them all would leave 10.9.0.4 to
+# the deny-list, rule 11).
+ask counts 64
+C5=$ANSWER
+inA "$PKTMAP" gen -i pkt:vethA -s 10.9.0.4 -n 2 -q
+ask recv 1 "$TMP/u2.pcap" 300
+expect_eq "still banned: frames through" "$ANSWER" "got 0"
+ask counts 64
+expect_eq "still banned: counted for the ban" \
+	"$(counts_minus "$C5" "$ANSWER")" "counts 7:2:120"
 # A port opened without the scrub program; a bad @conf:prog; a second
 # port asking for the other program on the same interface.
 expect_err "its XDP program is not scrub's" \
