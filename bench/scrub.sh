@@ -25,6 +25,12 @@
 #   limit  sources among NSRC (65536) addresses of 10.20.0.0/16, none
 #          listed, each above its limit of LIMIT packets a second
 #          (xdp-filter has no rate limits: not run).
+#   load   (scrub alone, no flood) NPFX deny prefixes in a deny-file
+#          (half /32 hosts, half /24s, none adjacent): the time from starting
+#          `pktmap scrub -i xdp:vethB` to its control socket's first
+#          answer, and of RUNS `reload`s through the control socket (a
+#          reload answers when the new lists are live, in user space
+#          and in the kernel).
 # Beside it, one legitimate flow: pktmap gen, LEGIT_PPS UDP frames a second
 # from 192.0.2.10 to vethB's own address and MAC, port 9: each one that
 # reaches vethB's stack is counted by its UDP counters (NoPorts +
@@ -47,7 +53,7 @@
 #
 # Usage: bench/scrub.sh [PKTMAP]   (env: DURATION=5 WARM=2 RUNS=3
 #        NDENY=1024 NSRC=65536 LIMIT=2 LEGIT_PPS=10000 SCENARIOS="deny
-#        limit" SYSTEMS="scrub xdp_filter nft" OUT=...)
+#        limit load" SYSTEMS="scrub xdp_filter nft" NPFX=1000000 OUT=...)
 # scrub's dropped_total counts the kernel's drops and the workers'
 # (docs/scrub.md, "The kernel path").
 set -eu
@@ -72,7 +78,8 @@ NDENY=${NDENY:-1024}
 NSRC=${NSRC:-65536}
 LIMIT=${LIMIT:-2}
 LEGIT_PPS=${LEGIT_PPS:-10000}
-SCENARIOS=${SCENARIOS:-deny limit}
+SCENARIOS=${SCENARIOS:-deny limit load}
+NPFX=${NPFX:-1000000}
 SYSTEMS=${SYSTEMS:-scrub xdp_filter nft}
 OUT=${OUT:-$ROOT/bench/results/scrub.json}
 A=sbA$$
@@ -311,13 +318,72 @@ print(int(drop / secs), int(ns[0]), int(ns[1]), int(l1 - l0),
 PY
 }
 
+# The load scenario: prints "start_s reload_s..." (RUNS reloads).
+load_run() {
+	local t0 t1 pid out times=()
+	python3 - "$NPFX" >"$TMP/many.txt" <<'PY'
+import sys
+# every other host and every other /24: no two merge into a shorter
+# prefix (scrub loads the fewest prefixes that cover its ranges)
+for i in range(int(sys.argv[1])):
+    j = (i >> 1) * 2
+    if i % 2:
+        print("%d.%d.%d.0/24" % (64 + (j >> 16), (j >> 8) & 255, j & 255))
+    else:
+        print("11.%d.%d.%d" % (j >> 16, (j >> 8) & 255, j & 255))
+PY
+	printf 'allow 192.0.2.10\ndeny-file %s\nlimit packets %s\n' \
+		"$TMP/many.txt" "$LIMIT" >"$TMP/many.rules"
+	rm -f "$TMP/ctl.sock"
+	t0=$(date +%s.%N)
+	ip netns exec "$B" "$PKTMAP" scrub -i xdp:vethB -c "$TMP/many.rules" \
+		-a 1 -T 0 --quiet --control "$TMP/ctl.sock" >"$TMP/scrub.log" 2>&1 &
+	pid=$!
+	until [ -S "$TMP/ctl.sock" ] && scrub_ask stats >/dev/null 2>&1; do
+		kill -0 "$pid" 2>/dev/null || { cat "$TMP/scrub.log" >&2; exit 1; }
+		sleep 0.01
+	done
+	t1=$(date +%s.%N)
+	for _ in $(seq "$RUNS"); do
+		out=$(python3 - "$TMP/ctl.sock" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+t = time.perf_counter()
+s.sendall(b"reload\n")
+out = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    out += b
+t = time.perf_counter() - t
+if not out.startswith(b"ok reloaded"):
+    sys.exit("reload: %s" % out.decode().strip())
+print("%.4f" % t)
+PY
+)
+		times+=("$out")
+	done
+	kill -INT "$pid"
+	wait "$pid" || true
+	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') ${times[*]}"
+}
+
 declare -A R
 for scen in $SCENARIOS; do
+	[ "$scen" = load ] && continue
 	make_cfg "$scen"
 	make_frame "$scen"
 done
+LOADS=
+if [[ " $SCENARIOS " == *" load "* ]]; then
+	LOADS=$(load_run)
+	echo "load scrub: start s, reload s: $LOADS" >&2
+fi
 for _ in $(seq "$RUNS"); do
 	for scen in $SCENARIOS; do
+		[ "$scen" = load ] && continue
 		for sys in $SYSTEMS; do
 			[ "$scen" = limit ] && [ "$sys" = xdp_filter ] && continue
 			v=$(run_one "$scen" "$sys")
@@ -330,6 +396,7 @@ done
 mkdir -p "$(dirname "$OUT")"
 {
 	for scen in $SCENARIOS; do
+		[ "$scen" = load ] && continue
 		for sys in $SYSTEMS; do
 			if [ -n "${R["$scen,$sys"]:-}" ]; then
 				echo "$scen $sys ${R["$scen,$sys"]}"
@@ -339,9 +406,11 @@ mkdir -p "$(dirname "$OUT")"
 } >"$TMP/points.txt"
 # (the points come in a file: python3's standard input is its program)
 python3 - "$TMP/points.txt" "$OUT" "$LOAD_BEFORE" "$DURATION" "$RUNS" "$NDENY" "$NSRC" "$LIMIT" \
-	"$LEGIT_PPS" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+	"$LEGIT_PPS" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+	"$NPFX" "$LOADS" <<'PY'
 import json, statistics, sys, time
 points, out, load, secs, runs, ndeny, nsrc, limit, legit, commit = sys.argv[1:11]
+npfx, loads = int(sys.argv[11]), sys.argv[12].split()
 pts = []
 for line in open(points):
     scen, tool, rest = line.split(None, 2)
@@ -372,6 +441,11 @@ d = {"bench": "scrub",
      "noisy": float(load) >= 0.3,
      "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
      "points": pts}
+if loads:
+    rl = [float(v) for v in loads[1:]]
+    d["load"] = {"prefixes": npfx, "start_s": round(float(loads[0]), 3),
+                 "reload_s_runs": rl,
+                 "reload_s_median": round(statistics.median(rl), 3) if rl else 0}
 json.dump(d, open(out, "w"), indent=1)
 for p in pts:
     print("%-5s %-10s dropped %8d/s  cpu0 %6.0f ns cpu1 %6.0f ns  prog %4.0f ns  legit %s/%s%s" % (
@@ -382,4 +456,10 @@ for p in pts:
         "  limited %.3fx of the limit" % p["limited_ratio_median"]
         if "limited_ratio_median" in p else ""))
 PY
+python3 -c '
+import json, sys
+l = json.load(open(sys.argv[1])).get("load")
+if l:
+    print("load  scrub      %d prefixes: started in %.2f s, reloaded in %.2f s (median of %d)" % (
+        l["prefixes"], l["start_s"], l["reload_s_median"], len(l["reload_s_runs"])))' "$OUT"
 echo "wrote $OUT" >&2
