@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -400,6 +401,62 @@ static int place(struct scrub_xdp *x, uint32_t gen, const int fds[K_N])
 	return 0;
 }
 
+/* One map to build (build_maps()). */
+struct build_job {
+	const struct scrub_xdp_prefix *pre;
+	size_t n;
+	unsigned kind;
+	bool hash, threaded;
+	uint32_t count;
+	int fd;
+	pthread_t th;
+};
+
+static void *build_job_run(void *arg)
+{
+	struct build_job *j = arg;
+	j->fd = build_map(j->pre, j->n, j->kind, j->hash, j->count);
+	return NULL;
+}
+
+/* Lists at least this long are built on threads of their own, side by
+ * side: the kernel inserts each prefix under its map's lock, so two
+ * maps fill at once on two cores (1M prefixes: issue 32's 2 s). */
+#define BUILD_THREAD_MIN 65536
+
+/* The maps of every kind that has prefixes (count[kind]) into fds[];
+ * 0, or the first error (the maps built are then closed). */
+static int build_maps(const struct scrub_xdp_prefix *pre, size_t n, bool hash,
+		      const uint32_t count[K_N], int fds[K_N])
+{
+	struct build_job job[K_N];
+	int ret = 0;
+	for (unsigned kind = 0; kind < K_N; kind++) {
+		struct build_job *j = &job[kind];
+		*j = (struct build_job){ .pre = pre, .n = n, .kind = kind,
+					 .hash = hash, .count = count[kind],
+					 .fd = -1 };
+		if (j->count >= BUILD_THREAD_MIN)
+			j->threaded = pthread_create(&j->th, NULL, build_job_run, j) == 0;
+	}
+	for (unsigned kind = 0; kind < K_N; kind++) {
+		struct build_job *j = &job[kind];
+		if (j->threaded)
+			pthread_join(j->th, NULL);
+		else if (j->count)
+			build_job_run(j);
+		fds[kind] = j->fd;
+		if (j->count && j->fd < 0 && ret == 0)
+			ret = j->fd;
+	}
+	for (unsigned kind = 0; kind < K_N && ret; kind++) {
+		if (fds[kind] >= 0)
+			close(fds[kind]);
+		fds[kind] = -1;
+	}
+	return ret;
+}
+
 int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
 		   size_t n)
 {
@@ -417,14 +474,7 @@ int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
 		if (++count[kind_of(&prefixes[i], hash)] > SCRUB_XDP_MAX_PREFIXES)
 			return -E2BIG;
 	int fds[K_N] = { -1, -1, -1, -1, -1 };
-	int ret = 0;
-	for (unsigned kind = 0; kind < K_N && ret == 0; kind++) {
-		if (count[kind] == 0)
-			continue;
-		fds[kind] = build_map(prefixes, n, kind, hash, count[kind]);
-		if (fds[kind] < 0)
-			ret = fds[kind];
-	}
+	int ret = build_maps(prefixes, n, hash, count, fds);
 	uint32_t live = atomic_load_explicit(PM_ATOMIC(&x->conf->gen), memory_order_acquire) & 1;
 	if (ret == 0)
 		ret = place(x, live ^ 1, fds);
