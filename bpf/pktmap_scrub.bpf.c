@@ -191,9 +191,12 @@ struct lpm6 {
 	__uint(value_size, sizeof(__u32));
 };
 
-/* Deny-listed hosts (/32, /128: the longest prefixes there are, so a
- * hit here is the deny list's longest match), key as a ban's: a hash
- * lookup instead of a trie walk, and a quicker load. Slot gen. */
+/* The lists' hosts (/32, /128: the longest prefixes there are, so a hit
+ * here is its list's longest match), key as a ban's: a hash lookup
+ * instead of a trie walk, and a quicker load. The value is the rule,
+ * with HOST_ALLOW for an allow-listed host (one on both lists is
+ * allowed: allow comes first). Slot gen. */
+#define HOST_ALLOW 0x80000000u
 struct hosts {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_HOSTS);
@@ -359,7 +362,12 @@ static __always_inline long judge(struct conf *c, const struct lim *l,
 				  __u32 gen, void *outer, void *lkey,
 				  struct frame *f)
 {
-	long r = lpm_rule(outer, gen * 2 + 1, lkey);
+	/* The host first: one lookup for both lists' hosts, read once. */
+	void *hosts = bpf_map_lookup_elem(&scrub_hosts, &gen);
+	__u32 *hp = hosts ? bpf_map_lookup_elem(hosts, &f->src) : NULL;
+	long host = hp ? (long)*(volatile __u32 *)hp : -1;
+	long r = host >= 0 && (host & HOST_ALLOW) ? host & ~(long)HOST_ALLOW :
+		 lpm_rule(outer, gen * 2 + 1, lkey);
 	if (r >= 0)
 		return (l->flags & L_JUDGE) ? V(R_PASS_ALLOW, r) : UP;
 	__u64 now = 0;
@@ -383,12 +391,8 @@ static __always_inline long judge(struct conf *c, const struct lim *l,
 				return V(R_BANNED, NORULE);
 		}
 	}
-	void *hosts = bpf_map_lookup_elem(&scrub_hosts, &gen);
-	if (hosts) {
-		__u32 *hr = bpf_map_lookup_elem(hosts, &f->src);
-		if (hr)
-			return V(R_DENY, *hr);
-	}
+	if (host >= 0)
+		return V(R_DENY, host);
 	r = lpm_rule(outer, gen * 2, lkey);
 	if (r >= 0)
 		return V(R_DENY, r);

@@ -267,8 +267,12 @@ int scrub_xdp_attach(struct pktmap_port *xdp_port, struct scrub_xdp **out,
 
 static bool is_host(const struct scrub_xdp_prefix *p)
 {
-	return p->action == SCRUB_XDP_DENY && p->len == (p->family == 4 ? 32 : 128);
+	return p->len == (p->family == 4 ? 32 : 128);
 }
+
+/* The hosts' hash value of an allow-listed host: its rule with this bit
+ * (the program's HOST_ALLOW). */
+#define HOST_ALLOW 0x80000000u
 
 /* A prefix's map (K_*); hosts go to the hash when `hash`. */
 static unsigned kind_of(const struct scrub_xdp_prefix *p, bool hash)
@@ -363,13 +367,21 @@ static int build_map(const struct scrub_xdp_prefix *pre, size_t n,
 	int ret = keys && vals ? 0 : -ENOMEM;
 	uint32_t j = 0;
 	size_t kl = 0;
-	for (size_t i = 0; i < n && ret == 0; i++) {
-		if (kind_of(&pre[i], hash) != kind)
-			continue;
-		char k[sizeof(struct ban_key)];
-		kl = key_of(&pre[i], kind, k);
-		memcpy(keys + (size_t)j * kl, k, kl);
-		vals[j++] = pre[i].rule;
+	/* Hosts: the deny-listed, then the allow-listed, which replace
+	 * them in the hash where they are on both lists (allow first, as
+	 * the engine; the batches go in in order). */
+	for (int pass = 0; pass < (kind == K_HOSTS ? 2 : 1) && ret == 0; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			if (kind_of(&pre[i], hash) != kind ||
+			    (kind == K_HOSTS && pre[i].action != (pass ?
+					SCRUB_XDP_ALLOW : SCRUB_XDP_DENY)))
+				continue;
+			char k[sizeof(struct ban_key)];
+			kl = key_of(&pre[i], kind, k);
+			memcpy(keys + (size_t)j * kl, k, kl);
+			vals[j++] = pre[i].rule | (pre[i].action == SCRUB_XDP_ALLOW &&
+						   kind == K_HOSTS ? HOST_ALLOW : 0);
+		}
 	}
 	if (ret == 0)
 		ret = update_batches(fd, keys, kl, vals, j);

@@ -27,6 +27,8 @@ allow 10.9.1.0/24 1
 deny 2001:db8:bad::/48 5
 deny 10.1.0.9 4
 deny 2001:db8::99 6
+deny 10.1.0.10 4
+allow 10.1.0.10 2
 """
 LIST2 = """deny 10.1.2.0/24 10
 deny 10.9.0.0/16 11
@@ -91,6 +93,7 @@ def frames():
     add(1, v4("10.9.0.3", 68, vlans=2), 3, 11)
     add(3, v4("10.9.1.5", 70), None, 11)          # allow-listed in list 1
     add(2, v4("10.1.0.9", 90), 4, None)           # a host: the hash
+    add(2, v4("10.1.0.10", 90), None, None)       # a host on both lists: allowed
     add(3, v4("10.1.0.7", 61), 7, 7)              # banned
     add(2, v4("10.9.0.4", 66), 7, 7)              # banned and denied: bans first
     add(2, v4("10.1.0.8", 62), None, None)        # ban expired
