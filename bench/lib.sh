@@ -13,6 +13,24 @@
 # per packet and system calls per 1,000 packets, space-separated runs)
 declare -A CPUNS=() SYSK=()
 
+# xdp_pass_attach NS IFACE: build bench/xdp_pass.bpf.c (into $TMP) and
+# attach it to IFACE in namespace NS; a veth takes redirected frames (a
+# live sender's) only while its peer runs an XDP program. 1 when it
+# cannot.
+xdp_pass_attach() {
+	local multiarch
+	multiarch=$(cc -print-multiarch 2>/dev/null || true)
+	[ -f "$TMP/xdp_pass.o" ] ||
+		clang -O2 -target bpf ${multiarch:+-I/usr/include/$multiarch} \
+			-c "$ROOT/bench/xdp_pass.bpf.c" -o "$TMP/xdp_pass.o" || return 1
+	# (ip may attach nothing while other namespaces come and go: retry.)
+	for _ in 1 2 3 4 5; do
+		ip -n "$1" link set dev "$2" xdpdrv obj "$TMP/xdp_pass.o" sec xdp || true
+		ip -n "$1" link show dev "$2" | grep -q prog/xdp && return 0
+	done
+	return 1
+}
+
 # bench_cleanup NS...: the veth benchmarks' exit: stop the background
 # jobs, delete the namespaces (their veths go with them) and $TMP.
 #   trap 'bench_cleanup "$A" "$B"' EXIT

@@ -92,21 +92,6 @@ venv_ready() {
 			"$(tail -n 3 "$TMP/pip.log")" >&2; return 1; }
 }
 
-# vethB's XDP_PASS program: a veth takes redirected frames (the live
-# sender's) only while its peer runs one.
-xdp_pass() {
-	local multiarch
-	multiarch=$(cc -print-multiarch 2>/dev/null || true)
-	clang -O2 -target bpf ${multiarch:+-I/usr/include/$multiarch} \
-		-c "$ROOT/bench/xdp_pass.bpf.c" -o "$TMP/xdp_pass.o" || return 1
-	# (ip may attach nothing while other namespaces come and go: retry.)
-	for _ in 1 2 3 4 5; do
-		ip -n "$B" link set dev vethB xdpdrv obj "$TMP/xdp_pass.o" sec xdp || true
-		ip -n "$B" link show dev vethB | grep -q prog/xdp && return 0
-	done
-	return 1
-}
-
 veth_part() {
 	local gpid kind port
 	[ "$(id -u)" = 0 ] || { echo "python.sh: veth part needs root: skipped" >&2; return 0; }
@@ -114,7 +99,7 @@ veth_part() {
 	netns_veth "$A" vethA "$B" vethB
 	case $SENDER in
 	xdp)
-		xdp_pass || { echo "python.sh: cannot attach XDP_PASS to vethB" >&2; return 1; }
+		xdp_pass_attach "$B" vethB || { echo "python.sh: cannot attach XDP_PASS to vethB" >&2; return 1; }
 		port="xdp:vethA@conf:tx=live" ;;
 	pkt) port=pkt:vethA ;;
 	*) echo "python.sh: unknown SENDER '$SENDER' (xdp, pkt)" >&2; exit 2 ;;

@@ -20,7 +20,13 @@
 #
 # The flood: trafgen (netsniff-ng) at its full rate, 60-byte frames, a UDP
 # frame and a TCP SYN in turn, to a foreign MAC (02:00:00:00:00:00: what
-# passes is dropped by vethB's stack right after it is counted). Scenarios:
+# passes is dropped by vethB's stack right after it is counted). With
+# FLOOD=live instead: `pktmap gen -i xdp:vethA@conf:tx=live`, 60-byte UDP
+# frames, the sources in turn (BPF_PROG_RUN live frames: no skb on the
+# sending side, and vethB's XDP program gets them as XDP frames, before
+# any skb, as a NIC driver hands them over; nft then needs vethB to run
+# an XDP_PASS program, bench/xdp_pass.bpf.c, which builds the skbs its
+# hook sees). Scenarios:
 #   deny   sources among the NDENY deny-listed addresses (10.9.0.0 up);
 #   limit  sources among NSRC (65536) addresses of 10.20.0.0/16, none
 #          listed, each above its limit of LIMIT packets a second
@@ -53,7 +59,8 @@
 #
 # Usage: bench/scrub.sh [PKTMAP]   (env: DURATION=5 WARM=2 RUNS=3
 #        NDENY=1024 NSRC=65536 LIMIT=2 LEGIT_PPS=10000 SCENARIOS="deny
-#        limit load" SYSTEMS="scrub xdp_filter nft" NPFX=1000000 OUT=...)
+#        limit load" SYSTEMS="scrub xdp_filter nft" NPFX=1000000
+#        FLOOD=trafgen|live OUT=...)
 # scrub's dropped_total counts the kernel's drops and the workers'
 # (docs/scrub.md, "The kernel path").
 set -eu
@@ -80,6 +87,11 @@ LIMIT=${LIMIT:-2}
 LEGIT_PPS=${LEGIT_PPS:-10000}
 SCENARIOS=${SCENARIOS:-deny limit load}
 NPFX=${NPFX:-1000000}
+FLOOD=${FLOOD:-trafgen}
+case $FLOOD in
+trafgen|live) ;;
+*) echo "FLOOD: trafgen or live" >&2; exit 2 ;;
+esac
 SYSTEMS=${SYSTEMS:-scrub xdp_filter nft}
 OUT=${OUT:-$ROOT/bench/results/scrub.json}
 A=sbA$$
@@ -254,6 +266,10 @@ start_system() {
 			echo "}"
 		} >"$TMP/nft.conf"
 		ip netns exec "$B" nft -f "$TMP/nft.conf"
+		if [ "$FLOOD" = live ]; then
+			xdp_pass_attach "$B" vethB ||
+				{ echo "cannot attach XDP_PASS to vethB" >&2; exit 1; }
+		fi
 		SYS_PID= ;;
 	esac
 }
@@ -262,8 +278,23 @@ stop_system() {
 	case $1 in
 	scrub) kill -INT "$SYS_PID"; wait "$SYS_PID" || true ;;
 	xdp_filter) echo quit >"$TMP/xf.in"; wait "$SYS_PID" || true ;;
-	nft) ip netns exec "$B" nft delete table netdev "$NFT_TABLE" ;;
+	nft)
+		ip netns exec "$B" nft delete table netdev "$NFT_TABLE"
+		[ "$FLOOD" = trafgen ] || ip -n "$B" link set dev vethB xdpdrv off ;;
 	esac
+}
+
+# The live flood's sources of a scenario (gen -s), those of trafgen's.
+flood_range() {
+	if [ "$1" = deny ]; then
+		if [ "$NDENY" -le 256 ]; then
+			echo "10.9.0.0-10.9.0.$((NDENY - 1))"
+		else
+			echo "10.9.0.0-10.9.$(((NDENY - 1) >> 8)).255"
+		fi
+	else
+		echo "10.20.0.0-10.20.$(((NSRC - 1) >> 8)).255"
+	fi
 }
 
 # The cleaner's XDP program's own mean ns on one frame of the scenario
@@ -287,8 +318,14 @@ run_one() {
 		"$PKTMAP" gen -i pkt:vethA -s 192.0.2.10:5000 -d 10.1.0.1:9 \
 		-D "$MACB" -R "$LEGIT_PPS" -T 0 -q >/dev/null 2>&1 &
 	g=$!
-	timeout -s INT $((WARM + DURATION + 10)) ip netns exec "$A" taskset -c 0 \
-		trafgen -o vethA -c "$TMP/$scen.cfg" -P 1 -Q -C --no-sock-mem >/dev/null 2>&1 &
+	if [ "$FLOOD" = live ]; then
+		timeout -s INT $((WARM + DURATION + 10)) ip netns exec "$A" taskset -c 0 \
+			"$PKTMAP" gen -i xdp:vethA@conf:tx=live -l 60 -T 0 -q \
+			-D 02:00:00:00:00:00 -s "$(flood_range "$scen")" >/dev/null 2>&1 &
+	else
+		timeout -s INT $((WARM + DURATION + 10)) ip netns exec "$A" taskset -c 0 \
+			trafgen -o vethA -c "$TMP/$scen.cfg" -P 1 -Q -C --no-sock-mem >/dev/null 2>&1 &
+	fi
 	f=$!
 	sleep "$WARM"
 	read -r x0 p0 <<<"$(counters "$sys")"
@@ -407,10 +444,10 @@ mkdir -p "$(dirname "$OUT")"
 # (the points come in a file: python3's standard input is its program)
 python3 - "$TMP/points.txt" "$OUT" "$LOAD_BEFORE" "$DURATION" "$RUNS" "$NDENY" "$NSRC" "$LIMIT" \
 	"$LEGIT_PPS" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-	"$NPFX" "$LOADS" <<'PY'
+	"$NPFX" "$LOADS" "$FLOOD" <<'PY'
 import json, statistics, sys, time
 points, out, load, secs, runs, ndeny, nsrc, limit, legit, commit = sys.argv[1:11]
-npfx, loads = int(sys.argv[11]), sys.argv[12].split()
+npfx, loads, flood = int(sys.argv[11]), sys.argv[12].split(), sys.argv[13]
 pts = []
 for line in open(points):
     scen, tool, rest = line.split(None, 2)
@@ -431,13 +468,14 @@ for line in open(points):
         p["limited_ratio_median"] = round(med(5) / want, 4) if want else 0
     pts.append(p)
 d = {"bench": "scrub",
-     "what": "a 60-byte UDP+SYN flood (trafgen, full rate, CPU 0) on a veth "
+     "what": "a 60-byte flood (FLOOD: trafgen UDP+SYN, or pktmap gen's live XDP "
+             "frames, UDP; full rate, CPU 0) on a veth "
              "against pktmap scrub, xdp-filter and nftables netdev ingress; "
              "dropped/s from each cleaner's counters, busy ns of each core "
              "per dropped packet, a legitimate flow's frames delivered",
      "load_before": float(load), "seconds": float(secs), "runs": int(runs),
      "ndeny": int(ndeny), "nsrc": int(nsrc), "limit_pps": int(limit),
-     "legit_pps": int(legit), "commit": commit,
+     "legit_pps": int(legit), "commit": commit, "flood": flood,
      "noisy": float(load) >= 0.3,
      "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
      "points": pts}

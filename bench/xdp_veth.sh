@@ -85,15 +85,7 @@ fi
 RX_WHAT="vethB runs no XDP program"
 if [ "$RX_XDP" = 1 ]; then
 	RX_WHAT="vethB runs an XDP_PASS program for every tool"
-	multiarch=$(cc -print-multiarch 2>/dev/null || true)
-	clang -O2 -target bpf ${multiarch:+-I/usr/include/$multiarch} \
-		-c "$ROOT/bench/xdp_pass.bpf.c" -o "$TMP/xdp_pass.o"
-	# (ip may attach nothing while other namespaces come and go: retry.)
-	for _ in 1 2 3 4 5; do
-		ip -n "$B" link set dev vethB xdpdrv obj "$TMP/xdp_pass.o" sec xdp || true
-		ip -n "$B" link show dev vethB | grep -q prog/xdp && break
-	done
-	ip -n "$B" link show dev vethB | grep -q prog/xdp ||
+	xdp_pass_attach "$B" vethB ||
 		{ echo "cannot attach the XDP_PASS program to vethB" >&2; exit 1; }
 fi
 
