@@ -37,20 +37,31 @@
 /* Entries per BPF_MAP_UPDATE_BATCH call. */
 #define BATCH 65536u
 
-/* Deny-listed hosts in the hash (the program's MAX_HOSTS); a list with
- * more has them all in the tries. */
+/* The lists' hosts in the hashes (the program's MAX_HOSTS); lists with
+ * more have them all in the tries. */
 #define MAX_HOSTS (1u << 20)
 
-enum { M_CONF, M_LISTS4, M_LISTS6, M_HOSTS, M_BANS, M_COUNTS, M_SRCS,
-       M_DSTS, M_REASONS, M_N };
+enum { M_CONF, M_LISTS4, M_LISTS6, M_HOSTS, M_HOSTS4, M_BANS, M_COUNTS,
+       M_SRCS, M_DSTS, M_REASONS, M_N };
 static const char *const map_names[M_N] = {
-	"scrub_conf", "scrub_lists4", "scrub_lists6", "scrub_hosts", "scrub_bans",
-	"scrub_counts", "scrub_srcs", "scrub_dsts", "scrub_reasons",
+	"scrub_conf", "scrub_lists4", "scrub_lists6", "scrub_hosts",
+	"scrub_hosts4", "scrub_bans", "scrub_counts", "scrub_srcs",
+	"scrub_dsts", "scrub_reasons",
 };
 
 /* Where a prefix goes: the four tries (family, action), or the hash of
- * deny-listed hosts. */
-enum { K_DENY4, K_ALLOW4, K_DENY6, K_ALLOW6, K_HOSTS, K_N };
+ * its family's hosts (both lists'). */
+enum { K_DENY4, K_ALLOW4, K_DENY6, K_ALLOW6, K_HOSTS4, K_HOSTS6, K_N };
+
+static bool kind_host(unsigned kind)
+{
+	return kind == K_HOSTS4 || kind == K_HOSTS6;
+}
+
+static bool kind_v6(unsigned kind)
+{
+	return kind == K_DENY6 || kind == K_ALLOW6 || kind == K_HOSTS6;
+}
 
 /* The keys and values as the program has them. */
 struct key4 {
@@ -93,13 +104,23 @@ struct xlim {
 	uint64_t pcost, bcost, fill, ban_ns, scost, sfill;
 };
 
+/* The program's host bits (HB_BITS, host_bit()). */
+#define HB_BITS 16
+#define HB_WORDS (1u << (HB_BITS - 6))
+
 struct xconf {
 	uint32_t gen;
 	uint32_t nbans; /* entries in scrub_bans: the program looks up none at 0 */
 	struct xlim lim[2];
 	uint32_t kbans; /* the program's: it made an automatic ban */
 	uint32_t pad;
+	uint64_t hbits[2][HB_WORDS]; /* a generation's hosts, as bits */
 };
+
+static uint32_t host_bit(uint32_t a)
+{
+	return (a * 0x9E3779B1u) >> (32 - HB_BITS);
+}
 
 /* A source's value (the program's struct src_val). */
 struct src_val {
@@ -192,6 +213,13 @@ static int find_maps(struct scrub_xdp *x, int ifindex, const char *what,
 			for (m = 0; m < M_N; m++)
 				if (strcmp(mi.name, map_names[m]) == 0 && x->fd[m] < 0)
 					break;
+		if (m == M_CONF && mi.value_size != sizeof(struct xconf)) {
+			close(mfd);
+			return fail(err, errlen, -EPROTO, "%s: its scrub program "
+				    "is another pktmap's (scrub_conf of %u bytes, "
+				    "not %zu)", what, mi.value_size,
+				    sizeof(struct xconf));
+		}
 		if (m < M_N)
 			x->fd[m] = mfd;
 		else
@@ -243,7 +271,8 @@ int scrub_xdp_attach(struct pktmap_port *xdp_port, struct scrub_xdp **out,
 				   "cannot count the possible CPUs");
 	}
 	if (ret == 0) {
-		x->conf_len = (size_t)sysconf(_SC_PAGESIZE);
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		x->conf_len = (sizeof(struct xconf) + pg - 1) / pg * pg;
 		void *m = mmap(NULL, x->conf_len, PROT_READ | PROT_WRITE,
 			       MAP_SHARED, x->fd[M_CONF], 0);
 		if (m == MAP_FAILED)
@@ -278,7 +307,7 @@ static bool is_host(const struct scrub_xdp_prefix *p)
 static unsigned kind_of(const struct scrub_xdp_prefix *p, bool hash)
 {
 	if (hash && is_host(p))
-		return K_HOSTS;
+		return p->family == 4 ? K_HOSTS4 : K_HOSTS6;
 	return (p->family == 6 ? 2u : 0u) + p->action;
 }
 
@@ -323,7 +352,11 @@ static int update_batches(int fd, void *keys, size_t ksz, uint32_t *vals,
 /* The key of a prefix in map kind (its address masked to its length). */
 static size_t key_of(const struct scrub_xdp_prefix *p, unsigned kind, char *k)
 {
-	if (kind == K_HOSTS) {
+	if (kind == K_HOSTS4) {
+		memcpy(k, p->addr, 4); /* the address, network order */
+		return 4;
+	}
+	if (kind == K_HOSTS6) {
 		struct ban_key bk;
 		memset(&bk, 0, sizeof(bk));
 		bk.family = p->family;
@@ -333,8 +366,8 @@ static size_t key_of(const struct scrub_xdp_prefix *p, unsigned kind, char *k)
 	}
 	uint32_t plen = p->len;
 	memcpy(k, &plen, sizeof(plen));
-	masked(p, (uint8_t *)k + 4, kind >= K_DENY6 ? 16 : 4);
-	return kind >= K_DENY6 ? sizeof(struct key6) : sizeof(struct key4);
+	masked(p, (uint8_t *)k + 4, kind_v6(kind) ? 16 : 4);
+	return kind_v6(kind) ? sizeof(struct key6) : sizeof(struct key4);
 }
 
 /* A new map of kind (a trie, or the hosts' hash) as the program's
@@ -342,11 +375,11 @@ static size_t key_of(const struct scrub_xdp_prefix *p, unsigned kind, char *k)
 static int map_new(unsigned kind)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
-	if (kind == K_HOSTS)
+	if (kind_host(kind))
 		return bpf_map_create(BPF_MAP_TYPE_HASH, "scrub_hosts_g",
-				      sizeof(struct ban_key), sizeof(uint32_t),
-				      MAX_HOSTS, &mo);
-	bool v6 = kind >= K_DENY6;
+				      kind == K_HOSTS4 ? 4 : sizeof(struct ban_key),
+				      sizeof(uint32_t), MAX_HOSTS, &mo);
+	bool v6 = kind_v6(kind);
 	return bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, v6 ? "scrub_trie6" :
 			      "scrub_trie4", v6 ? sizeof(struct key6) :
 			      sizeof(struct key4), sizeof(uint32_t),
@@ -370,17 +403,17 @@ static int build_map(const struct scrub_xdp_prefix *pre, size_t n,
 	/* Hosts: the deny-listed, then the allow-listed, which replace
 	 * them in the hash where they are on both lists (allow first, as
 	 * the engine; the batches go in in order). */
-	for (int pass = 0; pass < (kind == K_HOSTS ? 2 : 1) && ret == 0; pass++) {
+	for (int pass = 0; pass < (kind_host(kind) ? 2 : 1) && ret == 0; pass++) {
 		for (size_t i = 0; i < n; i++) {
 			if (kind_of(&pre[i], hash) != kind ||
-			    (kind == K_HOSTS && pre[i].action != (pass ?
+			    (kind_host(kind) && pre[i].action != (pass ?
 					SCRUB_XDP_ALLOW : SCRUB_XDP_DENY)))
 				continue;
 			char k[sizeof(struct ban_key)];
 			kl = key_of(&pre[i], kind, k);
 			memcpy(keys + (size_t)j * kl, k, kl);
 			vals[j++] = pre[i].rule | (pre[i].action == SCRUB_XDP_ALLOW &&
-						   kind == K_HOSTS ? HOST_ALLOW : 0);
+						   kind_host(kind) ? HOST_ALLOW : 0);
 		}
 	}
 	if (ret == 0)
@@ -399,9 +432,10 @@ static int build_map(const struct scrub_xdp_prefix *pre, size_t n,
 static int place(struct scrub_xdp *x, uint32_t gen, const int fds[K_N])
 {
 	for (unsigned kind = 0; kind < K_N; kind++) {
-		int outer = x->fd[kind == K_HOSTS ? M_HOSTS : kind >= K_DENY6 ?
+		int outer = x->fd[kind == K_HOSTS4 ? M_HOSTS4 : kind == K_HOSTS6 ?
+				  M_HOSTS : kind_v6(kind) ?
 				  M_LISTS6 : M_LISTS4];
-		uint32_t slot = kind == K_HOSTS ? gen : gen * 2 + (kind & 1);
+		uint32_t slot = kind_host(kind) ? gen : gen * 2 + (kind & 1);
 		int ret;
 		if (fds[kind] >= 0)
 			ret = bpf_map_update_elem(outer, &slot, &fds[kind], BPF_ANY);
@@ -411,6 +445,23 @@ static int place(struct scrub_xdp *x, uint32_t gen, const int fds[K_N])
 			return ret;
 	}
 	return 0;
+}
+
+/* The bits of the hosts that go into the hashes (the program looks a
+ * source up there only when its bit is set). */
+static void set_host_bits(uint64_t *bits, const struct scrub_xdp_prefix *pre,
+			  size_t n, bool hash)
+{
+	memset(bits, 0, HB_WORDS * sizeof(*bits));
+	for (size_t i = 0; i < n && hash; i++) {
+		if (!is_host(&pre[i]))
+			continue;
+		uint32_t w[4], a;
+		memcpy(w, pre[i].addr, 16);
+		a = pre[i].family == 4 ? w[0] : w[0] ^ w[1] ^ w[2] ^ w[3];
+		uint32_t b = host_bit(a);
+		bits[b >> 6] |= 1ull << (b & 63);
+	}
 }
 
 /* One map to build (build_maps()). */
@@ -485,11 +536,13 @@ int scrub_xdp_load(struct scrub_xdp *x, const struct scrub_xdp_prefix *prefixes,
 	for (size_t i = 0; i < n; i++)
 		if (++count[kind_of(&prefixes[i], hash)] > SCRUB_XDP_MAX_PREFIXES)
 			return -E2BIG;
-	int fds[K_N] = { -1, -1, -1, -1, -1 };
+	int fds[K_N] = { -1, -1, -1, -1, -1, -1 };
 	int ret = build_maps(prefixes, n, hash, count, fds);
 	uint32_t live = atomic_load_explicit(PM_ATOMIC(&x->conf->gen), memory_order_acquire) & 1;
 	if (ret == 0)
 		ret = place(x, live ^ 1, fds);
+	if (ret == 0)
+		set_host_bits(x->conf->hbits[live ^ 1], prefixes, n, hash);
 	if (ret == 0) {
 		/* The slots are written (the syscalls above returned): from
 		 * here on a frame that reads the new word finds them. */
@@ -677,7 +730,7 @@ void scrub_xdp_detach(struct scrub_xdp *x)
 	if (!x)
 		return;
 	if (x->conf) {
-		const int none[K_N] = { -1, -1, -1, -1, -1 };
+		const int none[K_N] = { -1, -1, -1, -1, -1, -1 };
 		uint32_t k0 = 0;
 		/* Both generations emptied: nothing is dropped any more. */
 		memset(&x->next, 0, sizeof(x->next));
