@@ -4,17 +4,19 @@
     import pktmap
     with pktmap.open("pcap:in.pcap") as port:
         for batch in port.rx():
-            for pkt in batch:          # a memoryview of the shared buffer
+            for pkt in batch:          # a Packet: a view of the shared buffer
                 ...
             batch.lengths              # numpy arrays (copies of the slots)
             batch.headers(34)          # first 34 bytes of every packet, 2-D
 
-A batch is the packets of one sync. Its views are valid until the batch is
-released: at the end of its ``with`` block, at the next ``rx()`` step, or
-when the port closes. A view touched after that raises ValueError; a
-release while a view is still exported some other way (a slice kept, a
-numpy array over a view) raises BufferError and keeps the slots, so no
-view ever reads a buffer the ring has reused. docs/python.md has the rest.
+A batch is the packets of one sync. Its packets (``pktmap.Packet``,
+read-only views: ``len(pkt)``, ``pkt[i]``, ``pkt[a:b]`` (bytes), the
+buffer protocol) are valid until the batch is released: at the end of
+its ``with`` block, at the next ``rx()`` step, or when the port closes.
+A packet touched after that raises ValueError; a release while a buffer
+is still exported from one (``memoryview(pkt)`` kept, a numpy array over
+a packet) raises BufferError and keeps the slots, so no packet ever
+reads a buffer the ring has reused. docs/python.md has the rest.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from typing import Any, Iterator, Optional, Sequence, Union
 from . import _pktmap
 from ._pktmap import (DIR_BOTH, DIR_RX, DIR_TX, NS_BUF_CHANGED, NS_FORWARD,
                       NS_MOREFRAG, NS_REPORT, POLLERR, POLLHUP, POLLIN,
-                      POLLOUT, lib_version)
+                      POLLOUT, Packet, lib_version)
 
 try:
     import numpy as _np
@@ -32,7 +34,7 @@ except ImportError:  # numpy is optional: arrays become array.array
     _np = None
 
 __version__ = _pktmap.VERSION
-__all__ = ["open", "Port", "Batch", "lib_version", "POLLIN", "POLLOUT",
+__all__ = ["open", "Port", "Batch", "Packet", "lib_version", "POLLIN", "POLLOUT",
            "POLLHUP", "POLLERR", "DIR_RX", "DIR_TX", "DIR_BOTH",
            "NS_BUF_CHANGED", "NS_REPORT", "NS_FORWARD", "NS_MOREFRAG"]
 
@@ -47,8 +49,10 @@ class Batch(_pktmap.Batch):
     """The packets of one sync (``Port.rx()``) or the free slots of one
     (``Port.tx()``).
 
-    ``len(batch)``, ``batch[i]`` and iteration give the packets as
-    memoryviews of the shared buffers, read-only for RX, nothing copied.
+    ``len(batch)``, ``batch[i]`` and iteration give the packets, nothing
+    copied: for RX as ``Packet`` objects (read-only views of the shared
+    buffers, valid until the batch is released), for TX as writable
+    memoryviews of the slots filled.
     The arrays below are copies of the slots' fields, made with one
     allocation each whatever the batch's size (numpy arrays when numpy is
     installed, else ``array.array``).

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause
  *
- * Batches (pymod.h): the slots of one sync, their packets as revocable
- * memoryviews, their metadata copied into caller-provided buffers (the
- * Python layer's numpy arrays), and their release.
+ * Batches (pymod.h): the slots of one sync, their packets (Packets for
+ * RX, packet.c; revocable memoryviews for TX), their metadata copied
+ * into caller-provided buffers (the Python layer's numpy arrays), and
+ * their release.
  */
 #include <string.h>
 
@@ -75,7 +76,8 @@ int pm_batch_revoke(BatchObject *b)
 	if (b->exports > 0) {
 		PyErr_Format(PyExc_BufferError,
 			     "pktmap: %zd view%s of this batch still in use "
-			     "(a slice, memoryview() or numpy array of a packet): "
+			     "(memoryview() or a numpy array of a packet, a slice "
+			     "of a TX view): "
 			     "drop it, or copy what you keep with bytes()",
 			     b->exports, b->exports == 1 ? " is" : "s are");
 		return -1;
@@ -137,7 +139,7 @@ static int batch_check(BatchObject *b)
 }
 
 /* A memoryview of `len` bytes at `buf`, exported by the batch and
- * remembered so that releasing the batch releases it. */
+ * remembered so that releasing the batch releases it (TX buffers). */
 static PyObject *batch_export(BatchObject *b, char *buf, Py_ssize_t len)
 {
 	PyObject *mv;
@@ -193,7 +195,20 @@ static PyObject *batch_item(BatchObject *b, Py_ssize_t i)
 	}
 	if (!(buf = batch_buf(b, (uint32_t)i, &s)))
 		return NULL;
+	if (!b->tx)
+		return pm_packet_new(b, buf, s->len);
 	return batch_export(b, buf, s->len);
+}
+
+/* RX: an iterator that walks the slots (packet.c); TX: the filled
+ * slots' writable memoryviews, one batch_item() each. */
+static PyObject *batch_iter(BatchObject *b)
+{
+	if (batch_check(b) < 0)
+		return NULL;
+	if (!b->tx)
+		return pm_batch_iter(b);
+	return PySeqIter_New((PyObject *)b);
 }
 
 static int batch_getbuffer(BatchObject *b, Py_buffer *view, int flags)
@@ -616,6 +631,7 @@ PyTypeObject PyBatch_Type = {
 	.tp_clear = (inquiry)batch_clear,
 	.tp_as_sequence = &batch_as_seq,
 	.tp_as_buffer = &batch_as_buffer,
+	.tp_iter = (getiterfunc)batch_iter,
 	.tp_methods = batch_methods,
 	.tp_getset = batch_getset,
 };

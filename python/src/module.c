@@ -57,14 +57,18 @@ PyMODINIT_FUNC PyInit__pktmap(void)
 	};
 	PyObject *m;
 
-	if (PyType_Ready(&PyPort_Type) < 0 || PyType_Ready(&PyBatch_Type) < 0)
+	if (PyType_Ready(&PyPort_Type) < 0 || PyType_Ready(&PyBatch_Type) < 0 ||
+	    PyType_Ready(&PyPacket_Type) < 0 || PyType_Ready(&PyBatchIter_Type) < 0 ||
+	    pm_packet_init() < 0)
 		return NULL;
 	if (!(m = PyModule_Create(&module_def)))
 		return NULL;
 	Py_INCREF(&PyPort_Type);
 	Py_INCREF(&PyBatch_Type);
+	Py_INCREF(&PyPacket_Type);
 	if (PyModule_AddObject(m, "Port", (PyObject *)&PyPort_Type) < 0 ||
 	    PyModule_AddObject(m, "Batch", (PyObject *)&PyBatch_Type) < 0 ||
+	    PyModule_AddObject(m, "Packet", (PyObject *)&PyPacket_Type) < 0 ||
 	    PyModule_AddStringConstant(m, "VERSION", PKTMAP_VERSION) < 0)
 		goto fail;
 	for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++)

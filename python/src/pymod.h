@@ -4,17 +4,24 @@
  * ports and batches over the public libpktmap API (<pktmap/pktmap.h>).
  *
  * Lifetimes. A Batch is the slots one sync handed over: [head, tail) of
- * each bound RX ring, or free TX slots. Its packets are handed out as
- * memoryviews whose exporter is the Batch itself: Batch's getbuffer only
- * answers while the batch is handing one out (batch_view()), so no one
- * else can export from it, and every export is counted. Releasing the
- * batch (its `with` block, the next rx()/tx(), close()) first releases
- * every memoryview it handed out (memoryview.release(): a stale view then
- * raises ValueError), then gives the slots back only if no export is left
- * (a slice or memoryview() of a view, a numpy array over one): otherwise
- * it raises BufferError and keeps the slots, so that no Python object
- * ever reads a buffer the ring has reused. The numpy arrays of a batch
- * (lengths, headers) are copies, never views of the shared buffers.
+ * each bound RX ring, or free TX slots. An RX batch hands its packets out
+ * as Packets (packet.c): small objects, not tracked by the GC, taken from
+ * a free list, that hold the batch, a buffer pointer and a length, and
+ * check that the batch is alive on every access (ValueError once it is
+ * released; closing a port releases its batches first). A Packet's
+ * buffer exports (bytes(), memoryview(), numpy.frombuffer()) are counted
+ * in the batch's exports; its slices are copies (bytes). A TX batch's
+ * buffers are memoryviews whose exporter is the Batch itself: Batch's
+ * getbuffer only answers while the batch is handing one out
+ * (batch_export()), so no one else can export from it, and every
+ * export is counted. Releasing the batch (its `with` block, the next
+ * rx()/tx(), close()) first releases every memoryview it handed out
+ * (memoryview.release(): a stale view then raises ValueError), then
+ * gives the slots back only if no export is left (memoryview() of a
+ * Packet or a slice of one, a numpy array over a Packet):
+ * otherwise it raises BufferError and keeps the slots, so that no Python
+ * object ever reads a buffer the ring has reused. The numpy arrays of a
+ * batch (lengths, headers) are copies, never views of the shared buffers.
  */
 #ifndef PKTMAP_PYMOD_H
 #define PKTMAP_PYMOD_H
@@ -64,6 +71,8 @@ struct BatchObject {
 
 extern PyTypeObject PyPort_Type;
 extern PyTypeObject PyBatch_Type;
+extern PyTypeObject PyPacket_Type;
+extern PyTypeObject PyBatchIter_Type;
 extern PyObject *pm_batch_class; /* the Python subclass to create */
 
 /* common.c: raise OSError for a -errno from the library, with its
@@ -78,6 +87,12 @@ int pm_batch_release(BatchObject *b);
 struct netmap_slot *pm_batch_slot(BatchObject *b, uint32_t i,
 				  struct netmap_ring **ringp);
 int pm_batch_revoke(BatchObject *b);
+
+/* packet.c: its start (module init); a Packet of `len` bytes at `buf`
+ * in batch b (alive, RX); the iterator of an RX batch. */
+int pm_packet_init(void);
+PyObject *pm_packet_new(BatchObject *b, char *buf, Py_ssize_t len);
+PyObject *pm_batch_iter(BatchObject *b);
 
 /* forward.c: Port._forward(batch, keep=None) */
 PyObject *pm_port_forward(PortObject *self, PyObject *args);

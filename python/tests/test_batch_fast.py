@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pktmap
-from conftest import frame
+from conftest import frame, packet_bytes
 
 
 def check_rows(batch, heads, lens, n):
@@ -89,7 +89,7 @@ def test_rx_batches_of_at_most_max(pipe_pair):
     sizes, got = [], []
     for batch in b.rx(timeout=5, max=4):
         sizes.append(len(batch))
-        got += [bytes(v) for v in batch]
+        got += [packet_bytes(v) for v in batch]
         if len(got) == 10:
             break
     assert sizes == [4, 4, 2] and got == frames

@@ -4,7 +4,7 @@ abstract socket, in two threads of one process (each its own port)."""
 import threading
 
 import pktmap
-from conftest import frame
+from conftest import frame, packet_bytes
 
 
 def test_memif_client_to_server(uniq):
@@ -16,7 +16,7 @@ def test_memif_client_to_server(uniq):
         try:
             with pktmap.open(f"memif:{sock}@conf:role=server") as s:
                 for batch in s.rx(timeout=30):
-                    got.extend(bytes(v) for v in batch)
+                    got.extend(packet_bytes(v) for v in batch)
                     if len(got) >= len(frames):
                         break
         except Exception as e:  # reported by the main thread

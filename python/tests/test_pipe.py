@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import pktmap
-from conftest import frame
+from conftest import frame, packet_bytes
 
 
 def drain(port, want):
     """Every frame up to `want`, as bytes copies, batch by batch."""
     got = []
     for batch in port.rx(timeout=5):
-        got += [bytes(v) for v in batch]
+        got += [packet_bytes(v) for v in batch]
         if len(got) >= want:
             break
     return got
@@ -52,20 +52,42 @@ def test_batch_arrays(pipe_pair):
     assert bytes(h[5]) == frames[5][:16]
 
 
-def test_views_are_readonly_memoryviews(pipe_pair):
+def test_packets_are_readonly_zero_copy_views(pipe_pair):
     a, b = pipe_pair
-    a.send([frame(1)])
+    frames = [frame(i, 60 + i) for i in range(3)]
+    a.send(frames)
     with b.recv(timeout=5) as batch:
         v = batch[0]
-        assert isinstance(v, memoryview) and v.readonly
-        assert v.obj is batch
+        assert isinstance(v, pktmap.Packet) and v.readonly
+        assert v.batch is batch and not isinstance(v, memoryview)
         with pytest.raises(TypeError):
             v[0] = 1
+        with pytest.raises(TypeError):
+            memoryview(v)[0] = 1  # its exports are read-only too
+        with pytest.raises(ValueError):
+            np.frombuffer(v, dtype=np.uint8).setflags(write=True)
         with pytest.raises(IndexError):
-            batch[1]
+            batch[3]
+        with pytest.raises(TypeError):
+            v["x"]
+        # zero-copy: each packet's buffer is its slot's in the pool
+        # (two views of one packet, one address; packets apart by their
+        # buffer indices times the buffer size)
+        def addr(p):
+            return np.frombuffer(p, dtype=np.uint8).ctypes.data
+        assert addr(batch[0]) == addr(v)
+        idx, size = batch.buffer_indices, b.info()["buf_size"]
+        for i, p in enumerate(batch):
+            assert addr(p) - addr(v) == (int(idx[i]) - int(idx[0])) * size
+            assert p == frames[i]
+        assert batch.exports == 0
+        assert repr(v).startswith("<pktmap.Packet of 60 bytes")
         # nobody but the batch's packets exports from it
         with pytest.raises(BufferError):
             memoryview(batch)
+    assert repr(v) == "<pktmap.Packet released>" and v.released
+    with pytest.raises(ValueError):
+        addr(v)
 
 
 def test_tx_batch_next_and_append(pipe_pair):
@@ -200,7 +222,7 @@ def test_fileno_asyncio(pipe_pair):
 
         def readable():
             while (batch := b.recv(timeout=0)) is not None:
-                got.extend(bytes(v) for v in batch)
+                got.extend(packet_bytes(v) for v in batch)
             if len(got) >= 50 and not done.done():
                 done.set_result(None)
         assert b.recv(timeout=0) is None  # arms the descriptor

@@ -8,7 +8,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 import pktmap
-from conftest import frame
+from conftest import frame, packet_bytes
 
 T0 = 1_700_000_000_123_456_789  # ns
 
@@ -29,7 +29,7 @@ def test_pcap_write_read(tmp_path):
     with pktmap.open(f"pcap:{path}/R") as r:
         assert r.info()["linktype"] == 1
         for batch in r.rx():  # ends at the end of the file
-            got += [bytes(v) for v in batch]
+            got += [packet_bytes(v) for v in batch]
             ts += list(batch.timestamps)
     assert got == frames
     assert ts == [T0 + i * 1000 for i in range(50)]
@@ -94,7 +94,7 @@ def test_forward_zero_copy(uniq):
         moved += b.forward(batch)
     got, got_idx = [], []
     for batch in r.rx(timeout=5):
-        got += [bytes(v) for v in batch]
+        got += [packet_bytes(v) for v in batch]
         got_idx += list(batch.buffer_indices)
         if len(got) == 200:
             break
@@ -119,7 +119,7 @@ def test_forward_copy_with_mask(tmp_path, pipe_pair):
             w.forward(batch, keep)
     got = []
     for batch in r.rx(timeout=5):
-        got += [bytes(v) for v in batch]
+        got += [packet_bytes(v) for v in batch]
         if len(got) == len(kept):
             break
     assert got == kept == frames[::2]

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import pktmap
-from conftest import frame
+from conftest import frame, packet_bytes
 
 
 def pktmap_cmd():
@@ -46,7 +46,7 @@ def test_vale_broadcast(switch):
         for port in (b, c):
             got = []
             for batch in port.rx(timeout=10):
-                got += [bytes(v) for v in batch]
+                got += [packet_bytes(v) for v in batch]
                 if len(got) >= 20:
                     break
             assert got == bcast

@@ -9,7 +9,7 @@ import sys
 import pktmap
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from conftest import frame  # noqa: E402
+from conftest import frame, packet_bytes  # noqa: E402
 
 name, n = sys.argv[1], int(sys.argv[2])
 opts = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
@@ -26,7 +26,7 @@ with pktmap.open(name, dir="rx", **opts) as rx, \
         for i, v in enumerate(batch):
             if bytes(heads[i, 12:14]) == b"\x88\xb5":  # ours, not the kernel's
                 assert lens[i] == len(v)
-                got.append(bytes(v))
+                got.append(packet_bytes(v))
         if len(got) >= n:
             break
     st = rx.stats()
