@@ -166,7 +166,9 @@ static inline int small_index(PyObject *k, Py_ssize_t *i)
 	return 1;
 }
 
-static PyObject *packet_subscript_other(PacketObject *p, PyObject *key)
+/* Out of line: the fast path below then saves no registers. */
+static __attribute__((noinline)) PyObject *
+packet_subscript_other(PacketObject *p, PyObject *key)
 {
 	if (PyLong_CheckExact(key)) {
 		Py_ssize_t i = PyLong_AsSsize_t(key);
