@@ -5,7 +5,8 @@ under callgrind: exact, and the same on a busy machine (so it may run
 beside other work, unlike the rates of bench/python.sh).
 
     bench/python_cost.py [BUILD]   (env: RESULT=python_cost,
-                                    BATCHES="256 1023 4095", LOOP=1)
+                                    BATCHES="256 1023 4095", LOOP=1,
+                                    LOOP_FLOOR=0)
 
 `pktmap gen` (not under callgrind) fills a pipe; python_rx.py's numpy
 batch consumer (count, sum of lengths, histogram of a header byte) and
@@ -16,7 +17,9 @@ full, mostly: on a busy machine gen may not refill a whole ring in time,
 so each point also gives the mean batch the receiver saw (exact for
 B = 256, well below the ring). The figure is (instructions of N2
 packets - those of N1) / (N2 - N1), interpreter start, imports and open
-cancelled out.
+cancelled out. LOOP_FLOOR=1 adds the same loop over a list of bytes
+objects in memory (python_rx.py loop-bytes, no port, no gen): what the
+interpreter's loop costs by itself.
 """
 import json
 import os
@@ -39,9 +42,9 @@ def instructions(build, mode, n, batch):
     pm = os.path.join(build, "apps", "pktmap")
     env = dict(os.environ, PYTHONPATH=os.path.join(build, "python"),
                PYTHONDONTWRITEBYTECODE="1")
-    gen = subprocess.Popen([pm, "gen", "-i", f"pipe:{name}{{0{conf}", "-n", str(n),
-                            "-l", "60", "-T", "0", "-q"],
-                           stdout=subprocess.DEVNULL)
+    gen = None if mode == "loop-bytes" else subprocess.Popen(
+        [pm, "gen", "-i", f"pipe:{name}{{0{conf}", "-n", str(n),
+         "-l", "60", "-T", "0", "-q"], stdout=subprocess.DEVNULL)
     # valgrind's log in a file of the process's own (%p): the port's
     # cleaner, forked under valgrind too, outlives the receiver with its
     # stderr until gen has left the pipe
@@ -56,7 +59,8 @@ def instructions(build, mode, n, batch):
         out = p.communicate(timeout=1800)[0]
         rc = p.returncode
     finally:
-        gen.wait(timeout=600)
+        if gen:
+            gen.wait(timeout=600)
     path = log.replace("%p", str(p.pid))
     with open(path) as f:
         text = f.read()
@@ -92,6 +96,8 @@ def main():
             per_packet(build, "numpy", b)
     if os.environ.get("LOOP", "1") != "0":
         pts["loop"] = per_packet(build, "loop", 0)[0]
+    if os.environ.get("LOOP_FLOOR", "0") != "0":
+        pts["loop_bytes"] = per_packet(build, "loop-bytes", 0)[0]
     common.write_result(os.environ.get("RESULT", "python_cost"),
                         {"what": "callgrind instructions per packet of the "
                          "Python receiver (python_rx.py), 60-byte frames "

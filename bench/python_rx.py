@@ -9,6 +9,10 @@ line: packets, seconds, packets per second, CPU ns per packet):
                                   B: at most B packets a batch (0: all)
     python_rx.py loop PORT N      a per-packet Python loop reading one
                                   header field (the IPv4 protocol byte)
+    python_rx.py loop-bytes - N   the same loop over a list of 1024 bytes
+                                  objects (60-byte UDP/IPv4 frames), N
+                                  packets in all: no port, the floor of
+                                  the loop in this interpreter
     python_rx.py loop-window PORT SECS WARM IFACE   the same loop over a
                                   window, on PORT (a pkt: port of IFACE)
     python_rx.py pypcap IFACE SECS WARM        pypcap's read loop, same work
@@ -73,6 +77,21 @@ def loop_consumer(name, want):
             if n >= want:
                 break
     report("pktmap_loop", n, time.perf_counter() - t0,
+           time.process_time() - c0)
+
+
+def loop_bytes(want):
+    # what `pktmap gen -l 60` sends: UDP/IPv4 (byte 23, the protocol, 17)
+    f = bytearray(60)
+    f[12:14], f[14], f[23] = b"\x08\x00", 0x45, 17
+    frames = [bytes(f) for _ in range(1024)]
+    n = s = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    while n < want:
+        for v in frames:
+            s += v[23]
+        n += len(frames)
+    report("bytes_loop", n, time.perf_counter() - t0,
            time.process_time() - c0)
 
 
@@ -213,6 +232,8 @@ def main():
                        int(sys.argv[4]) if len(sys.argv) > 4 else 0)
     elif mode == "loop":
         loop_consumer(sys.argv[2], int(sys.argv[3]))
+    elif mode == "loop-bytes":
+        loop_bytes(int(sys.argv[3]))
     else:
         src, secs, warm = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
         iface = sys.argv[5] if len(sys.argv) > 5 else src
