@@ -24,7 +24,8 @@
 #    not one of its frames reaches the socket (a reload never fails
 #    open), each is counted (or dropped by veth before XDP, counted there).
 # 4. 1M deny prefixes load (the time is logged, not asserted) and drop.
-# 5. unban lifts a ban and leaves the others; errors: no scrub program, mixed programs on one
+# 5. unban lifts a ban and leaves the others; errors (another build's
+#    scrub program among them): no scrub program, mixed programs on one
 #    interface, a bad @conf:prog value.
 # 6. the same verdicts: a `pktmap scrub` rules file through scrub's
 #    engine alone (user space) and through the kernel path
@@ -198,6 +199,12 @@ expect_err "runs pktmap's XDP program 'pktmap_scrub' for another port" \
 stop_bg "$R0"
 wait_bg "$R0"
 expect_eq "recv's exit status" "$WAIT_RC" 0
+# scrub's program from another build (its scrub_conf of another size),
+# attached by a link as pktmap does: the port joins it, the attach
+# refuses it
+expect_err "is another pktmap's (scrub_conf of" \
+	ip netns exec "$B" "$SCRUB_XDP_CTL" --obj "$SCRUB_OTHER_OBJ" vethD \
+	"xdp:vethD-0@conf:prog=scrub"
 
 echo "6. the same verdicts: scrub's engine alone, and the kernel then the engine"
 ask unban 2001:db8::7

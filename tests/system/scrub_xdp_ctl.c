@@ -2,7 +2,11 @@
 /* scrub's kernel fast path (src/fwd/scrub_xdp.h) driven line by line, for
  * tests/system/scrub_xdp.sh:
  *
- *   scrub_xdp_ctl PORT
+ *   scrub_xdp_ctl [--obj FILE IFACE] PORT
+ *
+ * --obj: first attach the program pktmap_scrub of the BPF object FILE to
+ * IFACE (through a link, as pktmap does: PORT then joins it), a scrub
+ * program of another build for the attach's checks.
  *
  * Opens PORT (an xdp: port with @conf:prog=scrub) for RX, attaches the
  * kernel path, prints "ready", then reads commands on stdin and answers
@@ -47,6 +51,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <bpf/libbpf.h>
+#include <net/if.h>
 #include <pktmap/pktmap.h>
 
 #include "scrub.h"
@@ -374,10 +380,37 @@ static void command(struct pktmap_port *p, struct scrub_xdp *x, char *line)
 		printf("error unknown command: %s", line);
 }
 
+/* Attach pktmap_scrub of the object `file` to `ifname` with a link
+ * (kept until exit); NULL when it cannot. */
+static struct bpf_link *attach_obj(const char *file, const char *ifname)
+{
+	libbpf_set_print(NULL); /* one line on errors */
+	struct bpf_object *obj = bpf_object__open_file(file, NULL);
+	if (libbpf_get_error(obj) || bpf_object__load(obj)) {
+		fprintf(stderr, "scrub_xdp_ctl: %s: cannot load\n", file);
+		return NULL;
+	}
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, "pktmap_scrub");
+	unsigned idx = if_nametoindex(ifname);
+	struct bpf_link *l = prog && idx ? bpf_program__attach_xdp(prog, (int)idx) : NULL;
+	if (libbpf_get_error(l)) {
+		fprintf(stderr, "scrub_xdp_ctl: cannot attach %s to %s\n", file, ifname);
+		return NULL;
+	}
+	return l;
+}
+
 int main(int argc, char **argv)
 {
+	struct bpf_link *other = NULL;
+	if (argc == 5 && !strcmp(argv[1], "--obj")) {
+		if (!(other = attach_obj(argv[2], argv[3])))
+			return 1;
+		argv += 3;
+		argc -= 3;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: scrub_xdp_ctl PORT\n");
+		fprintf(stderr, "usage: scrub_xdp_ctl [--obj FILE IFACE] PORT\n");
 		return 2;
 	}
 	char err[256] = "";
