@@ -5,6 +5,11 @@
  * are one memory the RX slot and the TX slot swap buffer indices (both
  * marked NS_BUF_CHANGED) and no byte moves; otherwise the frame is copied.
  * The batch is released: what was not forwarded is dropped.
+ *
+ * `keep` is resolved into a list of packet indices before anything is
+ * revoked or moved: reading it runs Python code (a sequence's items'
+ * __index__ or __bool__), which must not see the batch's packets while
+ * their buffers change hands, nor change the sequence under the walk.
  */
 #include <string.h>
 
@@ -17,7 +22,7 @@ struct keep {
 	Py_buffer mask;
 	int has_mask;
 	int bools;     /* seq holds one bool per packet */
-	PyObject *seq; /* PySequence_Fast of indices or bools */
+	PyObject *seq; /* a tuple of indices or bools (a copy: fixed) */
 };
 
 static int keep_parse(PyObject *o, uint32_t n, struct keep *k)
@@ -38,7 +43,11 @@ static int keep_parse(PyObject *o, uint32_t n, struct keep *k)
 		}
 		return 0;
 	}
-	k->seq = PySequence_Fast(o, "pktmap: keep is a mask or a sequence of indices");
+	PyObject *f = PySequence_Fast(o, "pktmap: keep is a mask or a sequence of indices");
+	if (!f)
+		return -1;
+	k->seq = PySequence_Tuple(f);
+	Py_DECREF(f);
 	if (!k->seq)
 		return -1;
 	Py_ssize_t m = PySequence_Fast_GET_SIZE(k->seq);
@@ -96,6 +105,27 @@ static Py_ssize_t keep_next(struct keep *k, Py_ssize_t *pos, uint32_t n)
 	return -1;
 }
 
+/* The packets to forward, in order, as an array of *np indices
+ * (PyMem_Free() it), or NULL with an exception (a bad index). */
+static uint32_t *keep_resolve(struct keep *k, uint32_t n, Py_ssize_t *np)
+{
+	Py_ssize_t cap = k->seq && !k->bools ? PySequence_Fast_GET_SIZE(k->seq) : n;
+	Py_ssize_t pos = 0, i, m = 0;
+	uint32_t *v = PyMem_Malloc((size_t)(cap ? cap : 1) * sizeof(*v));
+
+	if (!v)
+		return (uint32_t *)PyErr_NoMemory();
+	/* at most one index a packet (or an item of the tuple) */
+	while (m < cap && (i = keep_next(k, &pos, n)) >= 0)
+		v[m++] = (uint32_t)i;
+	if (PyErr_Occurred()) {
+		PyMem_Free(v);
+		return NULL;
+	}
+	*np = m;
+	return v;
+}
+
 /* Both ports' buffers are one pool, and the source lets its RX buffers
  * be swapped. */
 static int same_memory(const PortObject *a, const PortObject *b)
@@ -136,8 +166,8 @@ PyObject *pm_port_forward(PortObject *self, PyObject *args)
 	BatchObject *b;
 	PyObject *keepo = Py_None;
 	struct keep k;
-	Py_ssize_t pos = 0, i;
-	uint32_t moved = 0, r = 0;
+	Py_ssize_t x = 0, nidx = 0;
+	uint32_t moved = 0, r = 0, *idx;
 	int err = 0;
 
 	if (!PyArg_ParseTuple(args, "O!|O:_forward", &PyBatch_Type, &b, &keepo) ||
@@ -156,9 +186,14 @@ PyObject *pm_port_forward(PortObject *self, PyObject *args)
 	}
 	if (keep_parse(keepo, b->n, &k) < 0)
 		return NULL;
-	/* The buffers change hands: no view of them may outlive this. */
+	idx = keep_resolve(&k, b->n, &nidx);
+	keep_done(&k);
+	if (!idx)
+		return NULL; /* refused before anything moved */
+	/* The buffers change hands: no view of them may outlive this. From
+	 * here on no Python code runs until the batch is released. */
 	if (pm_batch_revoke(b) < 0 || (err = pktmap_txsync(self->p)) < 0) {
-		keep_done(&k);
+		PyMem_Free(idx);
 		return PyErr_Occurred() ? NULL : pm_raise(err, "txsync");
 	}
 	int zc = same_memory(b->port, self);
@@ -167,25 +202,24 @@ PyObject *pm_port_forward(PortObject *self, PyObject *args)
 		self->tx_span[r].count = 0;
 	}
 	r = 0;
-	while ((i = keep_next(&k, &pos, b->n)) >= 0 && r < self->ntx) {
+	while (x < nidx && r < self->ntx) {
 		struct pyspan *t = &self->tx_span[r];
 		struct netmap_ring *rr;
-		struct netmap_slot *rs = pm_batch_slot(b, (uint32_t)i, &rr);
+		struct netmap_slot *rs = pm_batch_slot(b, idx[x], &rr);
 		uint32_t j = t->first + t->count;
 		if (j >= t->ring->num_slots)
 			j -= t->ring->num_slots;
 		if (t->count >= nm_ring_space(t->ring)) {
 			r++; /* this ring is full: the next one */
-			pos--;
 			continue;
 		}
 		if (move_one(rr, rs, t->ring, &t->ring->slot[j], zc, self)) {
 			t->count++;
 			moved++;
 		}
+		x++;
 	}
-	keep_done(&k);
-	/* On a bad index, what moved before it is still sent. */
+	PyMem_Free(idx);
 	for (r = 0; r < self->ntx; r++) {
 		struct pyspan *t = &self->tx_span[r];
 		uint32_t h = t->first + t->count;
@@ -194,7 +228,7 @@ PyObject *pm_port_forward(PortObject *self, PyObject *args)
 		t->ring->head = t->ring->cur = h;
 		t->count = 0;
 	}
-	if (pm_batch_release(b) < 0 || i == -2)
+	if (pm_batch_release(b) < 0)
 		return NULL;
 	if ((err = pktmap_txsync(self->p)) < 0)
 		return pm_raise(err, "txsync");

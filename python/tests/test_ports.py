@@ -135,6 +135,50 @@ def test_forward_revokes_views(pipe_pair, uniq):
         assert not batch.alive
         with pytest.raises(ValueError):
             bytes(v)
+        a.send([frame(2), frame(3)])
+        batch = b.recv(timeout=5)
         with pytest.raises(IndexError):
-            a.send([frame(2)])
-            c.forward(b.recv(timeout=5), [5])
+            c.forward(batch, [1, 5])  # refused whole: frame 3 not sent
+        assert batch.alive and batch[1] == frame(3)
+        assert c.stats()["tx_packets"] == 1
+
+
+def test_forward_reads_keep_before_anything_moves(pipe_pair, uniq):
+    """keep's items run Python code (__index__, __bool__): forward()
+    reads them all before a buffer changes hands, so the code sees the
+    batch whole, and an export it makes refuses the forward with nothing
+    moved; a keep list changed meanwhile does not change what is read."""
+    a, b = pipe_pair
+    with pktmap.open(f"pipe:{uniq}c{{0") as c, \
+            pktmap.open(f"pipe:{uniq}c}}0") as d:
+        a.send([frame(0), frame(1), frame(2)])
+        batch = b.recv(timeout=5)
+        p, kept = batch[0], []
+
+        class Export:
+            def __index__(self):
+                assert p == frame(0)  # nothing has moved yet
+                kept.append(memoryview(p))
+                return 1
+
+        with pytest.raises(BufferError):
+            c.forward(batch, [0, Export()])
+        assert batch.alive and batch.exports == 1
+        assert d.recv(timeout=0) is None  # nothing was sent
+        assert c.stats()["tx_packets"] == 0
+        kept.clear()
+
+        keep = [True, None, True]
+
+        class Shrink:
+            def __bool__(self):
+                keep.clear()  # the list forward() was given
+                return True
+
+        keep[1] = Shrink()
+        assert c.forward(batch, keep) == 3
+        assert not batch.alive and batch.exports == 0
+        got = [packet_bytes(v) for v in d.recv(timeout=5)]
+        assert got == [frame(0), frame(1), frame(2)]
+        assert d.recv(timeout=0) is None
+        assert c.stats()["tx_packets"] == 3
