@@ -170,12 +170,14 @@ fi
 legit_rx() {
 	ip netns exec "$B" awk '/^Udp: [0-9]/ { print $2 + $3 }' /proc/net/snmp
 }
-# Ask scrub's control socket; print its reply.
+# Ask scrub's control socket; print its reply (with `timed`, first a line
+# with the seconds it took).
 scrub_ask() {
-	python3 - "$TMP/ctl.sock" "$1" <<'PY'
-import socket, sys
+	python3 - "$TMP/ctl.sock" "$1" "${2:-}" <<'PY'
+import socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
+t = time.perf_counter()
 s.sendall((sys.argv[2] + "\n").encode())
 out = b""
 while True:
@@ -183,6 +185,8 @@ while True:
     if not b:
         break
     out += b
+if sys.argv[3] == "timed":
+    print("%.4f" % (time.perf_counter() - t))
 sys.stdout.write(out.decode())
 PY
 }
@@ -382,25 +386,12 @@ PY
 	done
 	t1=$(date +%s.%N)
 	for _ in $(seq "$RUNS"); do
-		out=$(python3 - "$TMP/ctl.sock" <<'PY'
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-t = time.perf_counter()
-s.sendall(b"reload\n")
-out = b""
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    out += b
-t = time.perf_counter() - t
-if not out.startswith(b"ok reloaded"):
-    sys.exit("reload: %s" % out.decode().strip())
-print("%.4f" % t)
-PY
-)
-		times+=("$out")
+		out=$(scrub_ask reload timed)
+		case $out in
+		*"ok reloaded"*) ;;
+		*) echo "reload: $out" >&2; exit 1 ;;
+		esac
+		times+=("${out%%$'\n'*}")
 	done
 	kill -INT "$pid"
 	wait "$pid" || true
