@@ -128,6 +128,17 @@ static PyObject *packet_byte(PacketObject *p, Py_ssize_t i)
 	return r;
 }
 
+/* The sequence protocol's item (iteration, PySequence_GetItem(), which
+ * has already counted a negative index from the end). */
+static PyObject *packet_sq_item(PacketObject *p, Py_ssize_t i)
+{
+	if (i < 0 && packet_check(p) == 0) {
+		PyErr_SetString(PyExc_IndexError, "pktmap: packet index out of range");
+		return NULL;
+	}
+	return packet_byte(p, i);
+}
+
 /* p[a:b:c]: a copy, bytes, as a slice of bytes is: what a header field
  * needs (==, struct, int.from_bytes(), a dict key), valid after the
  * batch, and cheaper than a view (memoryview(p)[a:b] is the zero-copy
@@ -404,7 +415,7 @@ static PyObject *packet_get_released(PacketObject *p, void *c)
 
 static PySequenceMethods packet_as_seq = {
 	.sq_length = (lenfunc)packet_len,
-	.sq_item = (ssizeargfunc)packet_byte,
+	.sq_item = (ssizeargfunc)packet_sq_item,
 };
 
 static PyMappingMethods packet_as_map = {

@@ -2,6 +2,7 @@
 """pipe: ports from Python: frames cross intact, batches carry their
 lengths and flags, TX batches fill and send, options reach the open."""
 import array
+import ctypes
 import selectors
 
 import numpy as np
@@ -70,6 +71,14 @@ def test_packets_are_readonly_zero_copy_views(pipe_pair):
             batch[3]
         with pytest.raises(TypeError):
             v["x"]
+        # the sequence protocol's item (C code's PySequence_GetItem()):
+        # a negative index counted from the end once, not twice
+        get = ctypes.pythonapi.PySequence_GetItem
+        get.restype, get.argtypes = ctypes.py_object, [ctypes.py_object,
+                                                       ctypes.c_ssize_t]
+        assert (get(v, -1), get(v, 3)) == (frames[0][-1], frames[0][3])
+        with pytest.raises(IndexError):
+            get(v, -len(v) - 5)
         # zero-copy: each packet's buffer is its slot's in the pool
         # (two views of one packet, one address; packets apart by their
         # buffer indices times the buffer size)
