@@ -209,15 +209,17 @@ struct lpm6 {
 /* The lists' hosts (/32, /128: the longest prefixes there are, so a hit
  * here is its list's longest match), one hash per family: IPv4 keyed by
  * the address alone (4 bytes: the cheapest hash there is), IPv6 as a
- * ban. A hash lookup instead of a trie walk, and a quicker load. The
- * value is the rule, with HOST_ALLOW for an allow-listed host (one on
- * both lists is allowed: allow comes first). Slot gen. */
+ * ban. A hash lookup instead of a trie walk, and a quicker load: user
+ * space makes each preallocated, of the size of its list (a hash's
+ * size need not be its template's), so that a load allocates nothing
+ * entry by entry. The value is the rule, with HOST_ALLOW for an
+ * allow-listed host (one on both lists is allowed: allow comes first).
+ * Slot gen. */
 #define HOST_ALLOW 0x80000000u
 
 struct hosts4 {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_HOSTS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 };
@@ -232,7 +234,6 @@ struct {
 struct hosts {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_HOSTS);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(key_size, sizeof(struct ban_key));
 	__uint(value_size, sizeof(__u32));
 };

