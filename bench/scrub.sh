@@ -302,12 +302,14 @@ flood_range() {
 }
 
 # The cleaner's XDP program's own mean ns on one frame of the scenario
-# (BPF_PROG_TEST_RUN, PROG_REPEAT runs, no sender), or 0 (nft: none).
+# (BPF_PROG_TEST_RUN, PROG_REPEAT runs, no sender; the least of 5 such
+# means: what the machine adds is never less), or 0 (nft: none).
 prog_ns() {
 	case $2 in
 	scrub|xdp_filter)
-		ip netns exec "$B" "$PROG_COST" vethB "$TMP/$1.frame" "$PROG_REPEAT" |
-			awk '{ print $1 }' ;;
+		for _ in 1 2 3 4 5; do
+			ip netns exec "$B" "$PROG_COST" vethB "$TMP/$1.frame" "$PROG_REPEAT"
+		done | awk 'NR == 1 || $1 < m { m = $1 } END { print m }' ;;
 	*) echo 0 ;;
 	esac
 }
