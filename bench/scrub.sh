@@ -121,10 +121,12 @@ import sys
 for i in range(int(sys.argv[1])):
     print("10.9.%d.%d" % (i >> 8, i & 255))
 PY
+# (a source table of nft's set's size, 131072)
 cat >"$TMP/scrub.rules" <<EOF
 allow 192.0.2.10
 deny-file $TMP/deny.txt
 limit packets $LIMIT
+sources 131072
 EOF
 
 # trafgen's configuration for a scenario: a UDP frame and a TCP SYN of
