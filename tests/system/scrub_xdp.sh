@@ -182,6 +182,17 @@ expect_eq "still banned: frames through" "$ANSWER" "got 0"
 ask counts 64
 expect_eq "still banned: counted for the ban" \
 	"$(counts_minus "$C5" "$ANSWER")" "counts 7:2:120"
+# Banned again under another rule: the ban is replaced, not refused.
+ask ban 10.9.0.4 600 8
+expect_eq "banned again" "$ANSWER" ok
+ask counts 64
+C5=$ANSWER
+inA "$PKTMAP" gen -i pkt:vethA -s 10.9.0.4 -n 2 -q
+ask recv 1 "$TMP/u3.pcap" 300
+expect_eq "banned again: frames through" "$ANSWER" "got 0"
+ask counts 64
+expect_eq "banned again: counted for the new ban" \
+	"$(counts_minus "$C5" "$ANSWER")" "counts 8:2:120"
 # A port opened without the scrub program; a bad @conf:prog; a second
 # port asking for the other program on the same interface.
 expect_err "its XDP program is not scrub's" \
