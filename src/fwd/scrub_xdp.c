@@ -376,8 +376,8 @@ static int map_new(unsigned kind, uint32_t count)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
 	/* Hosts: preallocated, as many as there are (batched inserts
-	 * then take entries from the map's free lists: 1M hosts load in
-	 * 0.6 s instead of 1.6). */
+	 * then take entries from the map's free lists instead of
+	 * allocating each). */
 	if (kind_host(kind))
 		return bpf_map_create(BPF_MAP_TYPE_HASH, "scrub_hosts_g",
 				      kind == K_HOSTS4 ? 4 : sizeof(struct ban_key),
